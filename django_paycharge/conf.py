@@ -1,0 +1,225 @@
+"""Settings access: one ``PAYCHARGE`` dict, read at call time.
+
+``PAYCHARGE`` holds the default account's keys at its top level; more accounts
+go under ``PAYCHARGE["ACCOUNTS"] = {"name": {...same keys...}}``, each key
+falling back to the top-level value (credentials excepted). See
+``docs/settings.md`` for every key.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+from django.conf import settings
+from django.core.signals import setting_changed
+from django.dispatch import receiver
+
+from .exceptions import ConfigurationError
+
+DEFAULT_ACCOUNT = "default"
+
+#: Defaults of every key. Keys of an account: the first block.
+DEFAULTS: dict[str, Any] = {
+    # Per account (also the default account's top-level keys).
+    "BASE_URL": "https://api.univapay.com",
+    "SECRET": None,
+    "JWT": None,
+    "STORE_ID": None,
+    "MERCHANT_ID": None,
+    "TIMEOUT": (5.0, 30.0),
+    "MAX_RETRIES": 3,
+    # App-wide.
+    "ACCOUNTS": {},
+    "WEBHOOK_AUTH_TOKENS": [],
+    "WEBHOOK_MAX_BODY_BYTES": 1024 * 1024,
+    "RETURN_URL": "/",
+    "RETURN_URL_HOOK": None,
+    "ALLOW_HTTP_ISSUER_URLS": False,
+    "TASKS": "auto",
+}
+
+ACCOUNT_KEYS = ("BASE_URL", "SECRET", "JWT", "STORE_ID", "MERCHANT_ID", "TIMEOUT", "MAX_RETRIES")
+# Credentials and the default store are never inherited by a named account:
+# mixing two accounts' credentials is the mistake this would invite.
+_NOT_INHERITED = ("SECRET", "JWT", "STORE_ID", "MERCHANT_ID")
+_LOOPBACK_HOSTS = {"127.0.0.1", "localhost", "::1"}
+
+
+@dataclass(frozen=True, slots=True)
+class Account:
+    """One configured gateway account. ``repr`` never shows the credentials."""
+
+    name: str
+    base_url: str
+    secret: str = field(repr=False)
+    jwt: str = field(repr=False)
+    store_id: uuid.UUID | None
+    merchant_id: uuid.UUID | None
+    timeout: tuple[float, float]
+    max_retries: int
+
+
+def _user_settings() -> Mapping[str, Any]:
+    value = getattr(settings, "PAYCHARGE", {})
+    if not isinstance(value, Mapping):
+        raise ConfigurationError("PAYCHARGE must be a dict.")
+    return value
+
+
+def get_setting(key: str) -> Any:
+    """The value of an app-wide key of ``PAYCHARGE``, or its default."""
+    if key not in DEFAULTS:
+        raise KeyError(f"PAYCHARGE has no key {key!r}")
+    return _user_settings().get(key, DEFAULTS[key])
+
+
+def account_names() -> list[str]:
+    """The default account's name followed by the names under ``ACCOUNTS``."""
+    accounts = _user_settings().get("ACCOUNTS", {}) or {}
+    names = [DEFAULT_ACCOUNT]
+    if isinstance(accounts, Mapping):
+        names.extend(n for n in accounts if n != DEFAULT_ACCOUNT)
+    return names
+
+
+def raw_account_settings(name: str | None = None) -> tuple[str, dict[str, Any]]:
+    """The merged, unvalidated keys of one account, and the settings path they live at."""
+    user = _user_settings()
+    top = {k: user.get(k, DEFAULTS[k]) for k in ACCOUNT_KEYS}
+    if name is None or name == DEFAULT_ACCOUNT:
+        return "PAYCHARGE", top
+    accounts = user.get("ACCOUNTS", {}) or {}
+    if not isinstance(accounts, Mapping) or name not in accounts:
+        raise ConfigurationError(
+            f"No account named {name!r}: add it to PAYCHARGE['ACCOUNTS'] "
+            f"(configured: {', '.join(account_names())})."
+        )
+    own = accounts[name]
+    if not isinstance(own, Mapping):
+        raise ConfigurationError(f"PAYCHARGE['ACCOUNTS'][{name!r}] must be a dict.")
+    merged = {k: (own.get(k) if k in _NOT_INHERITED else own.get(k, top[k])) for k in ACCOUNT_KEYS}
+    return f"PAYCHARGE['ACCOUNTS'][{name!r}]", merged
+
+
+def account_problems(where: str, raw: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """Every problem with one account's keys, as ``(key, message)`` pairs.
+
+    Shared by :func:`get_account` (which raises on the first) and the system
+    checks (which report them all).
+    """
+    problems: list[tuple[str, str]] = []
+    base_url = raw.get("BASE_URL")
+    if not isinstance(base_url, str) or not _is_http_url(base_url):
+        problems.append(("BASE_URL", f"{where}['BASE_URL'] must be an absolute http(s) URL."))
+    for key in ("SECRET", "JWT"):
+        if not raw.get(key):
+            problems.append((key, f"{where}['{key}'] is not set: copy it from the app token."))
+        elif not isinstance(raw[key], str):
+            problems.append((key, f"{where}['{key}'] must be a string."))
+    jwt = raw.get("JWT")
+    if isinstance(jwt, str) and jwt and not looks_like_jwt(jwt):
+        problems.append(
+            ("JWT", f"{where}['JWT'] is not a JWT (three base64url parts separated by dots).")
+        )
+    for key in ("STORE_ID", "MERCHANT_ID"):
+        if raw.get(key) is not None and _as_uuid(raw[key]) is None:
+            problems.append((key, f"{where}['{key}'] must be a UUID."))
+    if _as_timeout(raw.get("TIMEOUT")) is None:
+        problems.append(
+            ("TIMEOUT", f"{where}['TIMEOUT'] must be a positive number of seconds or a "
+             "(connect, read) pair of them.")
+        )
+    retries = raw.get("MAX_RETRIES")
+    if not isinstance(retries, int) or isinstance(retries, bool) or not 0 <= retries <= 10:
+        problems.append(("MAX_RETRIES", f"{where}['MAX_RETRIES'] must be an integer from 0 to 10."))
+    return problems
+
+
+def get_account(name: str | None = None) -> Account:
+    """The validated settings of one account (the default one when ``name`` is None)."""
+    where, raw = raw_account_settings(name)
+    problems = account_problems(where, raw)
+    if problems:
+        raise ConfigurationError(problems[0][1])
+    timeout = _as_timeout(raw["TIMEOUT"])
+    assert timeout is not None
+    return Account(
+        name=name or DEFAULT_ACCOUNT,
+        base_url=str(raw["BASE_URL"]).rstrip("/"),
+        secret=raw["SECRET"],
+        jwt=raw["JWT"],
+        store_id=_as_uuid(raw["STORE_ID"]),
+        merchant_id=_as_uuid(raw["MERCHANT_ID"]),
+        timeout=timeout,
+        max_retries=raw["MAX_RETRIES"],
+    )
+
+
+def is_loopback_url(url: str) -> bool:
+    return (urlsplit(url).hostname or "") in _LOOPBACK_HOSTS
+
+
+def looks_like_jwt(value: str) -> bool:
+    """True when ``value`` has a JWT's shape: a JSON header and payload, base64url-encoded."""
+    parts = value.split(".")
+    if len(parts) != 3 or not all(parts[:2]):
+        return False
+    try:
+        for part in parts[:2]:
+            decoded = base64.urlsafe_b64decode(part + "=" * (-len(part) % 4))
+            if not isinstance(json.loads(decoded), dict):
+                return False
+    except (binascii.Error, ValueError):
+        return False
+    return True
+
+
+def _is_http_url(value: str) -> bool:
+    try:
+        parts = urlsplit(value)
+    except ValueError:
+        return False
+    return parts.scheme in ("http", "https") and bool(parts.hostname)
+
+
+def _as_uuid(value: Any) -> uuid.UUID | None:
+    if isinstance(value, uuid.UUID):
+        return value
+    try:
+        return uuid.UUID(str(value))
+    except ValueError:
+        return None
+
+
+def _as_timeout(value: Any) -> tuple[float, float] | None:
+    def positive(v: Any) -> bool:
+        return isinstance(v, int | float) and not isinstance(v, bool) and v > 0
+
+    if positive(value):
+        return (float(value), float(value))
+    if isinstance(value, list | tuple) and len(value) == 2 and all(positive(v) for v in value):
+        return (float(value[0]), float(value[1]))
+    return None
+
+
+@receiver(setting_changed)
+def _reset_on_setting_change(*, setting: str, **kwargs: Any) -> None:
+    if setting == "PAYCHARGE":
+        for callback in _reset_callbacks:
+            callback()
+
+
+_reset_callbacks: list[Any] = []
+
+
+def on_settings_reset(callback: Any) -> Any:
+    """Register a callable run when ``PAYCHARGE`` changes (for caches built from it)."""
+    _reset_callbacks.append(callback)
+    return callback

@@ -1,0 +1,20 @@
+"""Signals the app sends. Receivers get ``sender`` (the model class) and keyword arguments.
+
+- ``charge_created(charge)``: a charge was created through :func:`services.create_charge`.
+- ``charge_updated(charge, previous_status)``: the mirror of a charge changed.
+- ``charge_status_changed(charge, previous_status, status)``: once per real change of status.
+- ``charge_returned(charge, request)``: the customer came back from the provider.
+- ``issuer_token_fetched(charge, issuer_token)``: an issuer token was fetched and stored.
+- ``webhook_received(delivery)``: a genuine webhook delivery was stored.
+"""
+
+from __future__ import annotations
+
+from django.dispatch import Signal
+
+charge_created = Signal()
+charge_updated = Signal()
+charge_status_changed = Signal()
+charge_returned = Signal()
+issuer_token_fetched = Signal()
+webhook_received = Signal()

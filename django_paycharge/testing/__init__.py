@@ -1,0 +1,1 @@
+"""A stateful fake of the payment charge service, for tests, demos and benchmarks."""

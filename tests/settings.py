@@ -1,0 +1,93 @@
+"""Settings for the test suite. ``PAYCHARGE_TEST_DB=postgres`` selects PostgreSQL.
+
+PostgreSQL is reached through ``PAYCHARGE_TEST_PG_*`` variables (host, port,
+user, password, name); ``scripts/test`` starts a throwaway cluster and sets them.
+"""
+
+from __future__ import annotations
+
+import os
+
+SECRET_KEY = "tests-only-not-secret"  # noqa: S105
+DEBUG = False
+USE_TZ = True
+TIME_ZONE = "UTC"
+ROOT_URLCONF = "tests.urls"
+ALLOWED_HOSTS = ["testserver", "localhost", "127.0.0.1"]
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "django_paycharge",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.locale.LocaleMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+]
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ]
+        },
+    }
+]
+
+STATIC_URL = "/static/"
+
+if os.environ.get("PAYCHARGE_TEST_DB", "sqlite") == "postgres":
+    DATABASES = {
+        "default": {
+            "ENGINE": "django.db.backends.postgresql",
+            "HOST": os.environ.get("PAYCHARGE_TEST_PG_HOST", "127.0.0.1"),
+            "PORT": os.environ.get("PAYCHARGE_TEST_PG_PORT", "5432"),
+            "USER": os.environ.get("PAYCHARGE_TEST_PG_USER", "postgres"),
+            "PASSWORD": os.environ.get("PAYCHARGE_TEST_PG_PASSWORD", ""),
+            "NAME": os.environ.get("PAYCHARGE_TEST_PG_NAME", "paycharge"),
+        }
+    }
+else:
+    DATABASES = {
+        "default": {
+            "ENGINE": "django.db.backends.sqlite3",
+            "NAME": ":memory:",
+            "TEST": {"NAME": ":memory:"},
+        }
+    }
+
+# Test credentials of the fake gateway (django_paycharge.testing). Not real secrets.
+PAYCHARGE = {
+    "BASE_URL": "https://fake-gateway.paycharge.test",
+    "SECRET": "test-secret-0123456789",
+    "JWT": (
+        "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9."
+        "eyJzdWIiOiJ0ZXN0LWFwcCIsImlzcyI6InBheWNoYXJnZS1mYWtlIn0."
+        "c2lnbmF0dXJlLW9mLXRoZS10ZXN0LXRva2Vu"
+    ),
+    "STORE_ID": "11111111-1111-4111-8111-111111111111",
+    "MERCHANT_ID": "22222222-2222-4222-8222-222222222222",
+}
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "loggers": {"django_paycharge": {"level": "DEBUG"}},
+}
