@@ -111,6 +111,9 @@ def raw_account_settings(name: str | None = None) -> tuple[str, dict[str, Any]]:
 def account_problems(where: str, raw: Mapping[str, Any]) -> list[tuple[str, str]]:
     """Every problem with one account's keys, as ``(key, message)`` pairs.
 
+    ``key`` is the setting's name, or ``"JWT_SHAPE"`` for a JWT that is set but
+    is not shaped like one (the checks give it its own id).
+
     Shared by :func:`get_account` (which raises on the first) and the system
     checks (which report them all).
     """
@@ -126,15 +129,18 @@ def account_problems(where: str, raw: Mapping[str, Any]) -> list[tuple[str, str]
     jwt = raw.get("JWT")
     if isinstance(jwt, str) and jwt and not looks_like_jwt(jwt):
         problems.append(
-            ("JWT", f"{where}['JWT'] is not a JWT (three base64url parts separated by dots).")
+            ("JWT_SHAPE", f"{where}['JWT'] is not a JWT (three base64url parts separated by dots).")
         )
     for key in ("STORE_ID", "MERCHANT_ID"):
         if raw.get(key) is not None and _as_uuid(raw[key]) is None:
             problems.append((key, f"{where}['{key}'] must be a UUID."))
     if _as_timeout(raw.get("TIMEOUT")) is None:
         problems.append(
-            ("TIMEOUT", f"{where}['TIMEOUT'] must be a positive number of seconds or a "
-             "(connect, read) pair of them.")
+            (
+                "TIMEOUT",
+                f"{where}['TIMEOUT'] must be a positive number of seconds or a "
+                "(connect, read) pair of them.",
+            )
         )
     retries = raw.get("MAX_RETRIES")
     if not isinstance(retries, int) or isinstance(retries, bool) or not 0 <= retries <= 10:

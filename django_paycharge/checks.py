@@ -1,0 +1,128 @@
+"""System checks for the ``PAYCHARGE`` setting.
+
+Ids are stable and never reused once retired:
+
+- E001 a credential (SECRET or JWT) is missing or not a string
+- E002 BASE_URL is not an absolute http(s) URL
+- E003 JWT does not have a JWT's shape
+- E004 BASE_URL uses plain HTTP outside DEBUG (loopback hosts excepted)
+- E005 STORE_ID or MERCHANT_ID is not a UUID
+- E006 TIMEOUT or MAX_RETRIES is malformed
+- E007 PAYCHARGE or PAYCHARGE['ACCOUNTS'] is not a dict
+- E008 an app-wide key is malformed (WEBHOOK_AUTH_TOKENS, RETURN_URL, ...)
+- W001 PAYCHARGE holds a key this app does not know (a typo?)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from django.conf import settings
+from django.core.checks import CheckMessage, Error, Tags, Warning, register
+
+from . import conf
+from .exceptions import ConfigurationError
+
+_KEY_IDS = {
+    "SECRET": "E001",
+    "JWT": "E001",
+    "JWT_SHAPE": "E003",
+    "BASE_URL": "E002",
+    "STORE_ID": "E005",
+    "MERCHANT_ID": "E005",
+    "TIMEOUT": "E006",
+    "MAX_RETRIES": "E006",
+}
+
+
+def _id(code: str) -> str:
+    return f"django_paycharge.{code}"
+
+
+@register(Tags.compatibility)
+def check_paycharge_settings(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    user = getattr(settings, "PAYCHARGE", None)
+    if user is None:
+        return [
+            Error(
+                "The PAYCHARGE setting is missing.",
+                hint="Add PAYCHARGE = {'SECRET': ..., 'JWT': ..., 'STORE_ID': ...} to settings.",
+                id=_id("E001"),
+            )
+        ]
+    if not isinstance(user, Mapping):
+        return [Error("PAYCHARGE must be a dict.", id=_id("E007"))]
+    messages: list[CheckMessage] = []
+    for key in user:
+        if key not in conf.DEFAULTS:
+            messages.append(
+                Warning(
+                    f"PAYCHARGE has an unknown key {key!r}.", hint=_known_keys(), id=_id("W001")
+                )
+            )
+    accounts = user.get("ACCOUNTS", {})
+    if not isinstance(accounts, Mapping):
+        messages.append(Error("PAYCHARGE['ACCOUNTS'] must be a dict of dicts.", id=_id("E007")))
+        accounts = {}
+    for name in [conf.DEFAULT_ACCOUNT, *accounts]:
+        messages.extend(_account_messages(name))
+    messages.extend(_app_wide_messages(user))
+    return messages
+
+
+def _account_messages(name: str) -> list[CheckMessage]:
+    try:
+        where, raw = conf.raw_account_settings(name)
+    except ConfigurationError as exc:
+        return [Error(exc.message, id=_id("E007"))]
+    messages: list[CheckMessage] = [
+        Error(message, hint=f"Fix {where}['{key.removesuffix('_SHAPE')}'].", id=_id(_KEY_IDS[key]))
+        for key, message in conf.account_problems(where, raw)
+    ]
+    base_url = raw.get("BASE_URL")
+    if (
+        isinstance(base_url, str)
+        and base_url.startswith("http://")
+        and not settings.DEBUG
+        and not conf.is_loopback_url(base_url)
+    ):
+        messages.append(
+            Error(
+                f"{where}['BASE_URL'] uses plain HTTP: credentials would cross the network "
+                "unencrypted.",
+                hint="Use the https:// address of the gateway.",
+                id=_id("E004"),
+            )
+        )
+    return messages
+
+
+def _app_wide_messages(user: Mapping[str, Any]) -> list[CheckMessage]:
+    messages: list[CheckMessage] = []
+    tokens = user.get("WEBHOOK_AUTH_TOKENS", [])
+    if not isinstance(tokens, list | tuple) or not all(isinstance(t, str) and t for t in tokens):
+        messages.append(
+            Error(
+                "PAYCHARGE['WEBHOOK_AUTH_TOKENS'] must be a list of non-empty strings.",
+                id=_id("E008"),
+            )
+        )
+    limit = user.get("WEBHOOK_MAX_BODY_BYTES", conf.DEFAULTS["WEBHOOK_MAX_BODY_BYTES"])
+    if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1024:
+        messages.append(
+            Error(
+                "PAYCHARGE['WEBHOOK_MAX_BODY_BYTES'] must be an integer of at least 1024.",
+                id=_id("E008"),
+            )
+        )
+    return_url = user.get("RETURN_URL", conf.DEFAULTS["RETURN_URL"])
+    if not isinstance(return_url, str) or not return_url:
+        messages.append(
+            Error("PAYCHARGE['RETURN_URL'] must be a non-empty URL or path.", id=_id("E008"))
+        )
+    return messages
+
+
+def _known_keys() -> str:
+    return "Known keys: " + ", ".join(sorted(conf.DEFAULTS)) + "."

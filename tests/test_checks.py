@@ -1,0 +1,66 @@
+from __future__ import annotations
+
+import pytest
+from django.test import override_settings
+
+from django_paycharge.checks import check_paycharge_settings
+from tests.settings import PAYCHARGE as BASE
+
+
+def ids(messages):
+    return sorted(m.id for m in messages)
+
+
+def test_valid_settings_pass():
+    assert check_paycharge_settings() == []
+
+
+def test_missing_setting():
+    with override_settings():
+        from django.conf import settings
+
+        del settings.PAYCHARGE
+        assert ids(check_paycharge_settings()) == ["django_paycharge.E001"]
+
+
+@pytest.mark.parametrize(
+    ("change", "expected_id", "names"),
+    [
+        ({"SECRET": None}, "E001", "PAYCHARGE['SECRET']"),
+        ({"JWT": ""}, "E001", "PAYCHARGE['JWT']"),
+        ({"BASE_URL": "ftp://x"}, "E002", "PAYCHARGE['BASE_URL']"),
+        ({"JWT": "abc"}, "E003", "PAYCHARGE['JWT']"),
+        ({"BASE_URL": "http://api.example.com"}, "E004", "PAYCHARGE['BASE_URL']"),
+        ({"STORE_ID": "x"}, "E005", "PAYCHARGE['STORE_ID']"),
+        ({"TIMEOUT": "5"}, "E006", "PAYCHARGE['TIMEOUT']"),
+        ({"ACCOUNTS": []}, "E007", "PAYCHARGE['ACCOUNTS']"),
+        ({"WEBHOOK_AUTH_TOKENS": "tok"}, "E008", "WEBHOOK_AUTH_TOKENS"),
+        ({"SECERT": "x"}, "W001", "SECERT"),
+    ],
+)
+def test_each_problem_has_its_id_and_names_the_key(change, expected_id, names):
+    with override_settings(PAYCHARGE={**BASE, **change}):
+        messages = check_paycharge_settings()
+    assert [m.id for m in messages] == [f"django_paycharge.{expected_id}"]
+    assert names in messages[0].msg
+
+
+def test_plain_http_is_allowed_for_loopback_and_in_debug():
+    with override_settings(PAYCHARGE={**BASE, "BASE_URL": "http://127.0.0.1:8001"}):
+        assert check_paycharge_settings() == []
+    with override_settings(DEBUG=True, PAYCHARGE={**BASE, "BASE_URL": "http://gw.example"}):
+        assert check_paycharge_settings() == []
+
+
+def test_named_accounts_are_checked():
+    accounts = {"tokyo": {"JWT": BASE["JWT"]}}
+    with override_settings(PAYCHARGE={**BASE, "ACCOUNTS": accounts}):
+        messages = check_paycharge_settings()
+    assert ids(messages) == ["django_paycharge.E001"]
+    assert "PAYCHARGE['ACCOUNTS']['tokyo']['SECRET']" in messages[0].msg
+
+
+def test_check_messages_never_contain_the_secret():
+    with override_settings(PAYCHARGE={**BASE, "JWT": "bad", "BASE_URL": "nope"}):
+        text = " ".join(f"{m.msg} {m.hint}" for m in check_paycharge_settings())
+    assert BASE["SECRET"] not in text

@@ -1,0 +1,112 @@
+from __future__ import annotations
+
+import uuid
+
+import pytest
+from django.test import override_settings
+
+from django_paycharge import conf
+from django_paycharge.exceptions import ConfigurationError
+from tests.settings import PAYCHARGE as BASE
+
+OTHER_JWT = "eyJhbGciOiJub25lIn0.eyJzdWIiOiJvdGhlciJ9.c2ln"
+
+
+def test_default_account_reads_top_level_keys():
+    account = conf.get_account()
+    assert account.name == "default"
+    assert account.base_url == BASE["BASE_URL"]
+    assert account.secret == BASE["SECRET"]
+    assert account.store_id == uuid.UUID(BASE["STORE_ID"])
+    assert account.timeout == (5.0, 30.0)
+    assert account.max_retries == 3
+
+
+def test_settings_are_read_at_call_time():
+    with override_settings(PAYCHARGE={**BASE, "TIMEOUT": 7, "MAX_RETRIES": 0}):
+        account = conf.get_account()
+        assert account.timeout == (7.0, 7.0)
+        assert account.max_retries == 0
+    assert conf.get_account().max_retries == 3
+
+
+def test_named_account_inherits_options_but_not_credentials():
+    accounts = {"tokyo": {"SECRET": "s2", "JWT": OTHER_JWT, "STORE_ID": str(uuid.uuid4())}}
+    with override_settings(PAYCHARGE={**BASE, "TIMEOUT": 9, "ACCOUNTS": accounts}):
+        tokyo = conf.get_account("tokyo")
+        assert tokyo.name == "tokyo"
+        assert tokyo.secret == "s2"
+        assert tokyo.timeout == (9.0, 9.0)
+        assert tokyo.merchant_id is None  # not inherited from the default account
+        assert conf.account_names() == ["default", "tokyo"]
+
+
+def test_named_account_without_credentials_is_an_error_naming_the_key():
+    with override_settings(PAYCHARGE={**BASE, "ACCOUNTS": {"osaka": {"STORE_ID": None}}}):
+        with pytest.raises(ConfigurationError, match=r"PAYCHARGE\['ACCOUNTS'\]\['osaka'\]\['SECRET'\]"):
+            conf.get_account("osaka")
+
+
+def test_unknown_account_is_an_error_listing_the_configured_ones():
+    with pytest.raises(ConfigurationError, match="No account named 'nope'.*default"):
+        conf.get_account("nope")
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "message"),
+    [
+        ("SECRET", "", r"\['SECRET'\] is not set"),
+        ("JWT", None, r"\['JWT'\] is not set"),
+        ("JWT", "not-a-jwt", r"\['JWT'\] is not a JWT"),
+        ("BASE_URL", "api.example.com", r"\['BASE_URL'\] must be an absolute"),
+        ("STORE_ID", "store-1", r"\['STORE_ID'\] must be a UUID"),
+        ("TIMEOUT", 0, r"\['TIMEOUT'\]"),
+        ("TIMEOUT", (1, -1), r"\['TIMEOUT'\]"),
+        ("MAX_RETRIES", True, r"\['MAX_RETRIES'\]"),
+        ("MAX_RETRIES", 11, r"\['MAX_RETRIES'\]"),
+    ],
+)
+def test_malformed_keys_raise_an_error_naming_the_key(key, value, message):
+    with override_settings(PAYCHARGE={**BASE, key: value}):
+        with pytest.raises(ConfigurationError, match=message):
+            conf.get_account()
+
+
+def test_account_repr_hides_credentials():
+    text = repr(conf.get_account())
+    assert BASE["SECRET"] not in text
+    assert BASE["JWT"] not in text
+    assert "fake-gateway" in text
+
+
+def test_get_setting_returns_defaults_and_rejects_unknown_keys():
+    assert conf.get_setting("WEBHOOK_AUTH_TOKENS") == []
+    with override_settings(PAYCHARGE={**BASE, "WEBHOOK_AUTH_TOKENS": ["a"]}):
+        assert conf.get_setting("WEBHOOK_AUTH_TOKENS") == ["a"]
+    with pytest.raises(KeyError):
+        conf.get_setting("NOPE")
+
+
+def test_reset_callbacks_run_when_the_setting_changes():
+    calls = []
+    conf.on_settings_reset(lambda: calls.append(1))
+    try:
+        with override_settings(PAYCHARGE={**BASE}):
+            pass
+        assert len(calls) == 2  # entering and leaving
+    finally:
+        conf._reset_callbacks.pop()
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        (BASE["JWT"], True),
+        ("a.b.c", False),
+        ("eyJhIjoxfQ.eyJiIjoyfQ", False),
+        ("eyJhIjoxfQ.eyJiIjoyfQ.", True),
+        ("W10.W10.x", False),  # JSON arrays, not objects
+    ],
+)
+def test_looks_like_jwt(value, expected):
+    assert conf.looks_like_jwt(value) is expected
