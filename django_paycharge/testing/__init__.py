@@ -1,1 +1,40 @@
-"""A stateful fake of the payment charge service, for tests, demos and benchmarks."""
+"""A stateful fake of the payment charge service, for tests, demos and benchmarks.
+
+In tests, use the ``fake_gateway`` pytest fixture (in-process, through
+``responses``) or ``fake_gateway_server`` (a real HTTP server in a thread).
+Elsewhere, run ``python -m django_paycharge.testing.server``. See
+``docs/fake-gateway.md``. Runtime code of the app never imports this package.
+"""
+
+from __future__ import annotations
+
+from ._common import (
+    CARD_DECLINED,
+    CARD_INSUFFICIENT_FUNDS,
+    CARD_SUCCESS,
+    TEST_BASE_URL,
+    TEST_JWT,
+    TEST_MERCHANT_ID,
+    TEST_SECRET,
+    TEST_STORE_ID,
+    make_jwt,
+)
+from .app import FakeApp, FakeResponse
+from .handle import FakeGateway
+from .state import FakeState
+
+__all__ = [
+    "CARD_DECLINED",
+    "CARD_INSUFFICIENT_FUNDS",
+    "CARD_SUCCESS",
+    "TEST_BASE_URL",
+    "TEST_JWT",
+    "TEST_MERCHANT_ID",
+    "TEST_SECRET",
+    "TEST_STORE_ID",
+    "FakeApp",
+    "FakeGateway",
+    "FakeResponse",
+    "FakeState",
+    "make_jwt",
+]

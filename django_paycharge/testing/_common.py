@@ -1,0 +1,189 @@
+"""Constants, clock, formatting and the error type shared by the fake's modules."""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import ipaddress
+import json
+from typing import Any
+from urllib.parse import urlsplit
+
+# The defaults match tests/settings.py's PAYCHARGE dict so the suite and the fake agree.
+TEST_BASE_URL = "https://fake-gateway.paycharge.test"
+TEST_SECRET = "test-secret-0123456789"  # noqa: S105 - a published test credential
+TEST_JWT = (
+    "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9."
+    "eyJzdWIiOiJ0ZXN0LWFwcCIsImlzcyI6InBheWNoYXJnZS1mYWtlIn0."
+    "c2lnbmF0dXJlLW9mLXRoZS10ZXN0LXRva2Vu"
+)
+TEST_STORE_ID = "11111111-1111-4111-8111-111111111111"
+TEST_MERCHANT_ID = "22222222-2222-4222-8222-222222222222"
+PLATFORM_ID = "33333333-3333-4333-8333-333333333333"
+
+#: Card numbers with a fixed outcome; any other number succeeds.
+CARD_DECLINED = "4000000000000002"
+CARD_INSUFFICIENT_FUNDS = "4000000000009995"
+CARD_SUCCESS = "4242424242424242"
+DECLINES: dict[str, tuple[int, str]] = {
+    CARD_DECLINED: (306, "card declined"),
+    CARD_INSUFFICIENT_FUNDS: (330, "insufficient funds"),
+}
+
+PAYMENT_TYPES = ("card", "konbini", "bank_transfer", "online")
+FINAL_STATUSES = frozenset({"successful", "failed", "error", "canceled"})
+THREE_DS_MODES = frozenset({"normal", "require", "force", "skip", "if_available", "provided"})
+CALL_METHODS = ("http_get", "http_post", "sdk", "web", "app")
+# Brands of the cross-border wallet provider whose merchant_transaction_id is limited.
+CROSS_BORDER_BRANDS = frozenset({"alipay_online", "alipay_plus_online", "wechat_online"})
+TRIGGERS = frozenset(
+    {
+        "charge_updated",
+        "charge_finished",
+        "refund_finished",
+        "cancel_finished",
+        "token_created",
+        "token_updated",
+        "recurring_token_deleted",
+        "bank_transfer_status_updated",
+        "subscription_created",
+        "subscription_payment",
+        "subscription_completed",
+        "subscription_failure",
+        "subscription_canceled",
+        "subscription_suspended",
+    }
+)
+# ISO-4217 currencies without a minor unit: their amounts are already major units.
+ZERO_DECIMAL = frozenset(
+    {"BIF", "CLP", "DJF", "GNF", "ISK", "JPY", "KMF", "KRW", "PYG", "RWF", "UGX", "VND", "VUV"}
+    | {"XAF", "XOF", "XPF"}
+)
+FEE_PER_MILLE = 36  # 3.6 %, rounded down in minor units
+
+ERROR_CODES: dict[int, str] = {
+    400: "VALIDATION_ERROR",
+    401: "NOT_AUTHENTICATED",
+    403: "FORBIDDEN",
+    404: "RESOURCE_NOT_FOUND",
+    409: "CONFLICT",
+    415: "UNSUPPORTED_MEDIA_TYPE",
+    429: "RATE_LIMITED",
+    500: "INTERNAL_ERROR",
+    502: "BAD_GATEWAY",
+    503: "SERVICE_UNAVAILABLE",
+    504: "GATEWAY_TIMEOUT",
+}
+
+Json = dict[str, Any]
+
+
+class ApiError(Exception):
+    """An answer in the gateway's error format, raised anywhere below the router."""
+
+    def __init__(
+        self,
+        status: int,
+        code: str | None = None,
+        errors: list[tuple[str, str]] | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        self.status = status
+        self.code = code or ERROR_CODES.get(status, "ERROR")
+        self.errors = errors or []
+        self.headers = headers or {}
+        super().__init__(f"{status} {self.code} {self.errors}")
+
+    def body(self) -> Json:
+        """The JSON body the gateway sends for this error."""
+        return {
+            "status": "error",
+            "code": self.code,
+            "errors": [{"field": f, "reason": r} for f, r in self.errors],
+        }
+
+
+def validation_error(errors: list[tuple[str, str]]) -> ApiError:
+    """A 400 ``VALIDATION_ERROR`` naming the fields in ``errors``."""
+    return ApiError(400, "VALIDATION_ERROR", errors)
+
+
+def now() -> dt.datetime:
+    """The current time, aware, in UTC."""
+    return dt.datetime.now(dt.UTC)
+
+
+def iso(value: dt.datetime) -> str:
+    """ISO-8601 in UTC with microseconds and a ``Z``, as the gateway writes times."""
+    return value.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def parse_iso(value: Any) -> dt.datetime | None:
+    """An aware datetime from an ISO-8601 string (naive means UTC), or None if invalid."""
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        parsed = dt.datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=dt.UTC)
+
+
+def formatted(amount: int | None, currency: str | None) -> int | float | None:
+    """An amount in major units for display: JPY 1000 -> 1000, USD 1000 -> 10.0."""
+    if amount is None or currency is None:
+        return None
+    if currency.upper() in ZERO_DECIMAL:
+        return amount
+    return amount / 100
+
+
+def fee_for(amount: int) -> int:
+    """The fake's processing fee: 3.6 % of the amount, rounded down."""
+    return amount * FEE_PER_MILLE // 1000
+
+
+def is_http_url(value: Any) -> bool:
+    """True for an absolute http(s) URL with a host."""
+    if not isinstance(value, str):
+        return False
+    try:
+        parts = urlsplit(value)
+    except ValueError:
+        return False
+    return parts.scheme in ("http", "https") and bool(parts.hostname)
+
+
+def is_ipv4(value: Any) -> bool:
+    """True for a dotted-quad IPv4 address."""
+    if not isinstance(value, str):
+        return False
+    try:
+        ipaddress.IPv4Address(value)
+    except ValueError:
+        return False
+    return True
+
+
+def make_jwt(claims: dict[str, Any]) -> str:
+    """A well-formed (unsigned, dummy signature) JWT carrying ``claims``, for extra app tokens."""
+
+    def part(data: bytes) -> str:
+        return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
+
+    header = json.dumps({"alg": "HS256", "typ": "JWT"}, separators=(",", ":")).encode()
+    payload = json.dumps(claims, separators=(",", ":"), sort_keys=True).encode()
+    return f"{part(header)}.{part(payload)}.{part(b'fake-signature')}"
+
+
+def card_brand(number: str) -> str:
+    """The card brand guessed from the number's prefix, as the gateway reports it."""
+    if number.startswith("4"):
+        return "visa"
+    if number[:2] in {"51", "52", "53", "54", "55"} or number[:1] == "2":
+        return "mastercard"
+    if number[:2] in {"34", "37"}:
+        return "american_express"
+    if number[:2] == "35":
+        return "jcb"
+    return "unknown"

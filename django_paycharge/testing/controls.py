@@ -1,0 +1,166 @@
+"""Test controls under ``/_fake/``: act as the customer and the gateway, inspect, inject faults.
+
+They need no credentials: the fake is a test tool and its server binds to
+loopback. Never expose it.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any
+
+from ._common import ApiError, Json, validation_error
+from .app import Request, route
+from .seeding import seed_charges
+
+if TYPE_CHECKING:
+    from .app import FakeApp
+
+_FAULT_OPTIONS = ("status", "retry_after", "latency", "count", "probability", "body", "seed")
+
+
+def _body(request: Request) -> Json:
+    return request.json() if request.body.strip() else {}
+
+
+@route("GET", "/_fake/charges/{charge}", auth=None)
+def read_charge(fake: FakeApp, request: Request) -> Any:
+    """Any charge, whatever its store."""
+    charge = fake.state.charge(request.params["charge"])
+    with fake.state.lock:
+        return 200, charge.to_json()
+
+
+@route("POST", "/_fake/charges/{charge}/complete", auth=None)
+def complete(fake: FakeApp, request: Request) -> Any:
+    """The customer pays: ``successful`` (409 if already final)."""
+    return 200, fake.state.complete(request.params["charge"])
+
+
+@route("POST", "/_fake/charges/{charge}/fail", auth=None)
+def fail(fake: FakeApp, request: Request) -> Any:
+    """``{"code": 306, "message": "...", "detail": "..."}``, all optional: ``failed``."""
+    body = _body(request)
+    code = body.get("code", 306)
+    if not isinstance(code, int):
+        raise validation_error([("code", "MUST_BE_INTEGER")])
+    message = str(body.get("message", "card declined"))
+    return 200, fake.state.fail(
+        request.params["charge"], code, message, str(body.get("detail", ""))
+    )
+
+
+@route("POST", "/_fake/charges/{charge}/expire", auth=None)
+def expire(fake: FakeApp, request: Request) -> Any:
+    """The payment period ends: ``canceled``."""
+    return 200, fake.state.expire(request.params["charge"])
+
+
+@route("POST", "/_fake/seed", auth=None)
+def seed(fake: FakeApp, request: Request) -> Any:
+    """``{"count": N, "store_id": optional, "seed": optional}``: bulk charges for benchmarks."""
+    body = _body(request)
+    count = body.get("count")
+    if not isinstance(count, int) or isinstance(count, bool) or count < 0:
+        raise validation_error([("count", "MUST_BE_NON_NEGATIVE_INTEGER")])
+    store_id = body.get("store_id")
+    if store_id is not None and store_id not in fake.state.stores:
+        raise validation_error([("store_id", "NOT_FOUND")])
+    started = time.perf_counter()
+    seed_charges(fake.state, count, store_id=store_id, seed=int(body.get("seed", 0)))
+    return 200, {"created": count, "seconds": round(time.perf_counter() - started, 3)}
+
+
+@route("POST", "/_fake/tokens", auth=None)
+def create_token(fake: FakeApp, request: Request) -> Any:
+    """A transaction token without the JWT (for scripts); same body as ``POST /tokens``."""
+    body = _body(request)
+    return 201, fake.state.create_token(None, body, store_id=body.get("store_id"))
+
+
+@route("GET", "/_fake/deliveries", auth=None)
+def deliveries(fake: FakeApp, request: Request) -> Any:
+    """Every webhook delivery with its attempts."""
+    fake.state.sender.wait_idle(float(request.query.get("wait", "0") or 0))
+    with fake.state.lock:
+        return 200, {"items": [d.to_json() for d in fake.state.deliveries]}
+
+
+@route("POST", "/_fake/deliveries/{delivery}/redeliver", auth=None)
+def redeliver(fake: FakeApp, request: Request) -> Any:
+    """Send a delivery again (``{"without_id": true}`` drops the payload's ``id``)."""
+    body = _body(request)
+    copy = fake.state.redeliver(request.params["delivery"], without_id=bool(body.get("without_id")))
+    return 200, copy.to_json()
+
+
+@route("POST", "/_fake/delivery_options", auth=None)
+def delivery_options(fake: FakeApp, request: Request) -> Any:
+    """``{"repeat": 2, "include_id": false}``: duplicate deliveries, or drop their ``id``."""
+    body = _body(request)
+    state = fake.state
+    if "repeat" in body:
+        state.delivery_repeat = max(1, int(body["repeat"]))
+    if "include_id" in body:
+        state.delivery_include_id = bool(body["include_id"])
+    return 200, {"repeat": state.delivery_repeat, "include_id": state.delivery_include_id}
+
+
+@route("GET", "/_fake/faults", auth=None)
+def list_faults(fake: FakeApp, request: Request) -> Any:
+    """The active faults."""
+    return 200, {"items": [f.to_json() for f in fake.state.faults.list()]}
+
+
+@route("POST", "/_fake/faults", auth=None)
+def add_fault(fake: FakeApp, request: Request) -> Any:
+    """Options of ``add_fault`` (``method``, ``path``, ``action``...), or ``{"clear": true}``."""
+    body = _body(request)
+    if body.get("clear"):
+        fake.state.faults.clear()
+        return 200, {"items": []}
+    options = {k: body[k] for k in _FAULT_OPTIONS if k in body}
+    try:
+        fault = fake.state.faults.add(
+            str(body.get("method", "*")),
+            str(body.get("path", body.get("path_regex", ".*"))),
+            action=str(body.get("action")),
+            **options,
+        )
+    except (TypeError, ValueError) as exc:
+        raise ApiError(400, "VALIDATION_ERROR", [("action", str(exc))]) from exc
+    return 201, fault.to_json()
+
+
+@route("POST", "/_fake/reset", auth=None)
+def reset(fake: FakeApp, request: Request) -> Any:
+    """Forget everything; the default credentials and store stay."""
+    fake.state.reset()
+    return 200, {"reset": True}
+
+
+@route("POST", "/_fake/app_tokens", auth=None)
+def add_app_token(fake: FakeApp, request: Request) -> Any:
+    """``{"secret", "jwt", "store_id"?, "merchant_id"?}``: accept more credentials."""
+    body = _body(request)
+    if not isinstance(body.get("secret"), str) or not isinstance(body.get("jwt"), str):
+        raise validation_error([("secret", "REQUIRED_VALUE"), ("jwt", "REQUIRED_VALUE")])
+    token = fake.state.add_app_token(
+        body["secret"],
+        body["jwt"],
+        store_id=body.get("store_id"),
+        merchant_id=body.get("merchant_id"),
+    )
+    return 201, {"store_id": token.store_id, "merchant_id": token.merchant_id}
+
+
+@route("GET", "/_fake/requests", auth=None)
+def requests_log(fake: FakeApp, request: Request) -> Any:
+    """The last 10,000 API requests (``Authorization`` left out)."""
+    return 200, {"items": list(fake.state.requests_log)}
+
+
+@route("GET", "/_fake/provider_log", auth=None)
+def provider_log(fake: FakeApp, request: Request) -> Any:
+    """What the fake provider page received: method, content type, fields."""
+    return 200, {"items": list(fake.state.provider_log)}

@@ -1,0 +1,220 @@
+"""The fake's records and their JSON shapes (what the gateway sends for each resource)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from ._common import PLATFORM_ID, Json, fee_for, formatted, iso
+
+
+@dataclass(slots=True)
+class Store:
+    """A store of a merchant; charges, tokens and webhooks belong to one."""
+
+    id: str
+    merchant_id: str
+    name: str = "Fake Store"
+    merchant_name: str = "Fake Merchant"
+
+
+@dataclass(slots=True, frozen=True)
+class AppToken:
+    """Credentials the fake accepts. A store token reaches one store; a merchant token all."""
+
+    secret: str
+    jwt: str
+    merchant_id: str
+    store_id: str | None = None
+
+    def reaches(self, store: Store) -> bool:
+        """True when these credentials may act on ``store``."""
+        if self.store_id is not None:
+            return store.id == self.store_id
+        return store.merchant_id == self.merchant_id
+
+
+@dataclass(slots=True)
+class TransactionToken:
+    """A transaction token; ``card_number`` stays private and decides the card outcome."""
+
+    id: str
+    store_id: str
+    payment_type: str
+    type: str
+    email: str | None
+    metadata: Json
+    data: Json
+    created: dt.datetime
+    card_number: str | None = None
+
+    def to_json(self) -> Json:
+        """The token as ``GET /stores/{s}/tokens/{t}`` returns it."""
+        return {
+            "id": self.id,
+            "store_id": self.store_id,
+            "payment_type": self.payment_type,
+            "type": self.type,
+            "mode": "test",
+            "active": True,
+            "email": self.email,
+            "metadata": dict(self.metadata),
+            "data": dict(self.data),
+            "created_on": iso(self.created),
+        }
+
+    @property
+    def brand(self) -> str | None:
+        """The online brand (``data.brand``), None for other payment types."""
+        value = self.data.get("brand") if self.payment_type == "online" else None
+        return value if isinstance(value, str) else None
+
+
+@dataclass(slots=True)
+class Charge:
+    """A charge and everything needed to render it."""
+
+    id: str
+    store: Store
+    token: TransactionToken
+    amount: int
+    currency: str
+    created: dt.datetime
+    created_on: str
+    capture: bool = True
+    capture_at: str | None = None
+    merchant_transaction_id: str | None = None
+    metadata: Json = field(default_factory=dict)
+    redirect_endpoint: str | None = None
+    redirect_id: str | None = None
+    three_ds: Json | None = None
+    ip_address: str | None = None
+    status: str = "pending"
+    error: Json | None = None
+    charged: bool = False
+    mode: str = "test"
+
+    @property
+    def sort_key(self) -> tuple[dt.datetime, str]:
+        """Position in the lists: creation time, then id."""
+        return (self.created, self.id)
+
+    def to_json(self) -> Json:
+        """The charge resource, exactly the fields the gateway sends."""
+        cur = self.currency
+        charged_amount = self.amount if self.charged else None
+        fee = fee_for(self.amount) if self.charged else None
+        body: Json = {
+            "id": self.id,
+            "store_id": self.store.id,
+            "transaction_token_id": self.token.id,
+            "transaction_token_type": self.token.type,
+            "subscription_id": None,
+            "merchant_transaction_id": self.merchant_transaction_id,
+            "requested_amount": self.amount,
+            "requested_currency": cur,
+            "requested_amount_formatted": formatted(self.amount, cur),
+            "charged_amount": charged_amount,
+            "charged_currency": cur if self.charged else None,
+            "charged_amount_formatted": formatted(charged_amount, cur),
+            "fee_amount": fee,
+            "fee_currency": cur if self.charged else None,
+            "fee_amount_formatted": formatted(fee, cur),
+            "only_direct_currency": False,
+            "capture_at": self.capture_at,
+            "descriptor": None,
+            "descriptor_phone_number": None,
+            "status": self.status,
+            "error": dict(self.error) if self.error else None,
+            "metadata": dict(self.metadata),
+            "mode": self.mode,
+            "created_on": self.created_on,
+            "merchant_name": self.store.merchant_name,
+            "store_name": self.store.name,
+            "three_ds": dict(self.three_ds) if self.three_ds is not None else None,
+        }
+        if self.redirect_endpoint is not None:
+            body["redirect"] = {"endpoint": self.redirect_endpoint, "redirect_id": self.redirect_id}
+        return body
+
+
+@dataclass(slots=True)
+class WebhookConfig:
+    """A webhook configuration of a store."""
+
+    id: str
+    store: Store
+    triggers: list[str]
+    url: str
+    auth_token: str | None
+    active: bool
+    created: dt.datetime
+    updated: dt.datetime
+
+    @property
+    def sort_key(self) -> tuple[dt.datetime, str]:
+        """Position in the lists: creation time, then id."""
+        return (self.created, self.id)
+
+    def to_json(self) -> Json:
+        """The configuration as the gateway sends it (``auth_token`` included)."""
+        return {
+            "id": self.id,
+            "platform_id": PLATFORM_ID,
+            "merchant_id": self.store.merchant_id,
+            "store_id": self.store.id,
+            "triggers": list(self.triggers),
+            "url": self.url,
+            "auth_token": self.auth_token,
+            "active": self.active,
+            "created_on": iso(self.created),
+            "updated_on": iso(self.updated),
+            "is_integration": False,
+        }
+
+
+@dataclass(slots=True)
+class Attempt:
+    """One try at sending a delivery: the receiver's status, or the transport's error."""
+
+    at: str
+    status: int | None
+    error: str | None = None
+
+
+@dataclass(slots=True)
+class Delivery:
+    """A webhook delivery and every attempt made to send it."""
+
+    id: str
+    webhook_id: str
+    event: str
+    url: str
+    headers: dict[str, str]
+    body: bytes
+    created_on: str
+    attempts: list[Attempt] = field(default_factory=list)
+    state: str = "pending"  # pending, delivered, failed
+    redelivery_of: str | None = None
+
+    def to_json(self) -> Json:
+        """A summary for ``GET /_fake/deliveries`` and assertions."""
+        return {
+            "id": self.id,
+            "webhook_id": self.webhook_id,
+            "event": self.event,
+            "url": self.url,
+            "headers": dict(self.headers),
+            "payload": json.loads(self.body),
+            "created_on": self.created_on,
+            "state": self.state,
+            "redelivery_of": self.redelivery_of,
+            "attempts": [{"at": a.at, "status": a.status, "error": a.error} for a in self.attempts],
+        }
+
+    @property
+    def payload(self) -> Any:
+        """The JSON body that was (or will be) sent."""
+        return json.loads(self.body)
