@@ -1,0 +1,32 @@
+"""HTTP client of the payment charge service: plain ``requests``, no Django.
+
+>>> client = PayChargeClient(base_url="https://api.univapay.com", secret=..., jwt=...)
+>>> charge = client.charges.create(transaction_token_id=token, amount=1000, currency="JPY")
+>>> for charge in client.charges.list(store_id=store, limit=100): ...
+"""
+
+from __future__ import annotations
+
+from ._client import PayChargeClient
+from .types import (
+    Charge,
+    ChargeError,
+    ChargeRedirect,
+    IssuerToken,
+    Page,
+    ThreeDS,
+    TransactionToken,
+    WebhookConfiguration,
+)
+
+__all__ = [
+    "Charge",
+    "ChargeError",
+    "ChargeRedirect",
+    "IssuerToken",
+    "Page",
+    "PayChargeClient",
+    "ThreeDS",
+    "TransactionToken",
+    "WebhookConfiguration",
+]

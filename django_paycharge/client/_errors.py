@@ -1,0 +1,97 @@
+"""Exceptions from failed attempts: error answers, network failures, ``Retry-After``."""
+
+from __future__ import annotations
+
+import email.utils
+import json
+from collections.abc import Callable
+from datetime import UTC, datetime
+
+import requests
+
+from django_paycharge.exceptions import (
+    APIError,
+    FieldError,
+    NetworkError,
+    error_class_for_status,
+)
+
+_MAX_FIELD_ERRORS = 50
+_MAX_REASON = 500
+
+
+def api_error(
+    response: requests.Response, request_id: str | None, clean: Callable[[str], str]
+) -> APIError:
+    """The exception for a non-2xx answer; any body, even HTML or none, maps by status."""
+    status = response.status_code
+    cls = error_class_for_status(status)
+    code: str | None = None
+    errors: list[FieldError] = []
+    try:
+        payload = json.loads(response.content)
+    except (ValueError, RecursionError):
+        payload = None
+    if isinstance(payload, dict):
+        raw_code = payload.get("code")
+        if isinstance(raw_code, str) and raw_code:
+            code = clean(raw_code[:100])
+        raw_errors = payload.get("errors")
+        if isinstance(raw_errors, list):
+            for item in raw_errors[:_MAX_FIELD_ERRORS]:
+                if isinstance(item, dict):
+                    field, reason = item.get("field"), item.get("reason")
+                    errors.append(
+                        FieldError(
+                            clean("" if field is None else str(field)[:_MAX_REASON]),
+                            clean("" if reason is None else str(reason)[:_MAX_REASON]),
+                        )
+                    )
+    detail = f"HTTP {status}, {code}" if code else f"HTTP {status}"
+    return cls(
+        f"{cls.default_message} ({detail})",
+        http_status=status,
+        code=code,
+        errors=errors,
+        request_id=request_id,
+    )
+
+
+def network_error(exc: requests.RequestException, method: str) -> NetworkError:
+    """A :class:`NetworkError` whose message says whether the request may have been processed."""
+    # The message is ours: requests' own text may carry the URL's host and port
+    # but adds nothing a caller can act on.
+    if isinstance(exc, requests.ConnectTimeout):
+        message = "Could not connect to the payment service in time; nothing was sent."
+    elif isinstance(exc, requests.Timeout):
+        message = "The payment service did not answer in time."
+        if method != "GET":
+            message += (
+                " It may have processed the request: retry with the same idempotency key,"
+                " or read the resource before trying again."
+            )
+    elif isinstance(exc, requests.ConnectionError):
+        message = "The connection to the payment service failed."
+    else:
+        message = f"The request to the payment service failed ({type(exc).__name__})."
+    return NetworkError(message)
+
+
+def parse_retry_after(value: str | None) -> float | None:
+    """Seconds to wait from a ``Retry-After`` header (seconds or an HTTP date)."""
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        seconds = float(value)
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError, IndexError):
+            return None
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=UTC)
+        seconds = (when - datetime.now(UTC)).total_seconds()
+    if seconds != seconds:  # NaN
+        return None
+    return max(0.0, seconds)

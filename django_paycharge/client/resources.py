@@ -1,0 +1,200 @@
+"""The resource services of :class:`~django_paycharge.client.PayChargeClient`.
+
+Every method validates its arguments before sending anything and raises
+:class:`~django_paycharge.exceptions.InvalidParametersError` naming each
+broken field.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator, Mapping
+from datetime import datetime
+from typing import Any
+
+from ._paging import follow, path_ids
+from ._params import CHARGE_FILTERS, charge_create_body, list_params
+from ._parse import page_parser, parse_charge, parse_issuer_token, parse_transaction_token
+from ._transport import Transport
+from .types import Charge, IssuerToken, Page, TransactionToken
+from .validation import Checker, validate_bool, validate_idempotency_key, validate_uuid
+from .webhooks import Webhooks
+
+__all__ = ["Charges", "IssuerTokens", "Tokens", "Webhooks"]
+
+_parse_charge_page = page_parser(parse_charge)
+
+
+class Charges:
+    """``client.charges``: create, read and list charges."""
+
+    __slots__ = ("_polling_timeout", "_transport")
+
+    def __init__(self, transport: Transport, polling_timeout: float) -> None:
+        self._transport = transport
+        self._polling_timeout = polling_timeout
+
+    def create(
+        self,
+        *,
+        transaction_token_id: uuid.UUID | str,
+        amount: int,
+        currency: str,
+        capture: bool | None = None,
+        capture_at: datetime | str | None = None,
+        merchant_transaction_id: str | None = None,
+        ip_address: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        redirect_endpoint: str | None = None,
+        three_ds_redirect_endpoint: str | None = None,
+        three_ds_mode: str | None = None,
+        idempotency_key: str | uuid.UUID | None = None,
+    ) -> Charge:
+        """Create a charge (``POST /charges``) and return it, normally ``pending``.
+
+        ``amount`` is a positive integer in the currency's smallest unit;
+        ``currency`` is upper-cased. ``capture_at`` is an aware ``datetime``
+        or ISO-8601 text with an offset. ``three_ds_mode="skip"`` needs the
+        app token's secret, which this client always sends.
+
+        The request always carries an ``Idempotency-Key``: ``idempotency_key``
+        or a fresh UUID4, the same on every retry. Pass your own (stored
+        before calling) to retry safely after a :class:`NetworkError`: the
+        gateway answers with the first charge instead of making a second one.
+        """
+        checker = Checker()
+        key = (
+            str(uuid.uuid4())
+            if idempotency_key is None
+            else checker.check(validate_idempotency_key, idempotency_key, "idempotency_key")
+        )
+        body = charge_create_body(
+            checker=checker,
+            transaction_token_id=transaction_token_id,
+            amount=amount,
+            currency=currency,
+            capture=capture,
+            capture_at=capture_at,
+            merchant_transaction_id=merchant_transaction_id,
+            ip_address=ip_address,
+            metadata=metadata,
+            redirect_endpoint=redirect_endpoint,
+            three_ds_redirect_endpoint=three_ds_redirect_endpoint,
+            three_ds_mode=three_ds_mode,
+        )
+        assert key is not None
+        return self._transport.request(
+            "POST", "/charges", parse_charge, body=body, idempotency_key=key
+        )
+
+    def retrieve(
+        self, store_id: uuid.UUID | str, charge_id: uuid.UUID | str, *, polling: bool = False
+    ) -> Charge:
+        """Read one charge (``GET /stores/{store_id}/charges/{charge_id}``).
+
+        With ``polling=True`` the gateway holds the answer until the status
+        changes or its own time limit passes, so the read time-out of that
+        request is raised to the client's ``polling_timeout`` (60 s unless
+        configured), never below the normal one.
+        """
+        store, charge = path_ids(store_id=store_id, charge_id=charge_id)
+        if validate_bool(polling, "polling"):
+            return self._transport.request(
+                "GET",
+                f"/stores/{store}/charges/{charge}",
+                parse_charge,
+                params={"polling": "true"},
+                read_timeout=self._polling_timeout,
+            )
+        return self._transport.request("GET", f"/stores/{store}/charges/{charge}", parse_charge)
+
+    def list_page(
+        self,
+        *,
+        store_id: uuid.UUID | str | None = None,
+        limit: int | None = None,
+        cursor: uuid.UUID | str | None = None,
+        cursor_direction: str | None = None,
+        **filters: Any,
+    ) -> Page[Charge]:
+        """One page of charges (``GET /charges`` or ``/stores/{store_id}/charges``).
+
+        Filters: ``from_``/``to`` (aware datetimes; ``from`` also accepted via
+        ``**{"from": ...}``), ``amount_from``, ``amount_to``, ``currency``,
+        ``mode``, ``transaction_token_id``, ``metadata``, and any other the
+        gateway knows (text, int, bool, UUID or aware datetime).
+        """
+        path, params = self._list_request(store_id, limit, cursor, cursor_direction, filters)
+        return self._transport.request("GET", path, _parse_charge_page, params=params)
+
+    def list(
+        self,
+        *,
+        store_id: uuid.UUID | str | None = None,
+        limit: int | None = None,
+        cursor: uuid.UUID | str | None = None,
+        cursor_direction: str | None = None,
+        **filters: Any,
+    ) -> Iterator[Charge]:
+        """Every charge, following ``has_more`` page by page (arguments as :meth:`list_page`).
+
+        Arguments are checked now, before the first page is requested.
+        """
+        path, params = self._list_request(store_id, limit, cursor, cursor_direction, filters)
+
+        def fetch(after: str | None) -> Page[Charge]:
+            query = params if after is None else {**params, "cursor": after}
+            return self._transport.request("GET", path, _parse_charge_page, params=query)
+
+        return follow(fetch, params.get("cursor"))
+
+    @staticmethod
+    def _list_request(
+        store_id: Any, limit: Any, cursor: Any, direction: Any, filters: Mapping[str, Any]
+    ) -> tuple[str, dict[str, str]]:
+        checker = Checker()
+        store = None if store_id is None else checker.check(validate_uuid, store_id, "store_id")
+        params = list_params(
+            limit=limit,
+            cursor=cursor,
+            cursor_direction=direction,
+            filters=filters,
+            known_filters=CHARGE_FILTERS,
+            checker=checker,
+        )
+        return ("/charges" if store is None else f"/stores/{store}/charges"), params
+
+
+class IssuerTokens:
+    """``client.issuer_tokens``: the payment information of online and bank-transfer charges."""
+
+    __slots__ = ("_transport",)
+
+    def __init__(self, transport: Transport) -> None:
+        self._transport = transport
+
+    def retrieve(self, store_id: uuid.UUID | str, charge_id: uuid.UUID | str) -> IssuerToken:
+        """``GET /stores/{store_id}/charges/{charge_id}/issuer_token``.
+
+        For a bank-transfer charge the gateway answers 409 (``ConflictError``)
+        unless the charge is ``awaiting``.
+        """
+        store, charge = path_ids(store_id=store_id, charge_id=charge_id)
+        path = f"/stores/{store}/charges/{charge}/issuer_token"
+        return self._transport.request("GET", path, parse_issuer_token)
+
+
+class Tokens:
+    """``client.tokens``: read transaction tokens."""
+
+    __slots__ = ("_transport",)
+
+    def __init__(self, transport: Transport) -> None:
+        self._transport = transport
+
+    def retrieve(self, store_id: uuid.UUID | str, token_id: uuid.UUID | str) -> TransactionToken:
+        """``GET /stores/{store_id}/tokens/{token_id}``."""
+        store, token = path_ids(store_id=store_id, token_id=token_id)
+        return self._transport.request(
+            "GET", f"/stores/{store}/tokens/{token}", parse_transaction_token
+        )

@@ -1,0 +1,216 @@
+"""Error answers map to the right exception with code, field errors and request id."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import requests
+import responses
+
+from django_paycharge.client import PayChargeClient
+from django_paycharge.exceptions import (
+    APIError,
+    AuthenticationError,
+    BadRequestError,
+    ConflictError,
+    FieldError,
+    InvalidResponseError,
+    NetworkError,
+    NotFoundError,
+    PayChargeError,
+    PermissionDeniedError,
+    RateLimitError,
+    ServerError,
+)
+
+from .conftest import BASE, CHARGE, STORE, TOKEN, SleepRecorder, charge_json, make_client
+
+URL = f"{BASE}/stores/{STORE}/charges/{CHARGE}"
+
+
+@pytest.fixture
+def no_retry_client(sleeps: SleepRecorder) -> PayChargeClient:
+    return make_client(sleeps, max_retries=0)
+
+
+@pytest.mark.parametrize(
+    ("status", "code", "cls"),
+    [
+        (400, "VALIDATION_ERROR", BadRequestError),
+        (400, "INVALID_REQUEST_BODY", BadRequestError),
+        (400, "UNSUPPORTED_PAYMENT_TYPE", BadRequestError),
+        (401, "NOT_AUTHENTICATED", AuthenticationError),
+        (403, "FORBIDDEN", PermissionDeniedError),
+        (404, "RESOURCE_NOT_FOUND", NotFoundError),
+        (409, "IDEMPOTENCY_KEY_CONFLICT", ConflictError),
+        (409, "NON_UNIQUE_MERCHANT_TRANSACTION_ID", ConflictError),
+        (409, "INVALID_CHARGE_STATUS", ConflictError),
+        (429, "RATE_LIMITED", RateLimitError),
+        (500, "INTERNAL_ERROR", ServerError),
+        (502, None, ServerError),
+        (503, "SERVICE_UNAVAILABLE", ServerError),
+        (504, None, ServerError),
+        (418, "TEAPOT", APIError),
+    ],
+)
+def test_status_maps_to_class(
+    no_retry_client: PayChargeClient,
+    rsps: responses.RequestsMock,
+    status: int,
+    code: str | None,
+    cls: type[APIError],
+) -> None:
+    body: dict[str, Any] = {"status": "error", "code": code, "errors": []}
+    rsps.get(URL, json=body, status=status, headers={"X-Request-Id": "req-123"})
+    with pytest.raises(APIError) as info:
+        no_retry_client.charges.retrieve(STORE, CHARGE)
+    err = info.value
+    assert type(err) is cls
+    assert isinstance(err, PayChargeError)
+    assert err.http_status == status
+    assert err.code == code
+    assert err.errors == []
+    assert err.request_id == "req-123"
+    assert f"HTTP {status}" in str(err)
+    assert "req-123" in str(err)
+
+
+def test_validation_errors_carried(
+    no_retry_client: PayChargeClient, rsps: responses.RequestsMock
+) -> None:
+    rsps.post(
+        f"{BASE}/charges",
+        status=400,
+        json={
+            "status": "error",
+            "code": "VALIDATION_ERROR",
+            "errors": [
+                {"field": "three_ds.mode", "reason": "INVALID_FORMAT"},
+                {"field": "merchant_transaction_id", "reason": "TOO_LONG"},
+            ],
+        },
+        headers={"Request-Id": "fallback-id"},
+    )
+    with pytest.raises(BadRequestError) as info:
+        no_retry_client.charges.create(transaction_token_id=TOKEN, amount=1, currency="JPY")
+    err = info.value
+    assert err.code == "VALIDATION_ERROR"
+    assert err.errors == [
+        FieldError("three_ds.mode", "INVALID_FORMAT"),
+        FieldError("merchant_transaction_id", "TOO_LONG"),
+    ]
+    assert err.request_id == "fallback-id"
+    assert "three_ds.mode: INVALID_FORMAT" in str(err)
+    assert len(rsps.calls) == 1
+
+
+@pytest.mark.parametrize(
+    ("body", "content_type", "code", "errors"),
+    [
+        (b"<html><body>502 Bad Gateway</body></html>", "text/html", None, []),
+        (b"", "application/json", None, []),
+        (b'{"status": "error"}', "application/json", None, []),
+        (b'{"code": 42, "errors": "oops"}', "application/json", None, []),
+        (b'["not", "an", "object"]', "application/json", None, []),
+        (
+            b'{"code": "X", "errors": [1, {"field": null, "reason": "bad"}, {"field": "f"}]}',
+            "application/json",
+            "X",
+            [FieldError("", "bad"), FieldError("f", "")],
+        ),
+    ],
+)
+def test_malformed_error_bodies_still_map(
+    no_retry_client: PayChargeClient,
+    rsps: responses.RequestsMock,
+    body: bytes,
+    content_type: str,
+    code: str | None,
+    errors: list[FieldError],
+) -> None:
+    rsps.get(URL, body=body, status=502, content_type=content_type)
+    with pytest.raises(ServerError) as info:
+        no_retry_client.charges.retrieve(STORE, CHARGE)
+    assert info.value.code == code
+    assert info.value.errors == errors
+    assert info.value.request_id is None
+
+
+@pytest.mark.parametrize(
+    ("body", "content_type"),
+    [
+        (b"<html>maintenance</html>", "text/html"),
+        (b"", "application/json"),
+        (b"[]", "application/json"),
+        (b'"charge"', "application/json"),
+        (b"{bad json", "application/json"),
+        (b'{"status": "pending"}', "application/json"),  # no id
+        (b'{"id": "not-a-uuid"}', "application/json"),
+        (b'{"id": "%s", "requested_amount": 10.5}' % CHARGE.encode(), "application/json"),
+        (b'{"id": "%s", "requested_amount": true}' % CHARGE.encode(), "application/json"),
+        (b'{"id": "%s", "created_on": "yesterday"}' % CHARGE.encode(), "application/json"),
+        (b'{"id": "%s", "metadata": [1]}' % CHARGE.encode(), "application/json"),
+        (b'{"id": "%s", "error": "declined"}' % CHARGE.encode(), "application/json"),
+        (b"[" * 100000, "application/json"),
+    ],
+)
+def test_2xx_with_unreadable_body(
+    client: PayChargeClient, rsps: responses.RequestsMock, body: bytes, content_type: str
+) -> None:
+    rsps.get(URL, body=body, status=200, content_type=content_type, headers={"X-Request-Id": "r"})
+    with pytest.raises(InvalidResponseError) as info:
+        client.charges.retrieve(STORE, CHARGE)
+    assert info.value.http_status == 200
+    assert info.value.request_id == "r"
+    assert len(rsps.calls) == 1  # not retried
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"has_more": False},
+        {"items": [], "has_more": "no"},
+        {"items": {}, "has_more": False},
+        {"items": [{"id": "x"}], "has_more": False},
+        [],
+    ],
+)
+def test_list_with_bad_shape(
+    client: PayChargeClient, rsps: responses.RequestsMock, body: Any
+) -> None:
+    rsps.get(f"{BASE}/charges", json=body)
+    with pytest.raises(InvalidResponseError):
+        client.charges.list_page()
+
+
+def test_connection_error_is_network_error(
+    no_retry_client: PayChargeClient, rsps: responses.RequestsMock
+) -> None:
+    rsps.get(URL, body=requests.ConnectionError("refused"))
+    with pytest.raises(NetworkError) as info:
+        no_retry_client.charges.retrieve(STORE, CHARGE)
+    assert info.value.http_status is None
+    assert isinstance(info.value.__cause__, requests.ConnectionError)
+
+
+def test_post_read_timeout_says_it_may_have_happened(
+    no_retry_client: PayChargeClient, rsps: responses.RequestsMock
+) -> None:
+    rsps.post(f"{BASE}/charges", body=requests.ReadTimeout("slow"))
+    with pytest.raises(NetworkError) as info:
+        no_retry_client.charges.create(transaction_token_id=TOKEN, amount=1, currency="JPY")
+    assert "idempotency key" in str(info.value)
+
+
+def test_redirect_is_not_followed(client: PayChargeClient, rsps: responses.RequestsMock) -> None:
+    rsps.get(URL, status=302, headers={"Location": "https://elsewhere.example/"})
+    with pytest.raises(APIError) as info:
+        client.charges.retrieve(STORE, CHARGE)
+    assert info.value.http_status == 302
+    assert len(rsps.calls) == 1
+
+
+def test_2xx_other_than_200_accepted(client: PayChargeClient, rsps: responses.RequestsMock) -> None:
+    rsps.get(URL, json=charge_json(), status=203)
+    assert client.charges.retrieve(STORE, CHARGE).status == "pending"
