@@ -1,0 +1,223 @@
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from django.db import models
+from django.utils.translation import gettext_lazy as _
+
+from .payload import PayloadEncoder
+
+
+# Money: integers in minor units, plus the gateway's formatted amounts in major
+# units. Three decimals cover every ISO-4217 currency (BHD, KWD, ...); one more
+# leaves room for a gateway that sends extra precision.
+def _formatted(verbose_name: Any) -> models.DecimalField[Any, Any]:
+    return models.DecimalField(verbose_name, max_digits=24, decimal_places=4, null=True, blank=True)
+
+
+class ChargeStatus(models.TextChoices):
+    PENDING = "pending", _("Pending")
+    AWAITING = "awaiting", _("Awaiting payment")
+    AUTHORIZED = "authorized", _("Authorized")
+    SUCCESSFUL = "successful", _("Successful")
+    FAILED = "failed", _("Failed")
+    ERROR = "error", _("Error")
+    CANCELED = "canceled", _("Canceled")
+
+
+FINAL_STATUSES = frozenset({"successful", "failed", "error", "canceled"})
+
+# A status may only move to one of equal or higher rank, so a stale read never
+# takes a charge backwards. Unknown statuses rank between waiting and final:
+# they replace waiting states but never a final one.
+_RANKS = {"pending": 0, "awaiting": 1, "authorized": 2}
+_UNKNOWN_RANK = 2
+_FINAL_RANK = 3
+
+
+def status_rank(status: str) -> int:
+    if status in FINAL_STATUSES:
+        return _FINAL_RANK
+    return _RANKS.get(status, _UNKNOWN_RANK)
+
+
+class ChargeMode(models.TextChoices):
+    LIVE = "live", _("Live")
+    TEST = "test", _("Test")
+
+
+class PaymentType(models.TextChoices):
+    CARD = "card", _("Card")
+    KONBINI = "konbini", _("Convenience store")
+    BANK_TRANSFER = "bank_transfer", _("Bank transfer")
+    ONLINE = "online", _("Online wallet")
+
+
+class Charge(models.Model):
+    """A charge as the gateway last told us. Every field of the spec, plus bookkeeping.
+
+    ``status``, ``mode`` and ``payment_type`` use choices for display, but keep
+    any value the gateway sends. The gateway is the source of truth: change a
+    charge through :mod:`django_paycharge.services`, never by saving it here.
+    """
+
+    gateway_id = models.UUIDField(_("charge id"), unique=True)
+    account = models.CharField(_("account"), max_length=64, default="default")
+    store_id = models.UUIDField(_("store id"), null=True, blank=True)
+    transaction_token_id = models.UUIDField(
+        _("transaction token id"), null=True, blank=True, db_index=True
+    )
+    transaction_token_type = models.CharField(
+        _("transaction token type"), max_length=32, blank=True
+    )
+    payment_type = models.CharField(
+        _("payment type"), max_length=32, blank=True, choices=PaymentType.choices
+    )
+    subscription_id = models.UUIDField(_("subscription id"), null=True, blank=True)
+    merchant_transaction_id = models.CharField(
+        _("merchant transaction id"), max_length=255, null=True, blank=True
+    )
+    requested_amount = models.BigIntegerField(_("requested amount"), null=True, blank=True)
+    requested_currency = models.CharField(_("requested currency"), max_length=3, blank=True)
+    requested_amount_formatted = _formatted(_("requested amount (formatted)"))
+    charged_amount = models.BigIntegerField(_("charged amount"), null=True, blank=True)
+    charged_currency = models.CharField(_("charged currency"), max_length=3, null=True, blank=True)
+    charged_amount_formatted = _formatted(_("charged amount (formatted)"))
+    fee_amount = models.BigIntegerField(_("fee amount"), null=True, blank=True)
+    fee_currency = models.CharField(_("fee currency"), max_length=3, null=True, blank=True)
+    fee_amount_formatted = _formatted(_("fee amount (formatted)"))
+    only_direct_currency = models.BooleanField(_("only direct currency"), default=False)
+    capture_at = models.DateTimeField(_("capture at"), null=True, blank=True)
+    descriptor = models.CharField(_("descriptor"), max_length=255, null=True, blank=True)
+    descriptor_phone_number = models.CharField(
+        _("descriptor phone number"), max_length=64, null=True, blank=True
+    )
+    status = models.CharField(_("status"), max_length=32, choices=ChargeStatus.choices)
+    status_rank = models.PositiveSmallIntegerField(_("status rank"), default=0, editable=False)
+    error = models.JSONField(_("error"), null=True, blank=True, encoder=PayloadEncoder)
+    metadata = models.JSONField(_("metadata"), default=dict, blank=True, encoder=PayloadEncoder)
+    mode = models.CharField(_("mode"), max_length=16, blank=True, choices=ChargeMode.choices)
+    created_on = models.DateTimeField(_("created on"))
+    redirect = models.JSONField(_("redirect"), null=True, blank=True, encoder=PayloadEncoder)
+    merchant_name = models.CharField(_("merchant name"), max_length=255, null=True, blank=True)
+    store_name = models.CharField(_("store name"), max_length=255, null=True, blank=True)
+    three_ds = models.JSONField(_("3-D Secure"), null=True, blank=True, encoder=PayloadEncoder)
+    raw = models.JSONField(_("raw payload"), default=dict, encoder=PayloadEncoder)
+    # A digest of ``raw``: a sync compares it to skip rewriting unchanged rows.
+    raw_digest = models.CharField(max_length=64, blank=True, editable=False)
+    synced_at = models.DateTimeField(_("synced at"))
+    first_seen_at = models.DateTimeField(_("first seen at"))
+
+    class Meta:
+        verbose_name = _("charge")
+        verbose_name_plural = _("charges")
+        ordering = ["-created_on", "-id"]
+        indexes = [
+            models.Index(fields=["-created_on", "-id"], name="paycharge_charge_created"),
+            models.Index(fields=["status", "-created_on"], name="paycharge_charge_status"),
+            models.Index(fields=["store_id", "-created_on"], name="paycharge_charge_store"),
+            models.Index(fields=["mode", "-created_on"], name="paycharge_charge_mode"),
+            models.Index(fields=["account", "-created_on"], name="paycharge_charge_account"),
+            models.Index(
+                fields=["requested_currency", "-created_on"], name="paycharge_charge_currency"
+            ),
+            models.Index(fields=["merchant_transaction_id"], name="paycharge_charge_mtid"),
+            models.Index(fields=["payment_type"], name="paycharge_charge_ptype"),
+        ]
+        permissions = [
+            (
+                "call_gateway",
+                _("Can call the payment gateway (refresh, sync, fetch issuer tokens)"),
+            ),
+            ("view_bank_account_number", _("Can view full bank account numbers")),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.gateway_id} ({self.status})"
+
+    @property
+    def is_final(self) -> bool:
+        return self.status in FINAL_STATUSES
+
+    @property
+    def is_test(self) -> bool:
+        return self.mode == ChargeMode.TEST
+
+
+class ChargeRequest(models.Model):
+    """A charge being created: committed with its idempotency key before the POST.
+
+    If the process dies or the network drops after the gateway took the charge,
+    resending the same body with the same key (``paycharge_recover``) ends with
+    one remote charge and one local row.
+    """
+
+    class State(models.TextChoices):
+        PENDING = "pending", _("Pending (not confirmed by the gateway)")
+        SUCCEEDED = "succeeded", _("Succeeded")
+        FAILED = "failed", _("Failed")
+
+    idempotency_key = models.UUIDField(_("idempotency key"), unique=True, default=uuid.uuid4)
+    account = models.CharField(_("account"), max_length=64, default="default")
+    params = models.JSONField(_("request parameters"), encoder=PayloadEncoder)
+    state = models.CharField(
+        _("state"), max_length=16, choices=State.choices, default=State.PENDING
+    )
+    charge = models.OneToOneField(
+        Charge, null=True, blank=True, on_delete=models.SET_NULL, related_name="request"
+    )
+    attempts = models.PositiveIntegerField(_("attempts"), default=0)
+    error = models.JSONField(_("error"), null=True, blank=True, encoder=PayloadEncoder)
+    created_at = models.DateTimeField(_("created at"), auto_now_add=True)
+    updated_at = models.DateTimeField(_("updated at"), auto_now=True)
+
+    class Meta:
+        verbose_name = _("charge request")
+        verbose_name_plural = _("charge requests")
+        indexes = [models.Index(fields=["state", "created_at"], name="paycharge_request_state")]
+
+    def __str__(self) -> str:
+        return f"{self.idempotency_key} ({self.state})"
+
+
+class IssuerToken(models.Model):
+    """The latest issuer token fetched for a charge (online wallet or bank transfer)."""
+
+    charge = models.OneToOneField(Charge, on_delete=models.CASCADE, related_name="issuer_token")
+    payment_type = models.CharField(_("payment type"), max_length=32)
+    call_method = models.CharField(_("call method"), max_length=32, blank=True)
+    issuer_token = models.TextField(_("issuer token"), blank=True)
+    payload = models.JSONField(_("payload"), null=True, blank=True, encoder=PayloadEncoder)
+    account_id = models.CharField(_("account id"), max_length=255, blank=True)
+    branch_code = models.CharField(_("branch code"), max_length=64, blank=True)
+    branch_name = models.CharField(_("branch name"), max_length=255, blank=True)
+    account_holder_name = models.CharField(_("account holder name"), max_length=255, blank=True)
+    account_number = models.CharField(_("account number"), max_length=64, blank=True)
+    raw = models.JSONField(_("raw payload"), default=dict, encoder=PayloadEncoder)
+    fetched_at = models.DateTimeField(_("fetched at"))
+
+    class Meta:
+        verbose_name = _("issuer token")
+        verbose_name_plural = _("issuer tokens")
+
+    def __str__(self) -> str:
+        return f"{self.payment_type} {self.call_method or ''}".strip()
+
+    def __repr__(self) -> str:
+        return (
+            f"<IssuerToken charge={self.charge_id} payment_type={self.payment_type!r} "
+            f"call_method={self.call_method!r} account_number={self.masked_account_number!r}>"
+        )
+
+    @property
+    def masked_account_number(self) -> str:
+        return mask_account_number(self.account_number)
+
+
+def mask_account_number(number: Any) -> str:
+    """``"1234567"`` -> ``"•••4567"``: enough to recognise, not enough to use."""
+    text = str(number or "")
+    if len(text) <= 4:
+        return "•" * len(text)
+    return "•" * (len(text) - 4) + text[-4:]

@@ -1,0 +1,85 @@
+from __future__ import annotations
+
+from django.db import models
+from django.utils.translation import gettext_lazy as _
+
+from .payload import PayloadEncoder
+
+
+class WebhookConfiguration(models.Model):
+    """A webhook configuration as the gateway last told us.
+
+    The gateway's ``auth_token`` is a secret: only its SHA-256 digest is kept,
+    which is all the receiver needs to check a delivery.
+    """
+
+    gateway_id = models.UUIDField(_("webhook id"), unique=True)
+    account = models.CharField(_("account"), max_length=64, default="default")
+    platform_id = models.UUIDField(_("platform id"), null=True, blank=True)
+    merchant_id = models.UUIDField(_("merchant id"), null=True, blank=True)
+    store_id = models.UUIDField(_("store id"), null=True, blank=True, db_index=True)
+    triggers = models.JSONField(_("triggers"), default=list, encoder=PayloadEncoder)
+    url = models.URLField(_("url"), max_length=2000)
+    active = models.BooleanField(_("active"), default=True)
+    is_integration = models.BooleanField(_("integration"), default=False)
+    created_on = models.DateTimeField(_("created on"), null=True, blank=True)
+    updated_on = models.DateTimeField(_("updated on"), null=True, blank=True)
+    auth_token_digest = models.CharField(max_length=64, blank=True, editable=False)
+    raw = models.JSONField(_("raw payload"), default=dict, encoder=PayloadEncoder)
+    synced_at = models.DateTimeField(_("synced at"))
+    # Set when a sync no longer finds the configuration on the gateway.
+    removed_at = models.DateTimeField(_("removed from the gateway at"), null=True, blank=True)
+
+    class Meta:
+        verbose_name = _("webhook configuration")
+        verbose_name_plural = _("webhook configurations")
+        ordering = ["-created_on"]
+        permissions = [("call_gateway_webhooks", _("Can sync webhook configurations"))]
+
+    def __str__(self) -> str:
+        return self.url
+
+    @property
+    def is_usable(self) -> bool:
+        return self.active and self.removed_at is None
+
+
+class WebhookDelivery(models.Model):
+    """One genuine delivery received from the gateway, stored before it is processed."""
+
+    class Status(models.TextChoices):
+        RECEIVED = "received", _("Received")
+        PROCESSING = "processing", _("Processing")
+        PROCESSED = "processed", _("Processed")
+        IGNORED = "ignored", _("Ignored (unknown event)")
+        FAILED = "failed", _("Failed")
+
+    account = models.CharField(_("account"), max_length=64, default="default")
+    event = models.CharField(_("event"), max_length=64, blank=True, db_index=True)
+    delivery_id = models.CharField(_("delivery id"), max_length=64, null=True, blank=True)
+    # The delivery id, or a digest of event and body when the gateway sent no id.
+    dedupe_key = models.CharField(max_length=80, unique=True)
+    body = models.TextField(_("body"))
+    headers = models.JSONField(_("headers"), default=dict, encoder=PayloadEncoder)
+    received_at = models.DateTimeField(_("received at"), db_index=True)
+    status = models.CharField(
+        _("status"), max_length=16, choices=Status.choices, default=Status.RECEIVED
+    )
+    attempts = models.PositiveIntegerField(_("processing attempts"), default=0)
+    last_error = models.TextField(_("last error"), blank=True)
+    processed_at = models.DateTimeField(_("processed at"), null=True, blank=True)
+    charge = models.ForeignKey(
+        "Charge", null=True, blank=True, on_delete=models.SET_NULL, related_name="deliveries"
+    )
+
+    class Meta:
+        verbose_name = _("webhook delivery")
+        verbose_name_plural = _("webhook deliveries")
+        ordering = ["-received_at", "-id"]
+        indexes = [
+            models.Index(fields=["status", "received_at"], name="paycharge_delivery_status"),
+        ]
+        permissions = [("reprocess_webhookdelivery", _("Can reprocess webhook deliveries"))]
+
+    def __str__(self) -> str:
+        return f"{self.event or '?'} {self.delivery_id or self.dedupe_key[:12]}"
