@@ -1,0 +1,24 @@
+"""``manage.py paycharge_prune_webhooks``: keep the delivery log from growing forever."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.management.base import CommandParser
+
+from ...services import deliveries
+from ._base import PayChargeCommand
+
+
+class Command(PayChargeCommand):
+    help = "Delete webhook deliveries received more than --older-than days ago."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--older-than", type=int, required=True, metavar="DAYS")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        if options["older_than"] < 1:
+            self.stderr.write("--older-than must be at least 1 day.")
+            raise SystemExit(2)
+        deleted = deliveries.prune_deliveries(older_than_days=options["older_than"])
+        self.stdout.write(f"Deleted {deleted} webhook deliveries.")

@@ -1,0 +1,93 @@
+"""``manage.py paycharge_sync``: bring the mirror up to date with the gateway."""
+
+from __future__ import annotations
+
+import sys
+from datetime import datetime
+from typing import Any
+
+from django.core.management.base import CommandError, CommandParser
+from django.utils.dateparse import parse_datetime
+
+from ... import services
+from ...services import SyncResult
+from ._base import PayChargeCommand
+
+
+class Command(PayChargeCommand):
+    help = (
+        "Sync charges and webhook configurations from the gateway into the local mirror "
+        "(both when neither --charges nor --webhooks is given)."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--charges", action="store_true", help="Sync charges.")
+        parser.add_argument("--webhooks", action="store_true", help="Sync webhook configurations.")
+        parser.add_argument("--account", help="Account name from PAYCHARGE['ACCOUNTS'].")
+        parser.add_argument("--store", help="Only this store (UUID).")
+        parser.add_argument("--full", action="store_true", help="Re-read every charge.")
+        parser.add_argument("--since", help="Only charges created at or after this ISO-8601 time.")
+        parser.add_argument(
+            "--fill-payment-types",
+            type=int,
+            default=0,
+            metavar="N",
+            help="Afterwards, read up to N transaction tokens to fill in payment types.",
+        )
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        both = not options["charges"] and not options["webhooks"]
+        since = _parse_since(options["since"])
+        self._tty = sys.stdout.isatty() and options.get("verbosity", 1) >= 1
+        if options["charges"] or both:
+            result = services.sync_charges(
+                options["account"],
+                options["store"],
+                full=options["full"],
+                since=since,
+                progress=self._progress,
+            )
+            self._summary("Charges", result)
+        if options["webhooks"] or both:
+            result = services.sync_webhooks(options["account"], options["store"])
+            self._summary("Webhook configurations", result)
+        if options["fill_payment_types"]:
+            filled = services.fill_payment_types(
+                options["account"], limit=options["fill_payment_types"]
+            )
+            self.stdout.write(f"Payment types filled in for {filled} charges.")
+
+    def _progress(self, result: SyncResult) -> None:
+        line = (
+            f"{result.pages} pages, {result.seen} charges, "
+            f"{result.rate:,.0f} charges/s ({result.created} new, {result.updated} updated)"
+        )
+        if self._tty:
+            self.stdout.write("\r" + line, ending="")
+            self.stdout.flush()
+        elif result.pages % 50 == 0:
+            self.stdout.write(line)
+
+    def _summary(self, what: str, result: SyncResult) -> None:
+        if self._tty:
+            self.stdout.write("")
+        self.stdout.write(
+            self.style.SUCCESS(
+                f"{what}: {result.seen} read in {result.elapsed:.1f}s — created {result.created}, "
+                f"updated {result.updated}, unchanged {result.unchanged}, "
+                f"stale {result.stale}, failed {result.failed}"
+                + (f", removed {result.removed}" if result.removed else "")
+                + "."
+            )
+        )
+
+
+def _parse_since(value: str | None) -> datetime | None:
+    if not value:
+        return None
+    parsed = parse_datetime(value)
+    if parsed is None or parsed.tzinfo is None:
+        raise CommandError(
+            f"--since {value!r} is not an ISO-8601 time with an offset (e.g. 2026-01-31T00:00Z)."
+        )
+    return parsed

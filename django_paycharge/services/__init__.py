@@ -1,0 +1,41 @@
+"""The service layer: the only code that both calls the gateway and writes the mirror.
+
+Every function takes explicit arguments (an ``account`` name where the gateway
+is involved; the default account when None), is safe to call again, and sends
+the app's signals.
+"""
+
+from .charges import (
+    create_charge,
+    recover_charge_requests,
+    refresh_charge,
+    send_charge_request,
+    store_remote_charge,
+    wait_for_charge,
+)
+from .clients import get_client, reset_clients
+from .issuer_tokens import fetch_issuer_token
+from .payment_types import fill_payment_types
+from .sync import SyncResult, sync_charges
+from .upsert import UpsertResult, upsert_charges
+from .webhook_configs import matches_auth_token, sync_webhooks, token_digest
+
+__all__ = [
+    "SyncResult",
+    "UpsertResult",
+    "create_charge",
+    "fetch_issuer_token",
+    "fill_payment_types",
+    "get_client",
+    "matches_auth_token",
+    "recover_charge_requests",
+    "refresh_charge",
+    "reset_clients",
+    "send_charge_request",
+    "store_remote_charge",
+    "sync_charges",
+    "sync_webhooks",
+    "token_digest",
+    "upsert_charges",
+    "wait_for_charge",
+]

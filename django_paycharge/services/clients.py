@@ -1,0 +1,41 @@
+"""One pooled client per configured account, built from settings on first use."""
+
+from __future__ import annotations
+
+import threading
+
+from .. import conf
+from ..client import PayChargeClient
+
+_lock = threading.Lock()
+_clients: dict[str, PayChargeClient] = {}
+
+
+def get_client(account: str | None = None) -> PayChargeClient:
+    """The client of ``account`` (the default one when None). Rebuilt when ``PAYCHARGE`` changes."""
+    name = account or conf.DEFAULT_ACCOUNT
+    client = _clients.get(name)
+    if client is not None:
+        return client
+    settings = conf.get_account(name)
+    with _lock:
+        client = _clients.get(name)
+        if client is None:
+            client = PayChargeClient(
+                base_url=settings.base_url,
+                secret=settings.secret,
+                jwt=settings.jwt,
+                timeout=settings.timeout,
+                max_retries=settings.max_retries,
+            )
+            _clients[name] = client
+    return client
+
+
+@conf.on_settings_reset
+def reset_clients() -> None:
+    """Forget every client (they are rebuilt from the current settings on next use)."""
+    with _lock:
+        for client in _clients.values():
+            client.close()
+        _clients.clear()

@@ -1,0 +1,176 @@
+"""Store webhook deliveries exactly once, then process them against the gateway's state.
+
+Processing never trusts the body's state: for a charge event it re-reads the
+charge from the gateway and upserts it, so repeated or out-of-order
+deliveries all end in the gateway's current state.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import uuid
+from collections.abc import Mapping
+from datetime import timedelta
+from typing import Any
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from .. import signals
+from ..exceptions import NotFoundError, PayChargeError
+from ..models import WebhookDelivery
+from .charges import refresh_charge
+
+logger = logging.getLogger("django_paycharge.webhooks")
+
+_DROPPED_HEADERS = {"authorization", "cookie", "proxy-authorization"}
+MAX_ATTEMPTS = 5
+
+
+class MalformedDelivery(ValueError):
+    """The body of an authenticated delivery is not the JSON object it should be."""
+
+
+def store_delivery(
+    *, body: bytes, headers: Mapping[str, str], account: str, problem: str = ""
+) -> tuple[WebhookDelivery, bool]:
+    """Store a genuine delivery once. Returns ``(delivery, created)``.
+
+    A repeat (same delivery id, or same event and body when there is no id)
+    returns the stored row with ``created`` False and is not processed again.
+    ``problem`` marks a delivery already known to be unusable (too large).
+    """
+    text = body.decode("utf-8", errors="replace")
+    event, delivery_id = "", None
+    try:
+        payload = _parse(text) if not problem else None
+    except MalformedDelivery as exc:
+        problem = str(exc)
+        payload = None
+    if payload is not None:
+        event = str(payload.get("event") or "")[:64]
+        raw_id = payload.get("id")
+        delivery_id = str(raw_id)[:64] if isinstance(raw_id, str | int) and raw_id else None
+    if delivery_id:
+        key = f"id:{delivery_id}"
+    else:
+        key = "sha256:" + hashlib.sha256(event.encode() + b"\0" + body).hexdigest()
+    values: dict[str, Any] = {
+        "account": account,
+        "event": event,
+        "delivery_id": delivery_id,
+        "body": text,
+        "headers": {k: v for k, v in headers.items() if k.lower() not in _DROPPED_HEADERS},
+        "received_at": timezone.now(),
+    }
+    if problem:
+        values.update(status=WebhookDelivery.Status.FAILED, last_error=problem)
+    try:
+        with transaction.atomic():
+            delivery = WebhookDelivery.objects.create(dedupe_key=key, **values)
+    except IntegrityError:
+        return WebhookDelivery.objects.get(dedupe_key=key), False
+    signals.webhook_received.send(sender=WebhookDelivery, delivery=delivery)
+    return delivery, True
+
+
+def _parse(text: str) -> dict[str, Any]:
+    try:
+        payload = json.loads(text)
+    except ValueError:
+        raise MalformedDelivery("The body is not JSON.") from None
+    if not isinstance(payload, dict):
+        raise MalformedDelivery("The body is not a JSON object.")
+    return payload
+
+
+def _claim(delivery_pk: int, *, retry_failed: bool) -> WebhookDelivery | None:
+    """Mark a delivery as being processed, unless someone else already has it."""
+    states = [WebhookDelivery.Status.RECEIVED]
+    if retry_failed:
+        states.append(WebhookDelivery.Status.FAILED)
+    with transaction.atomic():
+        delivery = (
+            WebhookDelivery.objects.select_for_update(skip_locked=True)
+            .filter(pk=delivery_pk, status__in=states)
+            .first()
+        )
+        if delivery is None:
+            return None
+        delivery.status = WebhookDelivery.Status.PROCESSING
+        delivery.attempts += 1
+        delivery.save(update_fields=["status", "attempts"])
+    return delivery
+
+
+def process_delivery(delivery_pk: int, *, retry_failed: bool = False) -> str:
+    """Process one stored delivery; returns its status afterwards.
+
+    A delivery another worker is processing, or one already processed, is
+    left alone. Errors are recorded on the delivery, not raised: the caller
+    (a view, a task, a command) must never fail because of one.
+    """
+    delivery = _claim(delivery_pk, retry_failed=retry_failed)
+    if delivery is None:
+        status = WebhookDelivery.objects.filter(pk=delivery_pk).values_list("status", flat=True)
+        return status.first() or "missing"
+    update: dict[str, Any] = {"processed_at": timezone.now(), "last_error": ""}
+    try:
+        payload = _parse(delivery.body)
+        charge = _apply(delivery, payload)
+    except (MalformedDelivery, PayChargeError) as exc:
+        update.update(status=WebhookDelivery.Status.FAILED, last_error=_describe(exc))
+    except Exception as exc:  # a receiver of our signals failed: record it, never lose the delivery
+        logger.exception("Processing webhook delivery %s failed", delivery.pk)
+        update.update(status=WebhookDelivery.Status.FAILED, last_error=_describe(exc))
+    else:
+        if charge is None:
+            update["status"] = WebhookDelivery.Status.IGNORED
+        else:
+            update.update(status=WebhookDelivery.Status.PROCESSED, charge=charge)
+    WebhookDelivery.objects.filter(pk=delivery.pk).update(**update)
+    return str(update["status"])
+
+
+def _apply(delivery: WebhookDelivery, payload: dict[str, Any]) -> Any:
+    event = str(payload.get("event") or "")
+    if not event.startswith("charge_"):
+        logger.info("Webhook event %r recorded and ignored", event)
+        return None
+    data = payload.get("data")
+    if not isinstance(data, dict):
+        raise MalformedDelivery("A charge event without a charge in 'data'.")
+    try:
+        charge_id = uuid.UUID(str(data.get("id")))
+        store_id = uuid.UUID(str(data["store_id"])) if data.get("store_id") else None
+    except ValueError:
+        raise MalformedDelivery("The charge id or store id in 'data' is not a UUID.") from None
+    try:
+        return refresh_charge(charge_id, store_id, account=delivery.account)
+    except NotFoundError:
+        raise MalformedDelivery(
+            "The gateway does not know the charge this delivery names (not ours?)."
+        ) from None
+
+
+def _describe(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}"[:2000]
+
+
+def pending_deliveries(*, failed: bool = False) -> list[int]:
+    states = [WebhookDelivery.Status.RECEIVED]
+    if failed:
+        states.append(WebhookDelivery.Status.FAILED)
+    query = WebhookDelivery.objects.filter(status__in=states)
+    if failed:
+        query = query.filter(attempts__lt=MAX_ATTEMPTS)
+    return list(query.order_by("received_at").values_list("pk", flat=True))
+
+
+def prune_deliveries(*, older_than_days: int) -> int:
+    """Delete deliveries received more than ``older_than_days`` ago; returns how many."""
+    cutoff = timezone.now() - timedelta(days=older_than_days)
+    deleted, _ = WebhookDelivery.objects.filter(received_at__lt=cutoff).delete()
+    return deleted

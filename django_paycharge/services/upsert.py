@@ -1,0 +1,260 @@
+"""Guarded bulk upsert of charges: a constant number of queries per page.
+
+One page (up to 100 charges) costs: one ``SELECT ... FOR UPDATE`` of the rows
+already stored, one ``INSERT ... ON CONFLICT DO NOTHING RETURNING`` for the new
+ones, and one ``INSERT ... ON CONFLICT DO UPDATE ... WHERE`` for the changed
+ones. The ``WHERE`` guard keeps a stale read from taking a status backwards
+even when another process wrote the row after our ``SELECT``.
+
+Signals are sent after the transaction commits, once per row that really
+changed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, cast
+
+from django.db import connection, models, transaction
+from django.utils import timezone
+
+from .. import signals
+from ..client import Charge as RemoteCharge
+from ..models import FINAL_STATUSES, Charge, status_rank
+
+# Columns rewritten when a newer read arrives. ``payment_type`` is only written
+# when the caller knows it (a list page does not carry it).
+_MIRRORED = (
+    "store_id",
+    "transaction_token_id",
+    "transaction_token_type",
+    "subscription_id",
+    "merchant_transaction_id",
+    "requested_amount",
+    "requested_currency",
+    "requested_amount_formatted",
+    "charged_amount",
+    "charged_currency",
+    "charged_amount_formatted",
+    "fee_amount",
+    "fee_currency",
+    "fee_amount_formatted",
+    "only_direct_currency",
+    "capture_at",
+    "descriptor",
+    "descriptor_phone_number",
+    "status",
+    "error",
+    "metadata",
+    "mode",
+    "created_on",
+    "redirect",
+    "merchant_name",
+    "store_name",
+    "three_ds",
+)
+_INSERT_COLUMNS = (
+    "gateway_id",
+    "account",
+    "payment_type",
+    *_MIRRORED,
+    "status_rank",
+    "raw",
+    "raw_digest",
+    "synced_at",
+    "first_seen_at",
+)
+_FINAL_RANK = status_rank(next(iter(FINAL_STATUSES)))
+_NESTED = ("error", "redirect", "three_ds")
+_NOT_NULL_TEXT = ("transaction_token_type", "requested_currency", "status", "mode")
+_UPDATE_COLUMNS = (*_MIRRORED, "status_rank", "raw", "raw_digest", "synced_at")
+
+
+@dataclass
+class UpsertResult:
+    created: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    stale: int = 0
+    charges: dict[Any, Charge] = field(default_factory=dict)
+
+    def add(self, other: UpsertResult) -> None:
+        self.created += other.created
+        self.updated += other.updated
+        self.unchanged += other.unchanged
+        self.stale += other.stale
+
+
+def raw_digest(raw: dict[str, Any]) -> str:
+    text = json.dumps(raw, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
+
+
+def upsert_charges(
+    items: Iterable[RemoteCharge],
+    *,
+    account: str,
+    payment_types: dict[Any, str] | None = None,
+    load: bool = False,
+    now: datetime | None = None,
+) -> UpsertResult:
+    """Store a page of charges read from the gateway. Returns counts (and rows when ``load``)."""
+    now = now or timezone.now()
+    payment_types = payment_types or {}
+    rows: dict[Any, dict[str, Any]] = {}
+    for item in items:  # the last read of an id within one page wins
+        rows[item.id] = _row(item, account, payment_types.get(item.id, ""), now)
+    result = UpsertResult()
+    events: list[tuple[str, Any, str | None]] = []
+    if rows:
+        with transaction.atomic():
+            _write(rows, result, events)
+            if load:
+                result.charges = Charge.objects.in_bulk(list(rows), field_name="gateway_id")
+    _send_signals(events, result.charges if load else None)
+    return result
+
+
+def _row(item: RemoteCharge, account: str, payment_type: str, now: datetime) -> dict[str, Any]:
+    row = {name: getattr(item, name) for name in _MIRRORED}
+    # Nested objects are stored as the JSON the gateway sent.
+    for name in _NESTED:
+        value = row[name]
+        row[name] = value.raw if value is not None else None
+    row["metadata"] = row["metadata"] if row["metadata"] is not None else {}
+    for name in _NOT_NULL_TEXT:
+        row[name] = row[name] or ""
+    row["created_on"] = row["created_on"] or now
+    row.update(
+        gateway_id=item.id,
+        account=account,
+        payment_type=payment_type,
+        status_rank=status_rank(item.status or ""),
+        raw=item.raw,
+        raw_digest=raw_digest(item.raw),
+        synced_at=now,
+        first_seen_at=now,
+    )
+    return row
+
+
+def _write(
+    rows: dict[Any, dict[str, Any]], result: UpsertResult, events: list[tuple[str, Any, str | None]]
+) -> None:
+    existing = _lock_existing(list(rows))
+    new = [gid for gid in rows if gid not in existing]
+    if new:
+        inserted = _insert_new([rows[gid] for gid in new])
+        result.created += len(inserted)
+        events.extend(("created", gid, None) for gid in inserted)
+        # Rows another process inserted after our SELECT: lock them and treat as updates.
+        lost = [gid for gid in new if gid not in inserted]
+        if lost:
+            existing.update(_lock_existing(lost))
+    changed: list[dict[str, Any]] = []
+    confirmed_open: list[Any] = []
+    for gid, (old_status, old_rank, old_digest, old_ptype) in existing.items():
+        row = rows[gid]
+        if row["status_rank"] < old_rank:
+            result.stale += 1
+        elif row["raw_digest"] == old_digest and (not row["payment_type"] or old_ptype):
+            result.unchanged += 1
+            if old_rank < _FINAL_RANK:
+                confirmed_open.append(gid)
+        else:
+            changed.append(row)
+            events.append(("updated", gid, old_status))
+    if changed:
+        _update_changed(changed)
+        result.updated += len(changed)
+    if confirmed_open:
+        # Not rewritten, but confirmed now: the sync's refresh of open charges skips them.
+        now = next(iter(rows.values()))["synced_at"]
+        Charge.objects.filter(gateway_id__in=confirmed_open).update(synced_at=now)
+
+
+def _lock_existing(ids: Sequence[Any]) -> dict[Any, tuple[str, int, str, str]]:
+    # Locking in id order keeps two writers of overlapping pages from deadlocking.
+    query = (
+        Charge.objects.select_for_update()
+        .filter(gateway_id__in=ids)
+        .order_by("gateway_id")
+        .values_list("gateway_id", "status", "status_rank", "raw_digest", "payment_type")
+    )
+    return {gid: (status, rank, digest, ptype) for gid, status, rank, digest, ptype in query}
+
+
+def _sql_values(rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> tuple[str, list[Any]]:
+    fields = [_field(name) for name in columns]
+    params: list[Any] = []
+    for row in rows:
+        params.extend(f.get_db_prep_save(row[f.name], connection) for f in fields)
+    one = "(" + ", ".join(["%s"] * len(columns)) + ")"
+    return ", ".join([one] * len(rows)), params
+
+
+def _column_list(columns: Sequence[str]) -> str:
+    quote = connection.ops.quote_name
+    return ", ".join(quote(_field(c).get_attname_column()[1] or c) for c in columns)
+
+
+def _field(name: str) -> models.Field[Any, Any]:
+    return cast("models.Field[Any, Any]", Charge._meta.get_field(name))
+
+
+def _insert_new(rows: Sequence[dict[str, Any]]) -> set[Any]:
+    table = connection.ops.quote_name(Charge._meta.db_table)
+    values, params = _sql_values(rows, _INSERT_COLUMNS)
+    # Only model metadata and placeholders are interpolated; values go as parameters.
+    sql = (
+        f"INSERT INTO {table} ({_column_list(_INSERT_COLUMNS)}) VALUES {values} "  # noqa: S608
+        "ON CONFLICT (gateway_id) DO NOTHING RETURNING gateway_id"
+    )
+    field = _field("gateway_id")
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return {field.to_python(value) for (value,) in cursor.fetchall()}
+
+
+def _update_changed(rows: Sequence[dict[str, Any]]) -> None:
+    quote = connection.ops.quote_name
+    table = quote(Charge._meta.db_table)
+    values, params = _sql_values(rows, _INSERT_COLUMNS)
+    assignments = [f"{quote(c)} = EXCLUDED.{quote(c)}" for c in _UPDATE_COLUMNS]
+    assignments.append(
+        "payment_type = CASE WHEN EXCLUDED.payment_type <> '' THEN EXCLUDED.payment_type "
+        f"ELSE {table}.payment_type END"
+    )
+    sql = (
+        f"INSERT INTO {table} ({_column_list(_INSERT_COLUMNS)}) VALUES {values} "  # noqa: S608
+        f"ON CONFLICT (gateway_id) DO UPDATE SET {', '.join(assignments)} "
+        f"WHERE {table}.status_rank <= EXCLUDED.status_rank"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+
+
+def _send_signals(
+    events: list[tuple[str, Any, str | None]], loaded: dict[Any, Charge] | None
+) -> None:
+    receivers = signals.charge_updated.has_listeners(
+        Charge
+    ) or signals.charge_status_changed.has_listeners(Charge)
+    if not events or not receivers:
+        return
+    charges = loaded or Charge.objects.in_bulk(
+        [gid for _, gid, _ in events], field_name="gateway_id"
+    )
+    for _kind, gid, old_status in events:
+        charge = charges.get(gid)
+        if charge is None:
+            continue
+        signals.charge_updated.send(sender=Charge, charge=charge, previous_status=old_status)
+        if old_status != charge.status:
+            signals.charge_status_changed.send(
+                sender=Charge, charge=charge, previous_status=old_status, status=charge.status
+            )

@@ -1,0 +1,105 @@
+"""Mirror the gateway's webhook configurations, and check delivery tokens against them."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import uuid
+from collections.abc import Iterable
+from datetime import datetime
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from .. import conf
+from ..client import WebhookConfiguration as RemoteWebhook
+from ..exceptions import ConfigurationError
+from ..models import WebhookConfiguration
+from .clients import get_client
+from .sync import Progress, SyncResult
+
+
+def token_digest(token: str) -> str:
+    """SHA-256 of a webhook auth token: what the mirror keeps instead of the token."""
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def sync_webhooks(
+    account: str | None = None,
+    store_id: uuid.UUID | str | None = None,
+    *,
+    progress: Progress | None = None,
+) -> SyncResult:
+    """Mirror the webhook configurations of one store; mark those gone from the gateway."""
+    name = account or conf.DEFAULT_ACCOUNT
+    settings = conf.get_account(name)
+    store = uuid.UUID(str(store_id)) if store_id else settings.store_id
+    if store is None:
+        raise ConfigurationError(
+            "Webhook configurations are listed per store: pass a store, or set "
+            f"STORE_ID for the account {name!r}."
+        )
+    client = get_client(name)
+    result = SyncResult()
+    seen: list[uuid.UUID] = []
+    now = timezone.now()
+    for remote in client.webhooks.list(store, merchant_id=settings.merchant_id):
+        seen.append(remote.id)
+        created = _upsert(remote, name, now)
+        result.seen += 1
+        if created:
+            result.created += 1
+        else:
+            result.updated += 1
+        if progress and result.seen % 100 == 0:
+            progress(result)
+    result.pages = 1 + result.seen // 100
+    result.removed = (
+        WebhookConfiguration.objects.filter(account=name, store_id=store, removed_at__isnull=True)
+        .exclude(gateway_id__in=seen)
+        .update(removed_at=now, active=False)
+    )
+    if progress:
+        progress(result)
+    return result
+
+
+def _upsert(remote: RemoteWebhook, account: str, now: datetime) -> bool:
+    values: dict[str, Any] = {
+        "account": account,
+        "platform_id": remote.platform_id,
+        "merchant_id": remote.merchant_id,
+        "store_id": remote.store_id,
+        "triggers": list(remote.triggers),
+        "url": remote.url or "",
+        "active": bool(remote.active),
+        "is_integration": bool(remote.is_integration),
+        "created_on": remote.created_on,
+        "updated_on": remote.updated_on,
+        "raw": remote.raw,
+        "synced_at": now,
+        "removed_at": None,
+    }
+    if remote.auth_token_sha256:
+        values["auth_token_digest"] = remote.auth_token_sha256
+    with transaction.atomic():
+        _, created = WebhookConfiguration.objects.update_or_create(
+            gateway_id=remote.id, defaults=values
+        )
+    return created
+
+
+def matches_auth_token(presented: str, digests: Iterable[str], tokens: Iterable[str]) -> bool:
+    """Constant-time check of a presented token against stored digests and configured tokens.
+
+    Every candidate is compared (no early exit), so timing does not tell
+    which one matched or how many there are.
+    """
+    presented_digest = token_digest(presented)
+    matched = False
+    for digest in digests:
+        matched |= hmac.compare_digest(presented_digest, digest)
+    for token in tokens:
+        matched |= hmac.compare_digest(presented_digest, token_digest(token))
+    return matched

@@ -1,0 +1,201 @@
+from __future__ import annotations
+
+import uuid
+from decimal import Decimal
+
+import pytest
+
+from django_paycharge import services, signals
+from django_paycharge.exceptions import (
+    InvalidParametersError,
+    NetworkError,
+    NotFoundError,
+    PayChargeError,
+)
+from django_paycharge.models import Charge, ChargeRequest
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def card_token(fake_gateway):
+    return fake_gateway.create_transaction_token("card")["id"]
+
+
+def remote_charges(fake_gateway):
+    return list(fake_gateway.charges)
+
+
+def test_create_charge_stores_the_charge_and_its_payment_type(fake_gateway, card_token):
+    created = []
+    signals.charge_created.connect(lambda **kw: created.append(kw["charge"]), weak=False)
+    try:
+        charge = services.create_charge(
+            transaction_token_id=card_token, amount=1500, currency="JPY", metadata={"order": "A-1"}
+        )
+    finally:
+        signals.charge_created.receivers.clear()
+    assert charge.status == "pending"
+    assert charge.requested_amount == 1500
+    assert charge.metadata == {"order": "A-1"}
+    assert charge.payment_type == "card"
+    assert [c.pk for c in created] == [charge.pk]
+    request = ChargeRequest.objects.get()
+    assert request.state == "succeeded"
+    assert request.charge_id == charge.pk
+    assert remote_charges(fake_gateway) == [str(charge.gateway_id)]
+
+
+def test_invalid_input_is_rejected_before_anything_is_stored_or_sent(fake_gateway, card_token):
+    with pytest.raises(InvalidParametersError) as info:
+        services.create_charge(transaction_token_id=card_token, amount=-5, currency="yen!")
+    fields = {e.field for e in info.value.errors}
+    assert {"amount", "currency"} <= fields
+    assert ChargeRequest.objects.count() == 0
+    assert remote_charges(fake_gateway) == []
+
+
+def test_same_idempotency_key_twice_gives_one_charge(fake_gateway, card_token):
+    key = uuid.uuid4()
+    first = services.create_charge(
+        transaction_token_id=card_token, amount=100, currency="JPY", idempotency_key=key
+    )
+    again = services.create_charge(
+        transaction_token_id=card_token, amount=100, currency="JPY", idempotency_key=key
+    )
+    assert first.pk == again.pk
+    assert len(remote_charges(fake_gateway)) == 1
+    assert ChargeRequest.objects.count() == 1
+
+
+def test_reusing_a_key_for_another_request_is_refused(fake_gateway, card_token):
+    key = uuid.uuid4()
+    services.create_charge(
+        transaction_token_id=card_token, amount=100, currency="JPY", idempotency_key=key
+    )
+    with pytest.raises(PayChargeError, match="already used"):
+        services.create_charge(
+            transaction_token_id=card_token, amount=999, currency="JPY", idempotency_key=key
+        )
+    assert len(remote_charges(fake_gateway)) == 1
+
+
+@pytest.mark.parametrize("drops", [1, 2, 3])
+def test_lost_responses_end_with_one_charge(fake_gateway, card_token, drops):
+    fake_gateway.add_fault("POST", r"^/charges$", action="drop_after", count=drops)
+    charge = services.create_charge(transaction_token_id=card_token, amount=100, currency="JPY")
+    assert len(remote_charges(fake_gateway)) == 1
+    assert Charge.objects.count() == 1
+    keys = {
+        r["headers"].get("Idempotency-Key")
+        for r in fake_gateway.requests_log
+        if r["method"] == "POST" and r["path"] == "/charges"
+    }
+    assert len(keys) == 1
+    assert str(charge.gateway_id) in fake_gateway.charges
+
+
+def test_unreachable_gateway_leaves_the_request_pending_and_recover_settles_it(
+    fake_gateway, card_token, settings
+):
+    settings.PAYCHARGE = {**settings.PAYCHARGE, "MAX_RETRIES": 0}
+    fake_gateway.add_fault("POST", r"^/charges$", action="drop_after", count=1)
+    with pytest.raises(NetworkError):
+        services.create_charge(transaction_token_id=card_token, amount=100, currency="JPY")
+    request = ChargeRequest.objects.get()
+    assert request.state == "pending"
+    assert Charge.objects.count() == 0
+    assert len(remote_charges(fake_gateway)) == 1  # the gateway did the work
+    counts = services.recover_charge_requests(older_than=__import__("datetime").timedelta(0))
+    assert counts == {"settled": 1, "failed": 0, "still_pending": 0}
+    assert len(remote_charges(fake_gateway)) == 1
+    assert Charge.objects.count() == 1
+    request.refresh_from_db()
+    assert request.state == "succeeded"
+
+
+def test_a_request_committed_but_never_sent_is_sent_once_by_recover(fake_gateway, card_token):
+    ChargeRequest.objects.create(
+        params={"transaction_token_id": card_token, "amount": 700, "currency": "JPY"}
+    )
+    from datetime import timedelta
+
+    assert services.recover_charge_requests(older_than=timedelta(0))["settled"] == 1
+    assert services.recover_charge_requests(older_than=timedelta(0))["settled"] == 0
+    assert len(remote_charges(fake_gateway)) == 1
+    assert Charge.objects.get().requested_amount == 700
+
+
+def test_a_refused_request_is_marked_failed(fake_gateway):
+    unknown_token = str(uuid.uuid4())
+    with pytest.raises(NotFoundError):
+        services.create_charge(transaction_token_id=unknown_token, amount=100, currency="JPY")
+    request = ChargeRequest.objects.get()
+    assert request.state == "failed"
+    assert request.error["http_status"] == 404
+    assert Charge.objects.count() == 0
+
+
+def test_every_field_round_trips(fake_gateway):
+    token = fake_gateway.create_transaction_token("online", brand="paypay", call_method="http_post")
+    made = services.create_charge(
+        transaction_token_id=token["id"],
+        amount=1234,
+        currency="USD",
+        metadata={"order": "B-2", "qty": 3, "gift": True},
+        redirect_endpoint="https://shop.example/return?x=1",
+        merchant_transaction_id="MTX1",
+    )
+    fake_gateway.complete(str(made.gateway_id))
+    charge = services.refresh_charge(made.gateway_id)
+    gateway_json = fake_gateway.request(
+        "GET", f"/stores/{charge.store_id}/charges/{charge.gateway_id}"
+    ).json()
+    stored = Charge.objects.get(pk=charge.pk)
+    assert stored.raw == gateway_json
+    assert str(stored.gateway_id) == gateway_json["id"]
+    for name in ("store_id", "transaction_token_id"):
+        assert str(getattr(stored, name)) == gateway_json[name]
+    for name in (
+        "transaction_token_type",
+        "merchant_transaction_id",
+        "requested_amount",
+        "requested_currency",
+        "charged_amount",
+        "charged_currency",
+        "fee_amount",
+        "fee_currency",
+        "only_direct_currency",
+        "descriptor",
+        "descriptor_phone_number",
+        "status",
+        "error",
+        "metadata",
+        "mode",
+        "redirect",
+        "merchant_name",
+        "store_name",
+        "three_ds",
+    ):
+        assert getattr(stored, name) == gateway_json.get(name), name
+    for name in ("requested_amount_formatted", "charged_amount_formatted", "fee_amount_formatted"):
+        assert stored.__dict__[name] == Decimal(str(gateway_json[name])), name
+    assert stored.created_on.isoformat().replace("+00:00", "Z") == gateway_json["created_on"]
+    assert stored.payment_type == "online"
+    assert stored.status == "successful"
+
+
+def test_refresh_creates_a_row_for_a_charge_the_shop_did_not_have(fake_gateway):
+    remote = fake_gateway.create_charge()
+    charge = services.refresh_charge(remote["id"])
+    assert charge.status == "successful"
+    assert charge.payment_type == "card"
+    assert Charge.objects.count() == 1
+
+
+def test_wait_for_charge_returns_once_the_charge_left_pending(fake_gateway, card_token):
+    fake_gateway.processing_delay = 0.3
+    charge = services.create_charge(transaction_token_id=card_token, amount=100, currency="JPY")
+    assert charge.status == "pending"
+    done = services.wait_for_charge(charge, timeout=5)
+    assert done.status == "successful"

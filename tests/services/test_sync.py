@@ -1,0 +1,199 @@
+from __future__ import annotations
+
+import threading
+from datetime import timedelta
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from django_paycharge import services
+from django_paycharge.exceptions import ServerError
+from django_paycharge.models import Charge, SyncCheckpoint
+
+pytestmark = pytest.mark.django_db
+
+
+def gateway_state(fake_gateway):
+    return {cid: c["status"] for cid, c in fake_gateway.charges.items()}
+
+
+def mirror_state():
+    return {str(g): s for g, s in Charge.objects.values_list("gateway_id", "status")}
+
+
+def test_full_sync_mirrors_every_charge_with_constant_queries_per_page(fake_gateway):
+    fake_gateway.seed(2_345)
+    per_page = []
+    with CaptureQueriesContext(connection) as queries:
+        last = [0]
+
+        def progress(result):
+            per_page.append(len(queries.captured_queries) - last[0])
+            last[0] = len(queries.captured_queries)
+
+        result = services.sync_charges(progress=progress)
+    assert result.created == 2_345
+    assert result.pages == 24
+    assert mirror_state() == gateway_state(fake_gateway)
+    # The first page also creates the checkpoint; every full page costs the same.
+    assert len(set(per_page[1:-1])) == 1, per_page
+    assert per_page[1] <= 6
+
+
+def test_queries_per_page_do_not_grow_with_the_number_of_changed_rows(fake_gateway):
+    fake_gateway.seed(300)
+    services.sync_charges()
+    open_ids = [cid for cid, c in fake_gateway.charges.items() if c["status"] == "awaiting"]
+    for cid in open_ids:
+        fake_gateway.complete(cid)
+    per_page = []
+    with CaptureQueriesContext(connection) as queries:
+        last = [0]
+
+        def progress(result):
+            per_page.append(len(queries.captured_queries) - last[0])
+            last[0] = len(queries.captured_queries)
+
+        result = services.sync_charges(full=True, progress=progress)
+    assert result.updated == len(open_ids) > 0
+    assert result.unchanged == 300 - len(open_ids)
+    assert max(per_page[1:]) <= 6, per_page  # the first page also opens the checkpoint
+    assert mirror_state() == gateway_state(fake_gateway)
+
+
+def test_incremental_sync_picks_up_new_charges_and_status_changes(fake_gateway):
+    fake_gateway.seed(150)
+    services.sync_charges()
+    awaiting = [cid for cid, c in fake_gateway.charges.items() if c["status"] == "awaiting"]
+    assert awaiting
+    fake_gateway.complete(awaiting[0])
+    new = fake_gateway.create_charge()
+    result = services.sync_charges()
+    assert Charge.objects.get(gateway_id=new["id"]).status == gateway_state(fake_gateway)[new["id"]]
+    assert Charge.objects.get(gateway_id=awaiting[0]).status == "successful"
+    assert result.created == 1
+    assert mirror_state() == gateway_state(fake_gateway)
+
+
+def test_a_crash_mid_sync_resumes_from_the_last_stored_page(fake_gateway, settings):
+    settings.PAYCHARGE = {**settings.PAYCHARGE, "MAX_RETRIES": 0}
+    fake_gateway.seed(1_000)
+    pages_before_crash = 4
+    calls = {"n": 0}
+    original = services.sync.upsert_charges
+
+    def failing_after_some_pages(*args, **kwargs):
+        calls["n"] += 1
+        if calls["n"] == pages_before_crash:
+            fake_gateway.add_fault("GET", r"/charges$", action="status", status=500, count=1)
+        return original(*args, **kwargs)
+
+    services.sync.upsert_charges = failing_after_some_pages
+    try:
+        with pytest.raises(ServerError):
+            services.sync_charges()
+    finally:
+        services.sync.upsert_charges = original
+    checkpoint = SyncCheckpoint.objects.get(resource="charges")
+    assert checkpoint.in_progress and checkpoint.run_cursor
+    assert Charge.objects.count() == pages_before_crash * 100
+    result = services.sync_charges()
+    assert result.pages == 10 - pages_before_crash
+    assert result.created == 1_000 - pages_before_crash * 100
+    assert mirror_state() == gateway_state(fake_gateway)
+    assert not SyncCheckpoint.objects.get(resource="charges").in_progress
+
+
+def test_a_stale_read_never_regresses_a_final_status(fake_gateway):
+    token = fake_gateway.create_transaction_token("konbini")["id"]
+    charge = services.create_charge(transaction_token_id=token, amount=500, currency="JPY")
+    awaiting_read = services.get_client().charges.retrieve(charge.store_id, charge.gateway_id)
+    assert awaiting_read.status == "awaiting"
+    fake_gateway.complete(str(charge.gateway_id))
+    services.refresh_charge(charge.gateway_id)
+    result = services.upsert_charges([awaiting_read], account="default")
+    assert result.stale == 1
+    assert Charge.objects.get(pk=charge.pk).status == "successful"
+
+
+def test_status_changed_fires_once_per_real_change(fake_gateway):
+    from django_paycharge import signals
+
+    seen = []
+
+    def on_change(**kwargs):
+        seen.append((kwargs["previous_status"], kwargs["status"]))
+
+    signals.charge_status_changed.connect(on_change, weak=False)
+    try:
+        token = fake_gateway.create_transaction_token("bank_transfer")["id"]
+        charge = services.create_charge(transaction_token_id=token, amount=500, currency="JPY")
+        services.refresh_charge(charge.gateway_id)
+        services.refresh_charge(charge.gateway_id)
+        fake_gateway.complete(str(charge.gateway_id))
+        services.refresh_charge(charge.gateway_id)
+        services.sync_charges(full=True)
+    finally:
+        signals.charge_status_changed.disconnect(on_change)
+    assert seen == [(None, "pending"), ("pending", "awaiting"), ("awaiting", "successful")]
+
+
+def test_open_charges_are_refreshed_one_by_one_when_that_is_cheaper(fake_gateway):
+    fake_gateway.seed(500)
+    services.sync_charges()
+    token = fake_gateway.create_transaction_token("konbini")["id"]
+    charge = services.create_charge(transaction_token_id=token, amount=500, currency="JPY")
+    services.refresh_charge(charge.gateway_id)
+    fake_gateway.complete(str(charge.gateway_id))
+    # Move the high-water mark past the charge so only the open-charge refresh can see it.
+    SyncCheckpoint.objects.filter(resource="charges").update(
+        high_water=Charge.objects.order_by("-created_on").first().created_on + timedelta(hours=1)
+    )
+    services.sync_charges()
+    assert Charge.objects.get(pk=charge.pk).status == "successful"
+    assert mirror_state() == gateway_state(fake_gateway)
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.skipif("connection.vendor != 'postgresql'", reason="runs in the PostgreSQL pass")
+def test_two_threads_syncing_one_store_end_with_no_duplicates(fake_gateway):
+    fake_gateway.seed(1_200)
+    errors = []
+
+    def run():
+        try:
+            services.sync_charges(full=True)
+        except Exception as exc:  # noqa: BLE001 - collected and asserted below
+            errors.append(exc)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=run) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert Charge.objects.count() == 1_200
+    assert mirror_state() == gateway_state(fake_gateway)
+
+
+def test_webhook_configurations_are_mirrored_and_removed_ones_marked(fake_gateway):
+    from django_paycharge.models import WebhookConfiguration
+
+    first = fake_gateway.add_webhook("https://shop.example/hook1", auth_token="tok-1")
+    fake_gateway.add_webhook("https://shop.example/hook2", auth_token="tok-2")
+    result = services.sync_webhooks()
+    assert result.created == 2
+    stored = WebhookConfiguration.objects.get(gateway_id=first["id"])
+    assert stored.triggers == first["triggers"]
+    assert stored.auth_token_digest == services.token_digest("tok-1")
+    assert "tok-1" not in str(stored.raw)
+    deleted = fake_gateway.request("DELETE", f"/stores/{first['store_id']}/webhooks/{first['id']}")
+    assert deleted.status in (200, 204)
+    result = services.sync_webhooks()
+    assert result.removed == 1
+    stored.refresh_from_db()
+    assert stored.removed_at is not None and not stored.active
+    assert not stored.is_usable
