@@ -124,17 +124,33 @@ class FakeGateway:
         """Create a charge through the API with the default credentials (card by default)."""
         token_id = transaction_token_id or self.create_transaction_token()["id"]
         body = {"transaction_token_id": token_id, "amount": amount, "currency": currency, **fields}
-        answer = self.request("POST", "/charges", body)
+        answer = self.request("POST", "/charges", body, app=self._app_for_token(token_id))
         if answer.status != 201:
             raise ApiError(answer.status, str(answer.json().get("code")))
         result: Json = answer.json()
         return result
 
+    def _app_for_token(self, token_id: str) -> AppToken | None:
+        # Charge with credentials that reach the token's store, whichever store it is.
+        with self.state.lock:
+            token = self.state.tokens.get(token_id)
+            store = self.state.stores.get(token.store_id) if token else None
+            apps = list(self.state.app_tokens.values())
+        return next((a for a in apps if store is not None and a.reaches(store)), None)
+
     def request(
-        self, method: str, path: str, body: Any = None, *, headers: Mapping[str, str] | None = None
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        *,
+        headers: Mapping[str, str] | None = None,
+        app: AppToken | None = None,
     ) -> FakeResponse:
-        """Call the API directly (no HTTP, no faults bypassed) with the default credentials."""
+        """Call the API without HTTP (faults apply) with ``app``'s or the default credentials."""
         secret, jwt, _, _ = self.state.default_credentials
+        if app is not None:
+            secret, jwt = app.secret, app.jwt
         sent = {
             "Authorization": f"Bearer {secret}.{jwt}",
             "Content-Type": "application/json",

@@ -73,6 +73,7 @@ def fake_gateway_server(request: pytest.FixtureRequest, _paycharge_server: Any) 
     server.reset()
     server.processing_delay = 0.0
     server.polling_timeout = 2.0
+    server.restore_sender()  # a previous test may have swapped the transport or the delays
     _point_settings(request, server)
     yield server
     server.clear_faults()

@@ -138,7 +138,7 @@ class RunningServer(FakeGateway):
         super().__init__(state, self._server.app.base_url)
         self.app = self._server.app
         self._thread = threading.Thread(
-            target=self._server.serve_forever, name="fake-gateway-server", daemon=True
+            target=self._server.serve_forever, args=(0.1,), name="fake-gateway-server", daemon=True
         )
         self._thread.start()
 
@@ -146,6 +146,12 @@ class RunningServer(FakeGateway):
     def port(self) -> int:
         """The port actually bound (useful with port 0)."""
         return int(self._server.server_address[1])
+
+    def restore_sender(self) -> None:
+        """Deliver by real HTTP again, with the default retry policy."""
+        self.state.sender.transport = http_transport
+        self.state.sender.max_attempts = 4
+        self.state.sender.retry_delays = (0.5, 1.0, 2.0)
 
     def wait_for_deliveries(self, timeout: float = 5.0) -> bool:
         """Block until queued webhook deliveries (and their retries) are settled."""
