@@ -42,7 +42,10 @@ DEFAULTS: dict[str, Any] = {
     "RETURN_URL": "/",
     "RETURN_URL_HOOK": None,
     "ALLOW_HTTP_ISSUER_URLS": False,
+    "CHARGE_ACCESS_HOOK": "django_paycharge.access.session_owns_charge",
     "TASKS": "auto",
+    # Admin (django_paycharge.admin): keys added here by the admin work.
+    # DRF API (django_paycharge.api): keys added here by the API work.
 }
 
 ACCOUNT_KEYS = ("BASE_URL", "SECRET", "JWT", "STORE_ID", "MERCHANT_ID", "TIMEOUT", "MAX_RETRIES")

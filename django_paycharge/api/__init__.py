@@ -1,0 +1,1 @@
+"""DRF endpoints for storefronts and back offices (mount ``django_paycharge.api.urls``)."""
