@@ -1,0 +1,107 @@
+"""``{% load paycharge %}{% paycharge_issuer_token issuer_token %}``.
+
+Renders what the issuer token's call method needs:
+
+- ``http_post``: a form POSTing the payload as hidden fields to the provider,
+  submitted by a script (with the page's CSP nonce) and a ``<noscript>`` button;
+- ``http_get``: a navigation to the provider's URL, with a link as fallback;
+- ``sdk``, ``web``, ``app``: no form; the token, payload and call method as JSON
+  in ``<script type="application/json" id="paycharge-issuer-token">`` for the
+  shop's own integration;
+- ``bank_transfer``: the bank account to transfer to.
+
+Every value is escaped. The provider URL must be absolute ``https`` (plain
+``http`` only with ``PAYCHARGE["ALLOW_HTTP_ISSUER_URLS"]``, for the fake
+gateway); anything else renders a notice instead of a form.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+from django import template
+from django.template.loader import render_to_string
+from django.utils.safestring import SafeString
+
+from .. import conf
+from ..models import IssuerToken
+
+register = template.Library()
+logger = logging.getLogger("django_paycharge.templatetags")
+
+_TEMPLATES = {
+    "http_post": "django_paycharge/issuer_token/http_post.html",
+    "http_get": "django_paycharge/issuer_token/http_get.html",
+}
+_SDK_TEMPLATE = "django_paycharge/issuer_token/sdk.html"
+_BANK_TEMPLATE = "django_paycharge/issuer_token/bank_transfer.html"
+_REFUSED_TEMPLATE = "django_paycharge/issuer_token/refused.html"
+
+
+def is_allowed_provider_url(url: str) -> bool:
+    """An absolute ``https`` URL with a host (``http`` too when the setting allows it)."""
+    try:
+        parts = urlsplit(url.strip())
+    except ValueError:
+        return False
+    schemes = {"https", "http"} if conf.get_setting("ALLOW_HTTP_ISSUER_URLS") else {"https"}
+    return parts.scheme.lower() in schemes and bool(parts.hostname) and url == url.strip()
+
+
+def form_fields(payload: Any) -> list[tuple[str, str]]:
+    """The payload as form fields: strings as they are, anything nested as JSON."""
+    if not isinstance(payload, dict):
+        return []
+    fields = []
+    for key, value in payload.items():
+        if isinstance(value, str):
+            text = value
+        elif value is None:
+            text = ""
+        elif isinstance(value, bool | int | float):
+            text = json.dumps(value)
+        else:
+            text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+        fields.append((str(key), text))
+    return fields
+
+
+def url_with_fields(url: str, fields: list[tuple[str, str]]) -> str:
+    parts = urlsplit(url)
+    query = parse_qsl(parts.query, keep_blank_values=True) + fields
+    return urlunsplit(parts._replace(query=urlencode(query)))
+
+
+@register.simple_tag(takes_context=True)
+def paycharge_issuer_token(
+    context: template.Context, issuer_token: IssuerToken, nonce: str | None = None
+) -> SafeString:
+    """Render an issuer token for the customer (see the module docstring)."""
+    request = context.get("request")
+    csp_nonce = nonce or context.get("csp_nonce") or getattr(request, "csp_nonce", None)
+    ctx: dict[str, Any] = {"token": issuer_token, "nonce": csp_nonce or ""}
+    if issuer_token.payment_type == "bank_transfer":
+        return render_to_string(_BANK_TEMPLATE, ctx)
+    method = issuer_token.call_method
+    if method not in _TEMPLATES:
+        ctx["data"] = {
+            "issuer_token": issuer_token.issuer_token,
+            "payload": issuer_token.payload,
+            "call_method": method,
+        }
+        return render_to_string(_SDK_TEMPLATE, ctx)
+    url = issuer_token.issuer_token
+    if not is_allowed_provider_url(url):
+        logger.warning(
+            "Refused to render issuer token of charge %s: provider URL is not an allowed URL",
+            issuer_token.charge_id,
+        )
+        return render_to_string(_REFUSED_TEMPLATE, ctx)
+    fields = form_fields(issuer_token.payload)
+    ctx.update(url=url, fields=fields, form_id=f"paycharge-issuer-{issuer_token.charge_id}")
+    if method == "http_get":
+        ctx["url"] = url_with_fields(url, fields)
+    return render_to_string(_TEMPLATES[method], ctx)

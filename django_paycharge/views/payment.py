@@ -1,0 +1,45 @@
+"""The payment page: the issuer token of one of the current customer's charges."""
+
+from __future__ import annotations
+
+import logging
+import uuid
+
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.views.decorators.cache import never_cache
+
+from ..access import can_access_charge
+from ..exceptions import ChargeStateError, PayChargeError, UnsupportedPaymentTypeError
+from ..models import Charge, IssuerToken
+from ..services import fetch_issuer_token
+
+logger = logging.getLogger("django_paycharge.views")
+
+TEMPLATE = "django_paycharge/payment.html"
+UNAVAILABLE_TEMPLATE = "django_paycharge/payment_unavailable.html"
+
+
+@never_cache
+def payment_page(request: HttpRequest, charge_id: uuid.UUID) -> HttpResponse:
+    """Fetch the charge's issuer token and render ``django_paycharge/payment.html``.
+
+    Only for a charge the current customer may see (see
+    :mod:`django_paycharge.access`); anyone else gets a 404. Override the
+    template to fit the shop's design; it gets ``charge`` and ``issuer_token``.
+    """
+    charge = Charge.objects.filter(gateway_id=charge_id).first()
+    if charge is None or not can_access_charge(request, charge):
+        raise Http404("No such charge.")
+    try:
+        token: IssuerToken = fetch_issuer_token(charge)
+    except UnsupportedPaymentTypeError:
+        raise Http404("This charge has no payment page.") from None
+    except ChargeStateError as exc:
+        context = {"charge": charge, "status": exc.status, "reason": "status"}
+        return render(request, UNAVAILABLE_TEMPLATE, context, status=409)
+    except PayChargeError as exc:
+        logger.warning("Payment page of charge %s: %s", charge.gateway_id, type(exc).__name__)
+        context = {"charge": charge, "reason": "gateway"}
+        return render(request, UNAVAILABLE_TEMPLATE, context, status=503)
+    return render(request, TEMPLATE, {"charge": charge, "issuer_token": token})
