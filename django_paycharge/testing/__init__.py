@@ -17,6 +17,7 @@ from ._common import (
     TEST_MERCHANT_ID,
     TEST_SECRET,
     TEST_STORE_ID,
+    ApiError,
     make_jwt,
 )
 from .app import FakeApp, FakeResponse
@@ -32,6 +33,7 @@ __all__ = [
     "TEST_MERCHANT_ID",
     "TEST_SECRET",
     "TEST_STORE_ID",
+    "ApiError",
     "FakeApp",
     "FakeGateway",
     "FakeResponse",
