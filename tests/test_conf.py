@@ -42,13 +42,17 @@ def test_named_account_inherits_options_but_not_credentials():
 
 
 def test_named_account_without_credentials_is_an_error_naming_the_key():
-    with override_settings(PAYCHARGE={**BASE, "ACCOUNTS": {"osaka": {"STORE_ID": None}}}):
-        with pytest.raises(ConfigurationError, match=r"PAYCHARGE\['ACCOUNTS'\]\['osaka'\]\['SECRET'\]"):
-            conf.get_account("osaka")
+    accounts = {"osaka": {"STORE_ID": None}}
+    expected = r"PAYCHARGE\['ACCOUNTS'\]\['osaka'\]\['SECRET'\]"
+    with (
+        override_settings(PAYCHARGE={**BASE, "ACCOUNTS": accounts}),
+        pytest.raises(ConfigurationError, match=expected),
+    ):
+        conf.get_account("osaka")
 
 
 def test_unknown_account_is_an_error_listing_the_configured_ones():
-    with pytest.raises(ConfigurationError, match="No account named 'nope'.*default"):
+    with pytest.raises(ConfigurationError, match=r"No account named 'nope'.*default"):
         conf.get_account("nope")
 
 
@@ -67,9 +71,11 @@ def test_unknown_account_is_an_error_listing_the_configured_ones():
     ],
 )
 def test_malformed_keys_raise_an_error_naming_the_key(key, value, message):
-    with override_settings(PAYCHARGE={**BASE, key: value}):
-        with pytest.raises(ConfigurationError, match=message):
-            conf.get_account()
+    with (
+        override_settings(PAYCHARGE={**BASE, key: value}),
+        pytest.raises(ConfigurationError, match=message),
+    ):
+        conf.get_account()
 
 
 def test_account_repr_hides_credentials():
