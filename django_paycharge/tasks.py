@@ -13,7 +13,7 @@ from collections.abc import Callable
 from datetime import timedelta
 from importlib import import_module
 from importlib.util import find_spec
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.utils import timezone
@@ -38,23 +38,36 @@ def _task_decorator() -> Callable[..., Any] | None:
 _task = _task_decorator()
 
 
-def _process_webhook_delivery(delivery_pk: int, retry_failed: bool = False) -> str:
+def _process(delivery_pk: int, retry_failed: bool) -> str:
     status = deliveries.process_delivery(delivery_pk, retry_failed=retry_failed)
     if status == "failed":
         _retry_later(delivery_pk)
     return status
 
 
-def _sync_charges(account: str | None = None) -> dict[str, int]:
+def _sync(account: str | None) -> dict[str, Any]:
     return services.sync_charges(account).as_dict()
 
 
-if _task is not None:
-    process_webhook_delivery: Any = _task()(_process_webhook_delivery)
-    sync_charges_task: Any = _task()(_sync_charges)
-else:  # pragma: no cover - only without any tasks framework installed
-    process_webhook_delivery = None
-    sync_charges_task = None
+# The task backend finds a task again by its module and function name, so each
+# task is bound to the module attribute of its function's own name. To mypy they
+# are Task objects of whichever tasks framework is installed: typed as Any.
+if TYPE_CHECKING:
+    process_webhook_delivery: Any
+    sync_charges_task: Any
+else:
+
+    def process_webhook_delivery(delivery_pk, retry_failed=False):
+        """Process one stored webhook delivery (see services.deliveries.process_delivery)."""
+        return _process(delivery_pk, retry_failed)
+
+    def sync_charges_task(account=None):
+        """Run an incremental sync of charges; returns its counts."""
+        return _sync(account)
+
+    if _task is not None:
+        process_webhook_delivery = _task()(process_webhook_delivery)
+        sync_charges_task = _task()(sync_charges_task)
 
 
 def background_enabled() -> bool:

@@ -7,8 +7,9 @@ user, password, name); ``scripts/test`` starts a throwaway cluster and sets them
 from __future__ import annotations
 
 import os
+from importlib.util import find_spec
 
-SECRET_KEY = "tests-only-not-secret"  # noqa: S105
+SECRET_KEY = "tests-only-not-secret"
 DEBUG = False
 USE_TZ = True
 TIME_ZONE = "UTC"
@@ -24,6 +25,10 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "rest_framework",
     "django_paycharge",
+    # A real task backend and worker for background webhook processing tests
+    # (the TASKS setting itself is only set by the tests that want it).
+    *([] if find_spec("django.tasks") else ["django_tasks"]),
+    "django_tasks_db",
 ]
 
 MIDDLEWARE = [

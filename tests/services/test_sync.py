@@ -164,7 +164,7 @@ def test_two_threads_syncing_one_store_end_with_no_duplicates(fake_gateway):
     def run():
         try:
             services.sync_charges(full=True)
-        except Exception as exc:  # noqa: BLE001 - collected and asserted below
+        except Exception as exc:
             errors.append(exc)
         finally:
             connection.close()
