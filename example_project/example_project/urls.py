@@ -1,0 +1,12 @@
+"""The shop's URLs, the payment app's (webhook, return, payment page) and the admin."""
+
+from __future__ import annotations
+
+from django.contrib import admin
+from django.urls import include, path
+
+urlpatterns = [
+    path("admin/", admin.site.urls),
+    path("payments/", include("django_paycharge.urls")),
+    path("", include("shop.urls")),
+]

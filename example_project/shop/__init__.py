@@ -1,0 +1,1 @@
+"""The example shop: products, orders, checkout, and payments through django_paycharge."""

@@ -1,0 +1,59 @@
+"""The checkout page's context: the gateway's address, the widget's JWT, the script's texts."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.http import HttpRequest
+from django.utils.translation import gettext as _
+
+from .models import Order
+
+#: Online wallet brands offered (the fake gateway accepts any brand name).
+WALLET_BRANDS = [("paypay", "PayPay"), ("au_pay", "au PAY"), ("merpay", "merpay")]
+CONVENIENCE_STORES = [
+    ("seven_eleven", "7-Eleven"),
+    ("family_mart", "FamilyMart"),
+    ("lawson", "LAWSON"),
+]
+
+
+def script_texts() -> dict[str, Any]:
+    """Translated texts for checkout.js (delivered with ``json_script``, not inline code)."""
+    return {
+        "working": _("Processing your payment…"),
+        "unreachable": _(
+            "We could not reach the payment service. Nothing was charged; please try again."
+        ),
+        "rejected": _("Please check your payment details: %(fields)s."),
+        "failed": _("The payment service refused the payment details. Please try again."),
+        "fields": {
+            "email": _("email"),
+            "data.card_number": _("card number"),
+            "data.exp_month": _("expiry month"),
+            "data.exp_year": _("expiry year"),
+            "data.cvv": _("security code"),
+            "data.cardholder": _("name on the card"),
+            "data.customer_name": _("your name"),
+            "data.convenience_store": _("convenience store"),
+            "data.brand": _("wallet"),
+        },
+    }
+
+
+def checkout_context(request: HttpRequest, order: Order) -> dict[str, Any]:
+    """The checkout template's context.
+
+    The JWT is the app token's public half, made for browser widgets: it can
+    create transaction tokens and nothing else. The secret never leaves the server.
+    """
+    return {
+        "order": order,
+        "gateway_url": settings.PAYCHARGE["BASE_URL"],
+        "widget_jwt": settings.PAYCHARGE["JWT"] or "",
+        "texts": script_texts(),
+        "wallet_brands": WALLET_BRANDS,
+        "convenience_stores": CONVENIENCE_STORES,
+        "demo": settings.SHOP_DEMO_BANK,
+    }

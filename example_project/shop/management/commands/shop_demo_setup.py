@@ -1,0 +1,43 @@
+"""``manage.py shop_demo_setup``: demo products and a demo admin user (demo only)."""
+
+from __future__ import annotations
+
+import secrets
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand, CommandParser
+
+from shop.models import Product
+
+DEMO_PRODUCTS = [
+    ("Matcha tea, 100 g", "Stone-ground green tea from Uji.", 1200),
+    ("Furoshiki wrapping cloth", "Cotton, 70 by 70 cm, wave pattern.", 2400),
+    ("Hinoki chopsticks", "A pair of cypress chopsticks with a rest.", 800),
+]
+
+
+class Command(BaseCommand):
+    help = (
+        "Create the demo products (when there are none) and a demo admin user with a new "
+        "random password, printed once. For the demo only: never on a real shop."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--username", default="admin")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        if not Product.objects.exists():
+            Product.objects.bulk_create(
+                Product(name=name, description=text, price=price)
+                for name, text, price in DEMO_PRODUCTS
+            )
+            self.stdout.write(f"Created {len(DEMO_PRODUCTS)} demo products.")
+        password = secrets.token_urlsafe(12)
+        user_model = get_user_model()
+        user, _created = user_model.objects.get_or_create(username=options["username"])
+        user.is_staff = user.is_superuser = True
+        user.set_password(password)
+        user.save()
+        # Printed on purpose: a fresh throwaway password for the local demo's admin.
+        self.stdout.write(f"Demo admin: user {user.get_username()!r}, password {password!r}")

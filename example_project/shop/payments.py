@@ -1,0 +1,142 @@
+"""How the shop uses django_paycharge: pay an order, follow its charge, send the customer back.
+
+- :func:`pay_order` creates the charge through the app's services, with the
+  amount from the order (never from the browser);
+- :func:`on_charge_status_changed` (``charge_status_changed``) marks the order
+  paid or failed, whichever way the news came (the customer's return, a
+  webhook, a sync);
+- :func:`return_url` is ``PAYCHARGE["RETURN_URL_HOOK"]``: after the provider,
+  the customer lands on their order page.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from django.db import transaction
+from django.dispatch import receiver
+from django.http import HttpRequest
+from django.urls import reverse
+from django.utils import timezone
+from django.utils.translation import gettext as _
+
+from django_paycharge import services, signals
+from django_paycharge.access import grant_charge_access
+from django_paycharge.models import Charge
+
+from .models import Order
+
+logger = logging.getLogger("shop.payments")
+
+#: Seconds the checkout waits for a card charge to leave ``pending``.
+CARD_WAIT_SECONDS = 20.0
+
+_ORDER_STATUS = {
+    "successful": Order.Status.PAID,
+    "awaiting": Order.Status.AWAITING,
+    "failed": Order.Status.FAILED,
+    "error": Order.Status.FAILED,
+    "canceled": Order.Status.FAILED,
+}
+
+
+def pay_order(request: HttpRequest, order: Order, transaction_token_id: str) -> Charge:
+    """Charge ``order`` with the transaction token the customer's browser created.
+
+    The amount and currency are the order's. The gateway sends the customer
+    back (online wallets) to ``paycharge:return``, which refreshes the charge
+    and redirects through :func:`return_url`. Card charges are waited for, so
+    the order page shows the outcome at once. Raises the app's
+    :class:`~django_paycharge.exceptions.PayChargeError` subclasses.
+    """
+    charge = services.create_charge(
+        transaction_token_id=transaction_token_id,
+        amount=order.amount,
+        currency=order.currency,
+        metadata={"order": order.pk},
+        redirect_endpoint=request.build_absolute_uri(reverse("paycharge:return")),
+        ip_address=_client_ip(request),
+    )
+    grant_charge_access(request, charge)
+    _attach(order.pk, charge)
+    if charge.status == "pending" and charge.payment_type == "card":
+        charge = services.wait_for_charge(charge, timeout=CARD_WAIT_SECONDS)
+    return charge
+
+
+def _client_ip(request: HttpRequest) -> str | None:
+    # REMOTE_ADDR only: a header the client can set is no evidence for fraud checks.
+    address = request.META.get("REMOTE_ADDR", "")
+    return address if address.count(".") == 3 else None
+
+
+def _attach(order_pk: int, charge: Charge) -> None:
+    """Make ``charge`` the order's current charge (unless a newer one already is)."""
+    with transaction.atomic():
+        order = Order.objects.select_for_update().select_related("charge").get(pk=order_pk)
+        current = order.charge
+        # A late event about an earlier attempt must not replace a newer attempt.
+        if (
+            current is not None
+            and current.pk != charge.pk
+            and current.created_on > charge.created_on
+        ):
+            return
+        order.charge = charge
+        _apply_status(order, charge.status)
+        order.save(update_fields=["charge", "status", "paid_at"])
+
+
+def _apply_status(order: Order, charge_status: str) -> None:
+    if order.status == Order.Status.PAID:
+        return  # paid stays paid: a later failed attempt does not unpay it
+    new = _ORDER_STATUS.get(charge_status)
+    if new is None:
+        return
+    order.status = new
+    if new == Order.Status.PAID:
+        order.paid_at = timezone.now()
+
+
+def order_id_of(charge: Charge) -> int | None:
+    """The shop's order id from the charge's metadata (set by :func:`pay_order`)."""
+    value = (charge.metadata or {}).get("order")
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return None
+
+
+@receiver(signals.charge_status_changed, sender=Charge, dispatch_uid="shop-order-status")
+def on_charge_status_changed(sender: Any, charge: Charge, status: str, **kwargs: Any) -> None:
+    """Mark the order paid or failed when its charge's status changes."""
+    order_pk = order_id_of(charge)
+    if order_pk is None or not Order.objects.filter(pk=order_pk).exists():
+        return
+    _attach(order_pk, charge)
+    logger.info("Order %s: charge %s is now %s", order_pk, charge.gateway_id, status)
+
+
+def return_url(request: HttpRequest, charge: Charge) -> str | None:
+    """``RETURN_URL_HOOK``: the order page of the charge's order (None: ``RETURN_URL``)."""
+    order_pk = order_id_of(charge)
+    public_id = Order.objects.filter(pk=order_pk).values_list("public_id", flat=True).first()
+    if public_id is None:
+        return None
+    return reverse("shop:order", args=[public_id])
+
+
+def failure_message(charge: Charge | None) -> str:
+    """The gateway's reason for a failed charge, in words a customer understands."""
+    if charge is None:
+        return ""
+    error = charge.error if isinstance(charge.error, dict) else {}
+    reason = str(error.get("message") or error.get("detail") or "").strip()
+    if charge.status == "canceled":
+        return _("The payment was canceled or has expired. No money was taken.")
+    if reason:
+        return _("Your payment did not go through: %(reason)s. No money was taken.") % {
+            "reason": reason
+        }
+    return _("Your payment did not go through. No money was taken.")

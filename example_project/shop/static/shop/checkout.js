@@ -1,0 +1,92 @@
+// Checkout: create the transaction token in the browser with the widget's JWT (never the
+// secret), then hand only the token's id to the shop, which creates the charge.
+"use strict";
+(function () {
+  const form = document.getElementById("checkout");
+  const chargeForm = document.getElementById("charge-form");
+  const errorBox = document.getElementById("checkout-error");
+  const button = document.getElementById("pay-button");
+  const texts = JSON.parse(document.getElementById("checkout-texts").textContent);
+  if (!form || !chargeForm) return;
+
+  function selectedType() {
+    return form.querySelector("input[name=payment_type]:checked").value;
+  }
+
+  function showDetails() {
+    const type = selectedType();
+    form.querySelectorAll("fieldset.details").forEach(function (fieldset) {
+      fieldset.hidden = fieldset.dataset.paymentType !== type;
+    });
+  }
+
+  function value(name) {
+    const field = form.elements.namedItem(name);
+    return field ? String(field.value).trim() : "";
+  }
+
+  function tokenBody(type) {
+    let data = {};
+    if (type === "card") {
+      data = {
+        cardholder: value("cardholder"),
+        card_number: value("card_number").replace(/[\s-]/g, ""),
+        exp_month: parseInt(value("exp_month"), 10),
+        exp_year: parseInt(value("exp_year"), 10),
+        cvv: value("cvv"),
+      };
+    } else if (type === "konbini") {
+      data = { customer_name: value("customer_name"), convenience_store: value("convenience_store") };
+    } else if (type === "online") {
+      data = { brand: value("brand"), call_method: value("call_method") };
+    }
+    return { payment_type: type, type: "one_time", email: value("email"), data: data };
+  }
+
+  function showError(message) {
+    errorBox.textContent = message;
+    errorBox.hidden = false;
+    button.disabled = false;
+  }
+
+  function rejection(body) {
+    const errors = (body && Array.isArray(body.errors)) ? body.errors : [];
+    if (!errors.length) return texts.failed;
+    const names = errors.map(function (e) { return texts.fields[e.field] || e.field; });
+    return texts.rejected.replace("%(fields)s", Array.from(new Set(names)).join(", "));
+  }
+
+  async function submit(event) {
+    event.preventDefault();
+    errorBox.hidden = true;
+    button.disabled = true;
+    button.dataset.label = button.dataset.label || button.textContent;
+    button.textContent = texts.working;
+    let response;
+    try {
+      response = await fetch(form.dataset.gatewayUrl + "/tokens", {
+        method: "POST",
+        headers: { "Authorization": "Bearer " + form.dataset.jwt, "Content-Type": "application/json" },
+        body: JSON.stringify(tokenBody(selectedType())),
+      });
+    } catch (err) {
+      button.textContent = button.dataset.label;
+      showError(texts.unreachable);
+      return;
+    }
+    const body = await response.json().catch(function () { return null; });
+    if (!response.ok || !body || !body.id) {
+      button.textContent = button.dataset.label;
+      showError(response.status >= 500 ? texts.unreachable : rejection(body));
+      return;
+    }
+    chargeForm.elements.namedItem("transaction_token_id").value = body.id;
+    HTMLFormElement.prototype.submit.call(chargeForm);
+  }
+
+  form.querySelectorAll("input[name=payment_type]").forEach(function (radio) {
+    radio.addEventListener("change", showDetails);
+  });
+  form.addEventListener("submit", submit);
+  showDetails();
+})();

@@ -1,0 +1,179 @@
+"""The shop's pages: products, an order, its checkout, and a demo bank for the fake gateway."""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from typing import Any
+
+from django.conf import settings
+from django.contrib import messages
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.utils.translation import gettext as _
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_GET, require_POST
+
+from django_paycharge import services
+from django_paycharge.exceptions import (
+    ChargeStateError,
+    InvalidParametersError,
+    PayChargeError,
+)
+from django_paycharge.models import IssuerToken
+
+from .checkout import checkout_context
+from .models import Order, Product
+from .payments import failure_message, pay_order
+
+logger = logging.getLogger("shop.views")
+SESSION_KEY = "shop_orders"
+
+
+def _remember(request: HttpRequest, order: Order) -> None:
+    orders = [o for o in request.session.get(SESSION_KEY, []) if o != str(order.public_id)]
+    request.session[SESSION_KEY] = [*orders[-49:], str(order.public_id)]
+
+
+def _customer_order(request: HttpRequest, public_id: uuid.UUID) -> Order:
+    """The order, if this browser placed it (or staff look at it); else 404."""
+    order = get_object_or_404(
+        Order.objects.select_related("product", "charge"), public_id=public_id
+    )
+    user: Any = request.user
+    if str(public_id) not in request.session.get(SESSION_KEY, []) and not user.is_staff:
+        raise Http404("No such order.")
+    return order
+
+
+@require_GET
+def product_list(request: HttpRequest) -> HttpResponse:
+    products = Product.objects.filter(active=True)
+    context = {"products": products, "currency": settings.SHOP_CURRENCY}
+    return render(request, "shop/products.html", context)
+
+
+@require_POST
+def place_order(request: HttpRequest) -> HttpResponse:
+    product = get_object_or_404(Product, pk=request.POST.get("product"), active=True)
+    try:
+        quantity = int(request.POST.get("quantity", "1"))
+    except ValueError:
+        quantity = 0
+    if not 1 <= quantity <= 10:
+        messages.error(request, _("Please choose a quantity from 1 to 10."))
+        return redirect("shop:products")
+    order = Order.objects.create(
+        product=product,
+        quantity=quantity,
+        amount=product.price * quantity,
+        currency=settings.SHOP_CURRENCY,
+    )
+    _remember(request, order)
+    return redirect("shop:checkout", public_id=order.public_id)
+
+
+@never_cache
+@require_GET
+def checkout(request: HttpRequest, public_id: uuid.UUID) -> HttpResponse:
+    order = _customer_order(request, public_id)
+    if not order.can_pay:
+        return redirect("shop:order", public_id=order.public_id)
+    return render(request, "shop/checkout.html", checkout_context(request, order))
+
+
+@require_POST
+def pay(request: HttpRequest, public_id: uuid.UUID) -> HttpResponse:
+    """The browser created a transaction token: charge the order's amount with it."""
+    order = _customer_order(request, public_id)
+    if not order.can_pay:
+        return redirect("shop:order", public_id=order.public_id)
+    token_id = request.POST.get("transaction_token_id", "").strip()
+    try:
+        charge = pay_order(request, order, token_id)
+    except InvalidParametersError as exc:
+        fields = ", ".join(e.field for e in exc.errors) or "?"
+        error = _("The payment details were not accepted (%(fields)s). Please try again.") % {
+            "fields": fields
+        }
+        return _checkout_again(request, order, error)
+    except PayChargeError as exc:
+        logger.warning("Order %s: charge not created (%s)", order.pk, type(exc).__name__)
+        error = _(
+            "The payment service did not accept the payment right now. Nothing was charged; "
+            "please try again in a moment."
+        )
+        return _checkout_again(request, order, error)
+    if charge.payment_type == "online" and charge.status in ("pending", "awaiting"):
+        # The app's payment page sends the customer on to the wallet provider.
+        return redirect("paycharge:pay", charge_id=charge.gateway_id)
+    return redirect("shop:order", public_id=order.public_id)
+
+
+def _checkout_again(request: HttpRequest, order: Order, error: str) -> HttpResponse:
+    context = checkout_context(request, order)
+    context["error"] = error
+    return render(request, "shop/checkout.html", context, status=400)
+
+
+@never_cache
+@require_GET
+def order_detail(request: HttpRequest, public_id: uuid.UUID) -> HttpResponse:
+    order = _customer_order(request, public_id)
+    charge = order.charge
+    context: dict[str, Any] = {
+        "order": order,
+        "charge": charge,
+        "demo_bank": settings.SHOP_DEMO_BANK,
+        "failure": failure_message(charge) if order.status == Order.Status.FAILED else "",
+    }
+    if (
+        charge is not None
+        and charge.status == "awaiting"
+        and charge.payment_type == "bank_transfer"
+    ):
+        context["issuer_token"] = _issuer_token(charge)
+    return render(request, "shop/order.html", context)
+
+
+def _issuer_token(charge: Any) -> IssuerToken | None:
+    """The stored issuer token, fetched once from the gateway when there is none yet."""
+    stored = IssuerToken.objects.filter(charge=charge).first()
+    if stored is not None:
+        return stored
+    try:
+        return services.fetch_issuer_token(charge)
+    except ChargeStateError:
+        return None  # paid or expired meanwhile: the status on the page says which
+    except PayChargeError as exc:
+        logger.warning("Bank account of charge %s not fetched: %s", charge.gateway_id, exc)
+        return None
+
+
+@never_cache
+@require_GET
+def order_status(request: HttpRequest, public_id: uuid.UUID) -> JsonResponse:
+    """The order's status from the shop's database (webhooks keep it current), for the poll."""
+    order = _customer_order(request, public_id)
+    return JsonResponse({"status": order.status})
+
+
+@never_cache
+@require_GET
+def demo_bank(request: HttpRequest, public_id: uuid.UUID) -> HttpResponse:
+    """A stand-in for the customer's bank or convenience store (fake gateway only)."""
+    if not settings.SHOP_DEMO_BANK:
+        raise Http404("The demo bank is off.")
+    order = _customer_order(request, public_id)
+    if order.charge is None:
+        raise Http404("Nothing to pay.")
+    context = {
+        "order": order,
+        "charge": order.charge,
+        "complete_url": (
+            f"{settings.PAYCHARGE['BASE_URL']}/_fake/charges/{order.charge.gateway_id}/complete"
+        ),
+        "order_url": reverse("shop:order", args=[order.public_id]),
+    }
+    return render(request, "shop/demo_bank.html", context)

@@ -1,0 +1,144 @@
+"""Run ``scripts/demo`` from a fresh clone of the repository, as a new user would."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+REPO = Path(__file__).resolve().parents[2]
+READY = "The demo is running"
+# Variables of this test run that must not leak into the "clean environment".
+_DROPPED_PREFIXES = ("PAYCHARGE_", "SHOP_", "DJANGO_", "PYTEST", "VIRTUAL_ENV", "PYTHON")
+_DROPPED = {"DATABASE_URL", "GATEWAY_PORT"}
+
+
+def clean_environment(**extra: str) -> dict[str, str]:
+    """This machine's environment minus this test run's own (its venv, Django settings...)."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(_DROPPED_PREFIXES) and k not in _DROPPED
+    }
+    venv_bin = str(REPO / ".venv" / "bin")
+    env["PATH"] = os.pathsep.join(p for p in env.get("PATH", "").split(os.pathsep) if p != venv_bin)
+    env.update(extra)
+    return env
+
+
+def clone_head(target: Path) -> Path:
+    """``git clone`` the repository's committed HEAD into ``target``."""
+    subprocess.run(
+        ["git", "clone", "--quiet", "--no-hardlinks", str(REPO), str(target)],
+        check=True,
+        env=clean_environment(),
+        timeout=120,
+    )
+    return target
+
+
+@dataclass
+class Demo:
+    """A running ``scripts/demo``: its URLs, output and admin credentials."""
+
+    root: Path
+    process: subprocess.Popen[str]
+    env: dict[str, str]
+    output: list[str] = field(default_factory=list)
+    shop_url: str = ""
+    gateway_url: str = ""
+    admin_user: str = ""
+    admin_password: str = ""
+
+    def text(self) -> str:
+        return "".join(self.output)
+
+    def read_output(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            self.output.append(line)
+
+    def wait_ready(self, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            text = self.text()
+            if READY in text and "Press Ctrl-C" in text:
+                self._parse(text)
+                return
+            if self.process.poll() is not None:
+                break
+            time.sleep(0.2)
+        raise AssertionError(f"scripts/demo did not get ready; its output:\n{self.text()}")
+
+    def _parse(self, text: str) -> None:
+        shop = re.search(r"Shop:\s+(http://\S+?)/?\s", text)
+        gateway = re.search(r"Fake gateway:\s+(http://\S+?)/?\s", text)
+        admin = re.search(r"user '([^']+)', password '([^']+)'", text)
+        assert shop and gateway and admin, text
+        self.shop_url, self.gateway_url = shop.group(1), gateway.group(1)
+        self.admin_user, self.admin_password = admin.group(1), admin.group(2)
+
+    def query(self, code: str) -> Any:
+        """Run Python in the demo's own Django (``manage.py shell``); it prints one JSON value."""
+        result = subprocess.run(
+            [str(self.root / ".venv" / "bin" / "python"), "manage.py", "shell", "-c", code],
+            cwd=self.root / "example_project",
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert result.returncode == 0, result.stderr
+        return json.loads(result.stdout.strip().splitlines()[-1])
+
+    def interrupt(self, timeout: float = 30.0) -> int:
+        """Ctrl-C: SIGINT to the script alone (it must stop what it started itself)."""
+        self.process.send_signal(signal.SIGINT)
+        return self.process.wait(timeout=timeout)
+
+    def leftover_processes(self) -> list[str]:
+        """Processes still in the demo's process group (its children, had any survived)."""
+        out = subprocess.run(
+            ["ps", "-eo", "pid=,sid=,args="], capture_output=True, text=True, check=True
+        ).stdout
+        session = str(self.process.pid)
+        rows = (line.split(None, 2) for line in out.splitlines() if line.strip())
+        return [" ".join(row) for row in rows if len(row) >= 2 and row[1] == session]
+
+
+def start_demo(root: Path, env: dict[str, str], timeout: float = 420.0) -> Demo:
+    """Start ``scripts/demo`` in ``root`` as its own session (like a terminal's foreground job)."""
+    process = subprocess.Popen(
+        ["scripts/demo"],
+        cwd=root,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+        text=True,
+        start_new_session=True,
+    )
+    demo = Demo(root=root, process=process, env=env)
+    threading.Thread(target=demo.read_output, daemon=True).start()
+    try:
+        demo.wait_ready(timeout)
+    except BaseException:
+        os.killpg(process.pid, signal.SIGKILL)
+        raise
+    return demo
+
+
+def port_is_closed(url: str) -> bool:
+    parts = urlsplit(url)
+    with socket.socket() as sock:
+        sock.settimeout(1)
+        return sock.connect_ex((parts.hostname or "", parts.port or 80)) != 0

@@ -1,0 +1,259 @@
+"""Every payment flow of the example shop, in headless Chromium, against ``scripts/demo``.
+
+The demo runs from a fresh clone (see conftest.py): the fake gateway server
+and the shop talk over real HTTP, the browser creates transaction tokens on
+the gateway itself, and the fake's webhooks reach the shop. Each test checks
+the page the customer sees, then the order and the charge in the shop's
+database, and the charge on the gateway.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import urllib.request
+from typing import Any
+
+import pytest
+
+from django_paycharge.testing import CARD_DECLINED, CARD_INSUFFICIENT_FUNDS, CARD_SUCCESS
+
+from .demo_process import Demo
+
+pytestmark = [pytest.mark.e2e, pytest.mark.browser]
+
+ORDER_URL = re.compile(r"/orders/(?P<id>[0-9a-f-]{36})/$")
+TIMEOUT_MS = 30_000
+
+_ORDER_QUERY = """
+import json
+from shop.models import Order
+from django_paycharge.models import IssuerToken, WebhookDelivery
+order = Order.objects.select_related("charge").get(public_id="{public_id}")
+charge = order.charge
+token = IssuerToken.objects.filter(charge=charge).first() if charge else None
+print(json.dumps({{
+    "order": {{"id": order.pk, "status": order.status, "amount": order.amount,
+              "currency": order.currency, "paid": order.paid_at is not None}},
+    "charge": charge and {{
+        "id": str(charge.gateway_id), "status": charge.status,
+        "payment_type": charge.payment_type, "amount": charge.requested_amount,
+        "currency": charge.requested_currency, "metadata": charge.metadata,
+        "error": charge.error, "redirect": charge.redirect,
+    }},
+    "issuer_token": token and {{"call_method": token.call_method,
+                               "account_number": token.account_number}},
+    "webhooks": list(WebhookDelivery.objects.filter(charge=charge).values_list("status", flat=True))
+        if charge else [],
+}}))
+"""
+
+
+def order_state(demo: Demo, public_id: str) -> dict[str, Any]:
+    """The order, its charge, issuer token and webhook deliveries, from the shop's database."""
+    state: dict[str, Any] = demo.query(_ORDER_QUERY.format(public_id=public_id))
+    return state
+
+
+def gateway_charge(demo: Demo, charge_id: str) -> dict[str, Any]:
+    """The charge as the fake gateway holds it."""
+    url = f"{demo.gateway_url}/_fake/charges/{charge_id}"
+    with urllib.request.urlopen(url, timeout=10) as answer:
+        charge: dict[str, Any] = json.load(answer)
+    return charge
+
+
+def buy(page: Any, demo: Demo, product: int = 0, quantity: int = 1) -> None:
+    """From the product list to the checkout page of a new order."""
+    page.goto(f"{demo.shop_url}/")
+    item = page.locator("li.product").nth(product)
+    item.locator("input[name=quantity]").fill(str(quantity))
+    item.locator("button.buy").click()
+    page.wait_for_url(re.compile(r"/checkout/$"))
+
+
+def pay(page: Any, payment_type: str, **fields: str) -> None:
+    """Choose the payment type, fill its fields, press Pay."""
+    page.check(f"input[name=payment_type][value={payment_type}]")
+    for name, value in fields.items():
+        page.locator(f"#checkout [name={name}]").fill(value)
+    page.click("#pay-button")
+
+
+def landed_order_id(page: Any) -> str:
+    page.wait_for_url(ORDER_URL, timeout=TIMEOUT_MS)
+    match = ORDER_URL.search(page.url)
+    assert match is not None
+    return match.group("id")
+
+
+def assert_no_console_errors(page: Any) -> None:
+    # CSP violations, failed fetches and script errors all land here.
+    assert page.console_errors == []
+
+
+def test_card_payment_marks_the_order_paid(demo: Demo, browser_page: Any) -> None:
+    page = browser_page
+    tokens_requests: list[Any] = []
+    page.on("request", lambda r: tokens_requests.append(r) if r.url.endswith("/tokens") else None)
+    buy(page, demo, product=0, quantity=2)
+    pay(page, "card", card_number=CARD_SUCCESS)
+    public_id = landed_order_id(page)
+    assert page.locator("#order-status").inner_text() == "Paid"
+    assert "Thank you" in page.locator(".paid").inner_text()
+    assert_no_console_errors(page)
+
+    # The token was made by the browser on the gateway, with the JWT alone.
+    [token_request] = [r for r in tokens_requests if r.method == "POST"]
+    assert token_request.url == f"{demo.gateway_url}/tokens"
+    authorization = token_request.headers["authorization"]
+    assert authorization.startswith("Bearer ey") and authorization.count(".") == 2
+    assert "demo-" not in authorization  # the app token's secret never reaches the browser
+
+    state = order_state(demo, public_id)
+    assert state["order"]["status"] == "paid" and state["order"]["paid"]
+    charge = state["charge"]
+    assert charge["status"] == "successful" and charge["payment_type"] == "card"
+    # The amount is the order's (two items), set by the server.
+    assert charge["amount"] == state["order"]["amount"] == 2 * 1200
+    assert charge["metadata"] == {"order": state["order"]["id"]}
+    remote = gateway_charge(demo, charge["id"])
+    assert remote["status"] == "successful"
+    assert remote["charged_amount"] == state["order"]["amount"]
+
+
+@pytest.mark.parametrize(
+    ("card", "reason"),
+    [(CARD_DECLINED, "card declined"), (CARD_INSUFFICIENT_FUNDS, "insufficient funds")],
+)
+def test_failed_card_shows_the_reason_then_another_card_pays(
+    demo: Demo, browser_page: Any, card: str, reason: str
+) -> None:
+    page = browser_page
+    buy(page, demo, product=1)
+    pay(page, "card", card_number=card)
+    public_id = landed_order_id(page)
+    message = page.locator(".payment-error").inner_text()
+    assert message == f"Your payment did not go through: {reason}. No money was taken."
+    assert page.locator("#order-status").inner_text() == "Payment failed"
+    failed = order_state(demo, public_id)
+    assert failed["order"]["status"] == "failed"
+    assert failed["charge"]["status"] == "failed"
+    assert failed["charge"]["error"]["message"] == reason
+
+    page.click("text=Try again")
+    page.wait_for_url(re.compile(r"/checkout/$"))
+    pay(page, "card", card_number=CARD_SUCCESS)
+    assert landed_order_id(page) == public_id
+    assert page.locator("#order-status").inner_text() == "Paid"
+    paid = order_state(demo, public_id)
+    assert paid["order"]["status"] == "paid"
+    assert paid["charge"]["status"] == "successful"
+    assert paid["charge"]["id"] != failed["charge"]["id"]
+    assert gateway_charge(demo, failed["charge"]["id"])["status"] == "failed"
+    assert_no_console_errors(page)
+
+
+def test_bank_transfer_shows_the_account_and_the_webhook_marks_it_paid(
+    demo: Demo, browser_page: Any
+) -> None:
+    page = browser_page
+    buy(page, demo, product=2, quantity=3)
+    pay(page, "bank_transfer")
+    public_id = landed_order_id(page)
+    assert page.locator("#order-status").inner_text() == (
+        "Waiting for your transfer or store payment"
+    )
+    shown_number = page.locator(".paycharge-account-number").inner_text()
+    awaiting = order_state(demo, public_id)
+    assert awaiting["charge"]["status"] == "awaiting"
+    assert awaiting["charge"]["payment_type"] == "bank_transfer"
+    # The customer's own page shows the full number, from the issuer token.
+    assert shown_number == awaiting["issuer_token"]["account_number"] != ""
+    assert awaiting["order"]["status"] == "awaiting"
+
+    # The customer pays at their bank (another tab); the order page updates by itself.
+    bank = page.context.new_page()
+    bank.goto(f"{demo.shop_url}/demo/bank/{public_id}/")
+    bank.click("#demo-bank-pay")
+    bank.wait_for_selector("#demo-bank-result[data-state=done]")
+    page.wait_for_function(
+        "document.getElementById('order-status').dataset.status === 'paid'", timeout=TIMEOUT_MS
+    )
+    assert page.locator("#order-status").inner_text() == "Paid"
+
+    paid = order_state(demo, public_id)
+    assert paid["order"]["status"] == "paid"
+    assert paid["charge"]["status"] == "successful"
+    assert paid["charge"]["amount"] == 3 * 800
+    # It came by webhook: the deliveries are stored and processed (inline or by the worker).
+    assert "processed" in paid["webhooks"]
+    assert set(paid["webhooks"]) <= {"processed", "ignored"}
+    assert gateway_charge(demo, paid["charge"]["id"])["status"] == "successful"
+    assert_no_console_errors(page)
+
+
+def test_konbini_waits_for_the_store_payment(demo: Demo, browser_page: Any) -> None:
+    page = browser_page
+    buy(page, demo, product=0)
+    pay(page, "konbini")
+    public_id = landed_order_id(page)
+    assert order_state(demo, public_id)["charge"]["status"] == "awaiting"
+    page.click("#demo-bank-link")
+    page.click("#demo-bank-pay")
+    page.wait_for_selector("#demo-bank-result[data-state=done]")
+    page.click("#back-to-order")
+    page.wait_for_function(
+        "document.getElementById('order-status').dataset.status === 'paid'", timeout=TIMEOUT_MS
+    )
+    state = order_state(demo, public_id)
+    assert state["order"]["status"] == "paid"
+    assert state["charge"]["payment_type"] == "konbini"
+    assert_no_console_errors(page)
+
+
+def test_online_wallet_goes_to_the_provider_and_back(demo: Demo, browser_page: Any) -> None:
+    page = browser_page
+    navigations: list[tuple[str, str]] = []
+    page.on(
+        "request",
+        lambda r: navigations.append((r.method, r.url)) if r.is_navigation_request() else None,
+    )
+    buy(page, demo, product=1)
+    pay(page, "online")
+    public_id = landed_order_id(page)
+    assert page.locator("#order-status").inner_text() == "Paid"
+
+    state = order_state(demo, public_id)
+    charge_id = state["charge"]["id"]
+    # Shop -> the app's payment page -> the provider (form POST) -> the return view -> order.
+    urls = [(method, url.split("?")[0]) for method, url in navigations]
+    pay_page = ("GET", f"{demo.shop_url}/payments/pay/{charge_id}/")
+    provider = ("POST", f"{demo.gateway_url}/_fake/provider/{charge_id}")
+    back = ("GET", f"{demo.shop_url}/payments/return/")
+    order_page = ("GET", f"{demo.shop_url}/orders/{public_id}/")
+    assert urls.index(pay_page) < urls.index(provider) < urls.index(back) < urls.index(order_page)
+    [return_url] = [url for method, url in navigations if "/payments/return/" in url]
+    assert f"serviceChargeId={charge_id}" in return_url
+
+    assert state["order"]["status"] == "paid"
+    assert state["charge"]["status"] == "successful"
+    assert state["charge"]["payment_type"] == "online"
+    assert state["issuer_token"]["call_method"] == "http_post"
+    assert state["charge"]["redirect"]["endpoint"] == f"{demo.shop_url}/payments/return/"
+    assert_no_console_errors(page)
+
+
+def test_the_demo_admin_user_sees_the_paid_order(demo: Demo, browser_page: Any) -> None:
+    page = browser_page
+    buy(page, demo)
+    pay(page, "card", card_number=CARD_SUCCESS)
+    public_id = landed_order_id(page)
+    order_id = order_state(demo, public_id)["order"]["id"]
+    page.goto(f"{demo.shop_url}/admin/")
+    page.fill("#id_username", demo.admin_user)
+    page.fill("#id_password", demo.admin_password)
+    page.click("input[type=submit]")
+    page.goto(f"{demo.shop_url}/admin/shop/order/{order_id}/change/")
+    assert public_id in page.locator("#content").inner_text()
+    assert "Paid" in page.locator(".field-status").inner_text()
