@@ -7,10 +7,11 @@ Ids are stable and never reused once retired:
 - E003 JWT does not have a JWT's shape
 - E004 BASE_URL uses plain HTTP outside DEBUG (loopback hosts excepted)
 - E005 STORE_ID or MERCHANT_ID is not a UUID
-- E006 TIMEOUT or MAX_RETRIES is malformed
+- E006 TIMEOUT, MAX_RETRIES, RETRY_BACKOFF or RETRY_BACKOFF_MAX is malformed
 - E007 PAYCHARGE or PAYCHARGE['ACCOUNTS'] is not a dict
 - E008 an app-wide key is malformed (WEBHOOK_AUTH_TOKENS, RETURN_URL, ...)
 - W001 PAYCHARGE holds a key this app does not know (a typo?)
+- W002 the exception reporter filter would show PAYCHARGE['JWT'] on error pages and e-mails
 """
 
 from __future__ import annotations
@@ -33,6 +34,8 @@ _KEY_IDS = {
     "MERCHANT_ID": "E005",
     "TIMEOUT": "E006",
     "MAX_RETRIES": "E006",
+    "RETRY_BACKOFF": "E006",
+    "RETRY_BACKOFF_MAX": "E006",
 }
 
 
@@ -68,7 +71,28 @@ def check_paycharge_settings(app_configs: Any = None, **kwargs: Any) -> list[Che
     for name in [conf.DEFAULT_ACCOUNT, *accounts]:
         messages.extend(_account_messages(name))
     messages.extend(_app_wide_messages(user))
+    messages.extend(_reporter_filter_messages())
     return messages
+
+
+def _reporter_filter_messages() -> list[CheckMessage]:
+    from django.utils.module_loading import import_string
+
+    from .debug import hides_jwt
+
+    path = settings.DEFAULT_EXCEPTION_REPORTER_FILTER
+    if hides_jwt(import_string(path)):
+        return []
+    return [
+        Warning(
+            f"{path} does not hide PAYCHARGE['JWT']: it would show on the DEBUG error page "
+            "and in error e-mails.",
+            hint="Set DEFAULT_EXCEPTION_REPORTER_FILTER = "
+            "'django_paycharge.debug.PayChargeExceptionReporterFilter' (or a subclass "
+            "whose hidden_settings matches JWT).",
+            id=_id("W002"),
+        )
+    ]
 
 
 def _account_messages(name: str) -> list[CheckMessage]:

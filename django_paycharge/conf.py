@@ -35,6 +35,8 @@ DEFAULTS: dict[str, Any] = {
     "MERCHANT_ID": None,
     "TIMEOUT": (5.0, 30.0),
     "MAX_RETRIES": 3,
+    "RETRY_BACKOFF": 0.5,
+    "RETRY_BACKOFF_MAX": 8.0,
     # App-wide.
     "ACCOUNTS": {},
     "WEBHOOK_AUTH_TOKENS": [],
@@ -45,10 +47,30 @@ DEFAULTS: dict[str, Any] = {
     "CHARGE_ACCESS_HOOK": "django_paycharge.access.session_owns_charge",
     "TASKS": "auto",
     # Admin (django_paycharge.admin): keys added here by the admin work.
+    "ADMIN_ESTIMATED_COUNT_THRESHOLD": 10_000,
+    "ADMIN_CURRENCIES": ["JPY", "USD", "EUR", "GBP", "CNY", "KRW", "TWD", "HKD", "AUD", "SGD"],
+    "ADMIN_ERROR_CODES": {},
+    "ADMIN_MAX_GATEWAY_CALLS": 50,
     # DRF API (django_paycharge.api): keys added here by the API work.
+    "API_CHARGE_HOOK": None,
+    "API_CREATE_PERMISSION_CLASSES": ["django_paycharge.api.permissions.IsStaffUser"],
+    "API_DIRECT_AMOUNT_PERMISSION_CLASSES": ["django_paycharge.api.permissions.IsStaffUser"],
+    "API_CREATE_THROTTLE_CLASSES": ["django_paycharge.api.throttling.ChargeCreateThrottle"],
+    "API_CREATE_THROTTLE_RATE": "20/minute",
+    "API_RETRY_AFTER": 30,
 }
 
-ACCOUNT_KEYS = ("BASE_URL", "SECRET", "JWT", "STORE_ID", "MERCHANT_ID", "TIMEOUT", "MAX_RETRIES")
+ACCOUNT_KEYS = (
+    "BASE_URL",
+    "SECRET",
+    "JWT",
+    "STORE_ID",
+    "MERCHANT_ID",
+    "TIMEOUT",
+    "MAX_RETRIES",
+    "RETRY_BACKOFF",
+    "RETRY_BACKOFF_MAX",
+)
 # Credentials and the default store are never inherited by a named account:
 # mixing two accounts' credentials is the mistake this would invite.
 _NOT_INHERITED = ("SECRET", "JWT", "STORE_ID", "MERCHANT_ID")
@@ -67,6 +89,8 @@ class Account:
     merchant_id: uuid.UUID | None
     timeout: tuple[float, float]
     max_retries: int
+    retry_backoff: float = 0.5
+    retry_backoff_max: float = 8.0
 
 
 def _user_settings() -> Mapping[str, Any]:
@@ -148,6 +172,10 @@ def account_problems(where: str, raw: Mapping[str, Any]) -> list[tuple[str, str]
     retries = raw.get("MAX_RETRIES")
     if not isinstance(retries, int) or isinstance(retries, bool) or not 0 <= retries <= 10:
         problems.append(("MAX_RETRIES", f"{where}['MAX_RETRIES'] must be an integer from 0 to 10."))
+    for key in ("RETRY_BACKOFF", "RETRY_BACKOFF_MAX"):
+        value = raw.get(key)
+        if not isinstance(value, int | float) or isinstance(value, bool) or not 0 <= value <= 300:
+            problems.append((key, f"{where}['{key}'] must be a number of seconds from 0 to 300."))
     return problems
 
 
@@ -168,6 +196,8 @@ def get_account(name: str | None = None) -> Account:
         merchant_id=_as_uuid(raw["MERCHANT_ID"]),
         timeout=timeout,
         max_retries=raw["MAX_RETRIES"],
+        retry_backoff=float(raw["RETRY_BACKOFF"]),
+        retry_backoff_max=float(raw["RETRY_BACKOFF_MAX"]),
     )
 
 

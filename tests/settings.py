@@ -7,6 +7,7 @@ user, password, name); ``scripts/test`` starts a throwaway cluster and sets them
 from __future__ import annotations
 
 import os
+import tempfile
 from importlib.util import find_spec
 
 SECRET_KEY = "tests-only-not-secret"
@@ -57,6 +58,7 @@ TEMPLATES = [
 ]
 
 STATIC_URL = "/static/"
+DEFAULT_EXCEPTION_REPORTER_FILTER = "django_paycharge.debug.PayChargeExceptionReporterFilter"
 
 if os.environ.get("PAYCHARGE_TEST_DB", "sqlite") == "postgres":
     DATABASES = {
@@ -70,13 +72,21 @@ if os.environ.get("PAYCHARGE_TEST_DB", "sqlite") == "postgres":
         }
     }
 else:
+    # A file, not :memory:, so that subprocesses (crash and concurrency tests)
+    # can open the same test database.
+    _sqlite = os.path.join(tempfile.gettempdir(), f"paycharge-test-{os.getpid()}.sqlite3")
     DATABASES = {
         "default": {
             "ENGINE": "django.db.backends.sqlite3",
-            "NAME": ":memory:",
-            "TEST": {"NAME": ":memory:"},
+            "NAME": _sqlite,
+            "TEST": {"NAME": _sqlite},
         }
     }
+
+# A child process of a test opens the parent's test database by name.
+if os.environ.get("PAYCHARGE_CHILD_DB_NAME"):
+    DATABASES["default"]["NAME"] = os.environ["PAYCHARGE_CHILD_DB_NAME"]
+    DATABASES["default"].pop("TEST", None)
 
 # Test credentials of the fake gateway (django_paycharge.testing). Not real secrets.
 PAYCHARGE = {
@@ -89,6 +99,9 @@ PAYCHARGE = {
     ),
     "STORE_ID": "11111111-1111-4111-8111-111111111111",
     "MERCHANT_ID": "22222222-2222-4222-8222-222222222222",
+    # Retries stay on, but wait milliseconds, not seconds.
+    "RETRY_BACKOFF": 0.005,
+    "RETRY_BACKOFF_MAX": 0.05,
 }
 
 LOGGING = {

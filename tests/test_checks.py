@@ -64,3 +64,18 @@ def test_check_messages_never_contain_the_secret():
     with override_settings(PAYCHARGE={**BASE, "JWT": "bad", "BASE_URL": "nope"}):
         text = " ".join(f"{m.msg} {m.hint}" for m in check_paycharge_settings())
     assert BASE["SECRET"] not in text
+
+
+def test_a_reporter_filter_that_shows_the_jwt_is_warned_about(settings):
+    settings.DEFAULT_EXCEPTION_REPORTER_FILTER = "django.views.debug.SafeExceptionReporterFilter"
+    assert ids(check_paycharge_settings()) == ["django_paycharge.W002"]
+
+
+def test_the_apps_reporter_filter_hides_the_jwt_on_error_pages(settings, rf):
+    from django.views.debug import get_exception_reporter_filter
+
+    settings.DEBUG = True
+    safe = get_exception_reporter_filter(rf.get("/")).get_safe_settings()
+    assert BASE["JWT"] not in repr(safe)
+    assert BASE["SECRET"] not in repr(safe)
+    assert safe["PAYCHARGE"]["BASE_URL"] == BASE["BASE_URL"]

@@ -27,6 +27,8 @@ def get_client(account: str | None = None) -> PayChargeClient:
                 jwt=settings.jwt,
                 timeout=settings.timeout,
                 max_retries=settings.max_retries,
+                backoff_base=settings.retry_backoff,
+                backoff_max=settings.retry_backoff_max,
             )
             _clients[name] = client
     return client
