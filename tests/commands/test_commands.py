@@ -1,0 +1,100 @@
+from __future__ import annotations
+
+from datetime import timedelta
+from io import StringIO
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from django_paycharge.models import Charge, ChargeRequest, WebhookConfiguration
+
+pytestmark = pytest.mark.django_db
+
+
+def run(*args):
+    out = StringIO()
+    call_command(*args, stdout=out)
+    return out.getvalue()
+
+
+def test_sync_without_flags_syncs_charges_and_webhooks(fake_gateway):
+    fake_gateway.seed(120)
+    fake_gateway.add_webhook("https://shop.example/payments/webhook/")
+    out = run("paycharge_sync")
+    assert "Charges: 120 read" in out and "created 120" in out
+    assert "Webhook configurations: 1 read" in out
+    assert Charge.objects.count() == 120
+    assert WebhookConfiguration.objects.count() == 1
+
+
+def test_sync_charges_only_then_an_incremental_run_reports_unchanged(fake_gateway):
+    fake_gateway.seed(30)
+    run("paycharge_sync", "--charges")
+    out = run("paycharge_sync", "--charges", "--full")
+    assert "created 0, updated 0, unchanged 30" in out
+    assert WebhookConfiguration.objects.count() == 0
+
+
+def test_progress_is_printed_for_long_runs(fake_gateway):
+    fake_gateway.seed(5_050)
+    out = run("paycharge_sync", "--charges")
+    assert "50 pages, 5000 charges" in out
+
+
+def test_fill_payment_types_after_a_sync(fake_gateway):
+    fake_gateway.seed(40)
+    out = run("paycharge_sync", "--charges", "--fill-payment-types", "100")
+    assert "Payment types filled in for 40 charges." in out
+    assert not Charge.objects.filter(payment_type="").exists()
+
+
+def test_bad_credentials_are_one_clear_line(fake_gateway, settings):
+    settings.PAYCHARGE = {**settings.PAYCHARGE, "SECRET": "wrong-secret"}
+    with pytest.raises(CommandError, match="rejected the credentials") as info:
+        run("paycharge_sync", "--charges")
+    assert "wrong-secret" not in str(info.value)
+
+
+def test_an_unreachable_gateway_is_one_clear_line(settings):
+    settings.PAYCHARGE = {**settings.PAYCHARGE, "BASE_URL": "http://127.0.0.1:9", "MAX_RETRIES": 0}
+    with pytest.raises(CommandError, match="could not be reached"):
+        run("paycharge_sync", "--charges")
+
+
+def test_a_bad_since_is_refused(fake_gateway):
+    with pytest.raises(CommandError, match="ISO-8601"):
+        run("paycharge_sync", "--since", "yesterday")
+
+
+def test_since_starts_from_that_time(fake_gateway):
+    fake_gateway.seed(200)
+    newest = sorted(c["created_on"] for c in fake_gateway.charges.values())[-10]
+    out = run("paycharge_sync", "--charges", "--since", newest)
+    assert "Charges: 10 read" in out
+
+
+def test_unknown_account_is_a_clear_error(fake_gateway):
+    with pytest.raises(CommandError, match="No account named 'nope'"):
+        run("paycharge_sync", "--account", "nope")
+
+
+def test_recover_settles_pending_requests_and_reports(fake_gateway):
+    token = fake_gateway.create_transaction_token("card")["id"]
+    ChargeRequest.objects.create(
+        params={"transaction_token_id": token, "amount": 100, "currency": "JPY"}
+    )
+    ChargeRequest.objects.update(created_at=ChargeRequest.objects.get().created_at - timedelta(1))
+    out = run("paycharge_recover")
+    assert "settled: 1, failed: 0, still pending: 0" in out
+    assert len(fake_gateway.charges) == 1
+
+
+def test_recover_fails_when_requests_stay_pending(fake_gateway, settings):
+    settings.PAYCHARGE = {**settings.PAYCHARGE, "MAX_RETRIES": 0}
+    token = fake_gateway.create_transaction_token("card")["id"]
+    ChargeRequest.objects.create(
+        params={"transaction_token_id": token, "amount": 100, "currency": "JPY"}
+    )
+    fake_gateway.add_fault("POST", r"^/charges$", action="status", status=503, count=5)
+    with pytest.raises(CommandError, match="still pending"):
+        run("paycharge_recover", "--older-than", "0")
