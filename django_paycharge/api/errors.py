@@ -1,0 +1,170 @@
+"""One JSON shape for every error of the API, and gateway failures mapped to our statuses.
+
+Every error answer is ``{"code": ..., "message": ..., "errors": [{"field", "reason"}]}``
+(plus ``status`` for ``charge_status``). The handler is set on the API's views
+only: the shop's global ``REST_FRAMEWORK["EXCEPTION_HANDLER"]`` is left alone.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
+from django.http import Http404
+from django.utils.translation import gettext as _
+from rest_framework import exceptions, status
+from rest_framework.response import Response
+
+from .. import conf
+from ..exceptions import (
+    APIError,
+    BadRequestError,
+    ChargeStateError,
+    ConfigurationError,
+    ConflictError,
+    FieldError,
+    InvalidParametersError,
+    NetworkError,
+    NotFoundError,
+    PayChargeError,
+    RateLimitError,
+    UnsupportedPaymentTypeError,
+)
+
+logger = logging.getLogger("django_paycharge.api")
+
+NON_FIELD = "non_field_errors"
+
+
+def error_response(
+    http_status: int,
+    code: str,
+    message: str,
+    errors: Iterable[FieldError] = (),
+    *,
+    headers: Mapping[str, str] | None = None,
+    **extra: Any,
+) -> Response:
+    """An error answer in the API's one shape."""
+    body: dict[str, Any] = {
+        "code": code,
+        "message": message,
+        "errors": [{"field": e.field or NON_FIELD, "reason": e.reason} for e in errors],
+        **extra,
+    }
+    return Response(body, status=http_status, headers=dict(headers or {}))
+
+
+def flatten_detail(detail: Any, prefix: str = "") -> list[FieldError]:
+    """DRF's nested ``ValidationError.detail`` as a flat list with dotted field names."""
+    if isinstance(detail, Mapping):
+        found: list[FieldError] = []
+        for key, value in detail.items():
+            name = str(key) if not prefix or key == NON_FIELD else f"{prefix}.{key}"
+            found.extend(flatten_detail(value, name))
+        return found
+    if isinstance(detail, list | tuple):
+        return [error for item in detail for error in flatten_detail(item, prefix)]
+    return [FieldError(prefix or NON_FIELD, str(detail))]
+
+
+def api_exception_handler(exc: Exception, context: Mapping[str, Any]) -> Response | None:
+    """The API's exception handler: DRF errors and :class:`PayChargeError` in one shape."""
+    if isinstance(exc, Http404):
+        exc = exceptions.NotFound()
+    elif isinstance(exc, DjangoPermissionDenied):
+        exc = exceptions.PermissionDenied()
+    if isinstance(exc, exceptions.APIException):
+        return _drf_error(exc)
+    if isinstance(exc, PayChargeError):
+        return _paycharge_error(exc)
+    return None  # a bug of ours: let Django report it
+
+
+def _drf_error(exc: exceptions.APIException) -> Response:
+    headers: dict[str, str] = {}
+    auth_header = getattr(exc, "auth_header", None)
+    if auth_header:
+        headers["WWW-Authenticate"] = auth_header
+    wait = getattr(exc, "wait", None)
+    if wait:
+        headers["Retry-After"] = str(int(wait))
+    if isinstance(exc, exceptions.ValidationError):
+        return error_response(
+            status.HTTP_400_BAD_REQUEST,
+            "validation_error",
+            _("The request is not valid: see errors."),
+            flatten_detail(exc.detail),
+            headers=headers,
+        )
+    detail = exc.detail if isinstance(exc.detail, str) else str(exc.default_detail)
+    return error_response(exc.status_code, str(exc.default_code), str(detail), headers=headers)
+
+
+def _retry_after() -> dict[str, str]:
+    return {"Retry-After": str(int(conf.get_setting("API_RETRY_AFTER")))}
+
+
+def _paycharge_error(exc: PayChargeError) -> Response:
+    if isinstance(exc, InvalidParametersError):
+        return error_response(
+            400, "validation_error", _("The request is not valid: see errors."), exc.errors
+        )
+    if isinstance(exc, ChargeStateError):
+        return error_response(409, "charge_status", exc.message, status=exc.status)
+    if isinstance(exc, UnsupportedPaymentTypeError):
+        return error_response(409, "unsupported_payment_type", exc.message)
+    if isinstance(exc, ConfigurationError):
+        # The message names a setting: useful in the log, not to a storefront.
+        logger.error("Payment API misconfigured: %s", exc.message)
+        return error_response(
+            503,
+            "not_configured",
+            _("Payments are not available right now."),
+            headers=_retry_after(),
+        )
+    if isinstance(exc, APIError):
+        return _gateway_error(exc)
+    if isinstance(exc, NetworkError):
+        logger.warning("Payment gateway unreachable: %s", exc.message)
+        return error_response(
+            503,
+            "gateway_unavailable",
+            _("The payment service could not be reached; try again later."),
+            headers=_retry_after(),
+        )
+    logger.warning("Payment gateway call failed: %s", type(exc).__name__)
+    return error_response(502, "gateway_error", _("The payment service failed; try again later."))
+
+
+def _gateway_error(exc: APIError) -> Response:
+    logger.warning(
+        "Payment gateway answered %s (%s, request id %s)", exc.http_status, exc.code, exc.request_id
+    )
+    if isinstance(exc, BadRequestError):
+        return error_response(
+            400,
+            "gateway_validation_error",
+            _("The payment service rejected the request: see errors."),
+            exc.errors,
+        )
+    if isinstance(exc, NotFoundError):
+        return error_response(404, "not_found", _("The payment service has no such resource."))
+    if isinstance(exc, ConflictError):
+        return error_response(
+            409,
+            "gateway_conflict",
+            _("The request conflicts with the current state of the payment."),
+            exc.errors,
+        )
+    if isinstance(exc, RateLimitError):
+        return error_response(
+            503,
+            "gateway_rate_limited",
+            _("The payment service is busy; try again later."),
+            headers=_retry_after(),
+        )
+    # 5xx, and 401/403 (our credentials, not the caller's): the gateway's failure.
+    return error_response(502, "gateway_error", _("The payment service failed; try again later."))
