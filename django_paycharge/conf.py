@@ -58,12 +58,6 @@ DEFAULTS: dict[str, Any] = {
     "API_CREATE_THROTTLE_CLASSES": ["django_paycharge.api.throttling.ChargeCreateThrottle"],
     "API_CREATE_THROTTLE_RATE": "20/minute",
     "API_RETRY_AFTER": 30,
-    "API_CHARGE_HOOK": None,
-    "API_CREATE_PERMISSION_CLASSES": ["django_paycharge.api.permissions.IsStaffUser"],
-    "API_DIRECT_AMOUNT_PERMISSION_CLASSES": ["django_paycharge.api.permissions.IsStaffUser"],
-    "API_CREATE_THROTTLE_CLASSES": ["django_paycharge.api.throttling.ChargeCreateThrottle"],
-    "API_CREATE_THROTTLE_RATE": "20/minute",
-    "API_RETRY_AFTER": 30,
 }
 
 ACCOUNT_KEYS = (
