@@ -29,8 +29,8 @@ from .models import Order
 
 logger = logging.getLogger("shop.payments")
 
-#: Seconds the checkout waits for a card charge to leave ``pending``.
-CARD_WAIT_SECONDS = 20.0
+#: Seconds the checkout waits for a new charge to leave ``pending``.
+WAIT_SECONDS = 20.0
 
 _ORDER_STATUS = {
     "successful": Order.Status.PAID,
@@ -46,8 +46,9 @@ def pay_order(request: HttpRequest, order: Order, transaction_token_id: str) -> 
 
     The amount and currency are the order's. The gateway sends the customer
     back (online wallets) to ``paycharge:return``, which refreshes the charge
-    and redirects through :func:`return_url`. Card charges are waited for, so
-    the order page shows the outcome at once. Raises the app's
+    and redirects through :func:`return_url`. The new charge is waited for
+    until it leaves ``pending`` (the gateway's long-polling read), so the
+    order page shows the outcome, or the bank account, at once. Raises the app's
     :class:`~django_paycharge.exceptions.PayChargeError` subclasses.
     """
     charge = services.create_charge(
@@ -60,8 +61,8 @@ def pay_order(request: HttpRequest, order: Order, transaction_token_id: str) -> 
     )
     grant_charge_access(request, charge)
     _attach(order.pk, charge)
-    if charge.status == "pending" and charge.payment_type == "card":
-        charge = services.wait_for_charge(charge, timeout=CARD_WAIT_SECONDS)
+    if charge.status == "pending":
+        charge = services.wait_for_charge(charge, timeout=WAIT_SECONDS)
     return charge
 
 
