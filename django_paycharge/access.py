@@ -35,6 +35,7 @@ def session_owns_charge(request: HttpRequest, charge: Charge) -> bool:
 
 
 def can_access_charge(request: HttpRequest, charge: Charge) -> bool:
+    """Whether ``request``'s user or session may see ``charge`` (``CHARGE_ACCESS_HOOK``)."""
     hook = conf.get_setting("CHARGE_ACCESS_HOOK")
     func = import_string(hook) if isinstance(hook, str) else hook
     return bool(func(request, charge))

@@ -202,6 +202,7 @@ def get_account(name: str | None = None) -> Account:
 
 
 def is_loopback_url(url: str) -> bool:
+    """True for a URL on 127.0.0.1, localhost or ::1 (traffic that never leaves the machine)."""
     return (urlsplit(url).hostname or "") in _LOOPBACK_HOSTS
 
 

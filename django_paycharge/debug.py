@@ -17,11 +17,14 @@ from django.views.debug import SafeExceptionReporterFilter
 
 
 class PayChargeExceptionReporterFilter(SafeExceptionReporterFilter):
+    """Django's filter, also hiding every setting whose name contains ``JWT``."""
+
     hidden_settings = re.compile(
         SafeExceptionReporterFilter.hidden_settings.pattern + "|JWT", flags=re.IGNORECASE
     )
 
 
 def hides_jwt(filter_class: type[SafeExceptionReporterFilter]) -> bool:
+    """Whether an exception reporter filter class hides a setting named ``JWT``."""
     pattern = getattr(filter_class, "hidden_settings", None)
     return bool(pattern is not None and pattern.search("JWT"))

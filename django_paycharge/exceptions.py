@@ -87,10 +87,14 @@ class APIError(PayChargeError):
 
 
 class BadRequestError(APIError):
+    """400: the gateway rejected the request as invalid (``errors`` names the fields)."""
+
     default_message = "The payment service rejected the request as invalid."
 
 
 class AuthenticationError(APIError):
+    """401: the app token's secret or JWT was not accepted."""
+
     default_message = (
         "The payment service rejected the credentials: check PAYCHARGE['SECRET'] and "
         "PAYCHARGE['JWT']."
@@ -98,22 +102,32 @@ class AuthenticationError(APIError):
 
 
 class PermissionDeniedError(APIError):
+    """403: the app token may not do this (a store token reaches one store)."""
+
     default_message = "The app token is not allowed to do this."
 
 
 class NotFoundError(APIError):
+    """404: the gateway has no such resource (or not for these credentials)."""
+
     default_message = "The payment service has no such resource."
 
 
 class ConflictError(APIError):
+    """409: the request conflicts with the resource's state or an idempotency key."""
+
     default_message = "The request conflicts with the current state of the resource."
 
 
 class RateLimitError(APIError):
+    """429: the gateway is rate limiting; retried with backoff before this is raised."""
+
     default_message = "The payment service is rate limiting requests; try again later."
 
 
 class ServerError(APIError):
+    """5xx: the gateway failed; retried with backoff before this is raised."""
+
     default_message = "The payment service had an internal error; try again later."
 
 
@@ -140,10 +154,14 @@ class ServiceError(PayChargeError):
 
 
 class UnsupportedPaymentTypeError(ServiceError):
+    """The operation does not exist for the charge's payment type."""
+
     default_message = "This operation is not available for the charge's payment type."
 
 
 class ChargeStateError(ServiceError):
+    """The charge's status does not allow the operation; ``status`` is the current one."""
+
     default_message = "The charge is not in a status that allows this operation."
 
     def __init__(self, message: str | None = None, *, status: str | None = None, **kw: Any) -> None:

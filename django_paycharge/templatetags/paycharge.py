@@ -70,6 +70,7 @@ def form_fields(payload: Any) -> list[tuple[str, str]]:
 
 
 def url_with_fields(url: str, fields: list[tuple[str, str]]) -> str:
+    """``url`` with ``fields`` added to its query, keeping the query it already had."""
     parts = urlsplit(url)
     query = parse_qsl(parts.query, keep_blank_values=True) + fields
     return urlunsplit(parts._replace(query=urlencode(query)))

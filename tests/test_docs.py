@@ -1,0 +1,53 @@
+"""The documentation stays true to the code: every setting and every public object documented."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import os
+from pathlib import Path
+
+import pytest
+
+from django_paycharge import conf
+
+REPO = Path(os.environ.get("PAYCHARGE_REPO", Path(__file__).resolve().parent.parent))
+PUBLIC_MODULES = [
+    "django_paycharge.access",
+    "django_paycharge.client",
+    "django_paycharge.conf",
+    "django_paycharge.debug",
+    "django_paycharge.exceptions",
+    "django_paycharge.services",
+    "django_paycharge.templatetags.paycharge",
+    "django_paycharge.testing",
+]
+
+
+def test_every_setting_is_in_the_settings_reference():
+    text = (REPO / "docs" / "settings.md").read_text(encoding="utf-8")
+    missing = [key for key in conf.DEFAULTS if f"`{key}`" not in text]
+    assert missing == []
+
+
+@pytest.mark.parametrize("module_name", PUBLIC_MODULES)
+def test_public_functions_and_classes_have_docstrings(module_name):
+    module = importlib.import_module(module_name)
+    names = getattr(module, "__all__", None) or [n for n in vars(module) if not n.startswith("_")]
+    undocumented = []
+    for name in names:
+        obj = getattr(module, name)
+        if not (inspect.isfunction(obj) or inspect.isclass(obj)):
+            continue
+        if getattr(obj, "__module__", "").startswith("django_paycharge") and not obj.__doc__:
+            undocumented.append(f"{obj.__module__}.{name}")
+    assert undocumented == []
+
+
+def test_the_package_reports_the_version_of_its_metadata():
+    from importlib.metadata import version
+
+    import django_paycharge
+
+    assert django_paycharge.__version__ == version("django-paycharge")
+    assert f"## {django_paycharge.__version__}" in (REPO / "CHANGELOG.md").read_text()
