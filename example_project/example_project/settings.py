@@ -109,6 +109,9 @@ TIME_ZONE = env_str("SHOP_TIME_ZONE", "Asia/Tokyo")
 STATIC_URL = "/static/"
 STATIC_ROOT = DATA_DIR / "static"
 
+# Error pages and e-mails hide PAYCHARGE's credentials (SECRET, JWT) too.
+DEFAULT_EXCEPTION_REPORTER_FILTER = "django_paycharge.debug.PayChargeExceptionReporterFilter"
+
 SESSION_COOKIE_HTTPONLY = True
 SESSION_COOKIE_SAMESITE = "Lax"  # the provider's redirect back is a top-level GET: Lax is sent
 SESSION_COOKIE_SECURE = env_bool("SHOP_SECURE_COOKIES", False)

@@ -75,7 +75,8 @@ def _client_ip(request: HttpRequest) -> str | None:
 def _attach(order_pk: int, charge: Charge) -> None:
     """Make ``charge`` the order's current charge (unless a newer one already is)."""
     with transaction.atomic():
-        order = Order.objects.select_for_update().select_related("charge").get(pk=order_pk)
+        # Lock the order row alone: PostgreSQL refuses FOR UPDATE across the nullable join.
+        order = Order.objects.select_for_update().get(pk=order_pk)
         current = order.charge
         # A late event about an earlier attempt must not replace a newer attempt.
         if (

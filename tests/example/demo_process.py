@@ -8,6 +8,7 @@ import re
 import signal
 import socket
 import subprocess
+import sys
 import threading
 import time
 from dataclasses import dataclass, field
@@ -15,7 +16,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-REPO = Path(__file__).resolve().parents[2]
+# nox runs the suite from a copy of tests/ and says where the repository is.
+REPO = Path(os.environ.get("PAYCHARGE_REPO") or Path(__file__).resolve().parents[2])
 READY = "The demo is running"
 # Variables of this test run that must not leak into the "clean environment".
 _DROPPED_PREFIXES = ("PAYCHARGE_", "SHOP_", "DJANGO_", "PYTEST", "VIRTUAL_ENV", "PYTHON")
@@ -29,8 +31,13 @@ def clean_environment(**extra: str) -> dict[str, str]:
         for k, v in os.environ.items()
         if not k.startswith(_DROPPED_PREFIXES) and k not in _DROPPED
     }
-    venv_bin = str(REPO / ".venv" / "bin")
-    env["PATH"] = os.pathsep.join(p for p in env.get("PATH", "").split(os.pathsep) if p != venv_bin)
+    # Not this run's virtualenv either (the repository's .venv, or nox's).
+    venvs = {str(REPO / ".venv" / "bin"), os.path.join(sys.prefix, "bin")}
+    if os.environ.get("VIRTUAL_ENV"):
+        venvs.add(os.path.join(os.environ["VIRTUAL_ENV"], "bin"))
+    env["PATH"] = os.pathsep.join(
+        p for p in env.get("PATH", "").split(os.pathsep) if p not in venvs
+    )
     env.update(extra)
     return env
 
