@@ -111,13 +111,9 @@ class Transport:
         errors and on :data:`RETRY_STATUSES`; any other request only when the
         gateway certainly did not process it (429, connect time-out).
         """
-        headers = dict(self._auth_headers)
         data: bytes | None = None
         if body is not None:
-            headers["Content-Type"] = "application/json"
             data = json.dumps(body, separators=(",", ":"), allow_nan=False).encode()
-        if idempotency_key is not None:
-            headers["Idempotency-Key"] = idempotency_key
         safe = method == "GET" or idempotency_key is not None
         timeout = self.timeout
         if read_timeout is not None:
@@ -135,13 +131,15 @@ class Transport:
                     url,
                     params=params,
                     data=data,
-                    headers=headers,
+                    # Never a local of this frame: tracebacks shown with their locals
+                    # (Django's DEBUG page, HTML error e-mails) would print the credentials.
+                    headers=self._headers(data is not None, idempotency_key),
                     timeout=timeout,
                     allow_redirects=False,
                 )
             except requests.RequestException as exc:
                 error: NetworkError | APIError = network_error(exc, method)
-                error.__cause__ = exc
+                error.__cause__ = _without_tracebacks(exc)
                 retryable = isinstance(exc, requests.ConnectTimeout) or (
                     safe and _is_transient(exc)
                 )
@@ -180,6 +178,14 @@ class Transport:
             self.sleep(retry_after)
         raise AssertionError("unreachable")  # pragma: no cover
 
+    def _headers(self, json_body: bool, idempotency_key: str | None) -> dict[str, str]:
+        headers = dict(self._auth_headers)
+        if json_body:
+            headers["Content-Type"] = "application/json"
+        if idempotency_key is not None:
+            headers["Idempotency-Key"] = idempotency_key
+        return headers
+
     def _parse(self, response: requests.Response, parse: Callable[[Any], T], rid: str | None) -> T:
         try:
             payload = json.loads(response.content, parse_float=Decimal)
@@ -204,6 +210,25 @@ class Transport:
         for secret in self._redact:
             text = text.replace(secret, "[redacted]")
         return text
+
+
+def _without_tracebacks(exc: BaseException) -> BaseException:
+    """``exc`` with the tracebacks of its whole chain dropped; their messages stay.
+
+    The frames of ``requests`` and ``urllib3`` in them hold the request's
+    headers, credentials included, as local variables, and Django's DEBUG
+    page shows the locals of every chained exception's frames.
+    """
+    todo: list[BaseException] = [exc]
+    seen: set[int] = set()
+    while todo:
+        current = todo.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        current.__traceback__ = None
+        todo.extend(e for e in (current.__cause__, current.__context__) if e is not None)
+    return exc
 
 
 def _is_transient(exc: requests.RequestException) -> bool:
