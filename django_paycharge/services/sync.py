@@ -14,6 +14,7 @@ import math
 import time
 import uuid
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -22,7 +23,8 @@ from django.db.models import Min, QuerySet
 from django.utils import timezone
 
 from .. import conf
-from ..client import PayChargeClient
+from ..client import Charge as RemoteCharge
+from ..client import Page, PayChargeClient
 from ..exceptions import NotFoundError, PayChargeError
 from ..models import Charge, SyncCheckpoint
 from .clients import get_client
@@ -161,28 +163,58 @@ def _read_pages(
     checkpoint_pk: int | None = None,
     high_water: datetime | None = None,
 ) -> datetime | None:
-    """Read and store pages oldest first; returns the newest creation time seen."""
+    """Read and store pages oldest first; returns the newest creation time seen.
+
+    The next page is requested (in a helper thread) while the current one is
+    written: the gateway's answer time and the database's overlap. Pages are
+    still stored, and the checkpoint moved, strictly in order.
+    """
     filters: dict[str, Any] = {"from_": lower} if lower is not None else {}
-    while True:
-        page = client.charges.list_page(
-            store_id=store, limit=PAGE_SIZE, cursor=cursor, cursor_direction="asc", **filters
+
+    def fetch(after: str | None) -> Page[RemoteCharge]:
+        return client.charges.list_page(
+            store_id=store, limit=PAGE_SIZE, cursor=after, cursor_direction="asc", **filters
         )
-        if page.items:
-            upserted = upsert_charges(page.items, account=account)
-            result.add_page(len(page.items), upserted)
-            last = page.items[-1]
-            cursor = str(last.id)
-            newest = max((c.created_on for c in page.items if c.created_on), default=None)
-            if newest is not None and (high_water is None or newest > high_water):
-                high_water = newest
-            if checkpoint_pk is not None:
-                SyncCheckpoint.objects.filter(pk=checkpoint_pk).update(
-                    run_cursor=cursor, updated_at=timezone.now()
-                )
-            if progress:
-                progress(result)
-        if not page.has_more or not page.items:
-            return high_water
+
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="paycharge-sync") as pool:
+        page = fetch(cursor)
+        while True:
+            ahead: Future[Page[RemoteCharge]] | None = None
+            if page.items and page.has_more:
+                ahead = pool.submit(fetch, str(page.items[-1].id))
+            try:
+                high_water = _store_page(page, account, result, progress, checkpoint_pk, high_water)
+            except BaseException:
+                if ahead is not None:
+                    ahead.cancel()
+                raise
+            if ahead is None:
+                return high_water
+            page = ahead.result()
+
+
+def _store_page(
+    page: Page[RemoteCharge],
+    account: str,
+    result: SyncResult,
+    progress: Progress | None,
+    checkpoint_pk: int | None,
+    high_water: datetime | None,
+) -> datetime | None:
+    if not page.items:
+        return high_water
+    upserted = upsert_charges(page.items, account=account)
+    result.add_page(len(page.items), upserted)
+    newest = max((c.created_on for c in page.items if c.created_on), default=None)
+    if newest is not None and (high_water is None or newest > high_water):
+        high_water = newest
+    if checkpoint_pk is not None:
+        SyncCheckpoint.objects.filter(pk=checkpoint_pk).update(
+            run_cursor=str(page.items[-1].id), updated_at=timezone.now()
+        )
+    if progress:
+        progress(result)
+    return high_water
 
 
 def _open_charges(account: str, store: uuid.UUID | None, before: datetime) -> QuerySet[Charge]:

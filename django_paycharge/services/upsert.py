@@ -17,14 +17,15 @@ import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, cast
+from typing import Any
 
-from django.db import connection, models, transaction
+from django.db import transaction
 from django.utils import timezone
 
 from .. import signals
 from ..client import Charge as RemoteCharge
 from ..models import FINAL_STATUSES, Charge, status_rank
+from . import _upsert_sql as _sql
 
 # Columns rewritten when a newer read arrives. ``payment_type`` is only written
 # when the caller knows it (a list page does not carry it).
@@ -178,63 +179,40 @@ def _write(
 
 
 def _lock_existing(ids: Sequence[Any]) -> dict[Any, tuple[str, int, str, str]]:
-    # Locking in id order keeps two writers of overlapping pages from deadlocking.
-    query = (
-        Charge.objects.select_for_update()
-        .filter(gateway_id__in=ids)
-        .order_by("gateway_id")
-        .values_list("gateway_id", "status", "status_rank", "raw_digest", "payment_type")
-    )
-    return {gid: (status, rank, digest, ptype) for gid, status, rank, digest, ptype in query}
-
-
-def _sql_values(rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> tuple[str, list[Any]]:
-    fields = [_field(name) for name in columns]
-    params: list[Any] = []
-    for row in rows:
-        params.extend(f.get_db_prep_save(row[f.name], connection) for f in fields)
-    one = "(" + ", ".join(["%s"] * len(columns)) + ")"
-    return ", ".join([one] * len(rows)), params
-
-
-def _column_list(columns: Sequence[str]) -> str:
-    quote = connection.ops.quote_name
-    return ", ".join(quote(_field(c).get_attname_column()[1] or c) for c in columns)
-
-
-def _field(name: str) -> models.Field[Any, Any]:
-    return cast("models.Field[Any, Any]", Charge._meta.get_field(name))
+    return _sql.lock_existing(ids)
 
 
 def _insert_new(rows: Sequence[dict[str, Any]]) -> set[Any]:
-    table = connection.ops.quote_name(Charge._meta.db_table)
-    values, params = _sql_values(rows, _INSERT_COLUMNS)
+    conn = transaction.get_connection()
+    table = conn.ops.quote_name(Charge._meta.db_table)
+    source, params = _sql.row_source(conn, rows, _INSERT_COLUMNS)
     # Only model metadata and placeholders are interpolated; values go as parameters.
     sql = (
-        f"INSERT INTO {table} ({_column_list(_INSERT_COLUMNS)}) VALUES {values} "  # noqa: S608
+        f"INSERT INTO {table} ({_sql.column_list(conn, _INSERT_COLUMNS)}) {source} "
         "ON CONFLICT (gateway_id) DO NOTHING RETURNING gateway_id"
     )
-    field = _field("gateway_id")
-    with connection.cursor() as cursor:
+    field = _sql.field("gateway_id")
+    with conn.cursor() as cursor:
         cursor.execute(sql, params)
         return {field.to_python(value) for (value,) in cursor.fetchall()}
 
 
 def _update_changed(rows: Sequence[dict[str, Any]]) -> None:
-    quote = connection.ops.quote_name
+    conn = transaction.get_connection()
+    quote = conn.ops.quote_name
     table = quote(Charge._meta.db_table)
-    values, params = _sql_values(rows, _INSERT_COLUMNS)
+    source, params = _sql.row_source(conn, rows, _INSERT_COLUMNS)
     assignments = [f"{quote(c)} = EXCLUDED.{quote(c)}" for c in _UPDATE_COLUMNS]
     assignments.append(
         "payment_type = CASE WHEN EXCLUDED.payment_type <> '' THEN EXCLUDED.payment_type "
         f"ELSE {table}.payment_type END"
     )
     sql = (
-        f"INSERT INTO {table} ({_column_list(_INSERT_COLUMNS)}) VALUES {values} "  # noqa: S608
+        f"INSERT INTO {table} ({_sql.column_list(conn, _INSERT_COLUMNS)}) {source} "
         f"ON CONFLICT (gateway_id) DO UPDATE SET {', '.join(assignments)} "
         f"WHERE {table}.status_rank <= EXCLUDED.status_rank"
     )
-    with connection.cursor() as cursor:
+    with conn.cursor() as cursor:
         cursor.execute(sql, params)
 
 
