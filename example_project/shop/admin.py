@@ -1,17 +1,25 @@
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from django.contrib import admin
 
 from .models import Order, Product
 
+if TYPE_CHECKING:  # generic only for the type checker (no django-stubs-ext at run time)
+    ProductAdminBase = admin.ModelAdmin[Product]
+    OrderAdminBase = admin.ModelAdmin[Order]
+else:
+    ProductAdminBase = OrderAdminBase = admin.ModelAdmin
+
 
 @admin.register(Product)
-class ProductAdmin(admin.ModelAdmin):
+class ProductAdmin(ProductAdminBase):
     list_display = ["name", "price", "active"]
 
 
 @admin.register(Order)
-class OrderAdmin(admin.ModelAdmin):
+class OrderAdmin(OrderAdminBase):
     list_display = ["id", "product", "quantity", "amount", "currency", "status", "created_at"]
     list_filter = ["status"]
     list_select_related = ["product"]

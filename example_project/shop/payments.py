@@ -104,9 +104,11 @@ def _apply_status(order: Order, charge_status: str) -> None:
 def order_id_of(charge: Charge) -> int | None:
     """The shop's order id from the charge's metadata (set by :func:`pay_order`)."""
     value = (charge.metadata or {}).get("order")
+    if isinstance(value, bool) or not isinstance(value, int | str):
+        return None
     try:
         return int(value)
-    except (TypeError, ValueError):
+    except ValueError:
         return None
 
 
@@ -123,6 +125,8 @@ def on_charge_status_changed(sender: Any, charge: Charge, status: str, **kwargs:
 def return_url(request: HttpRequest, charge: Charge) -> str | None:
     """``RETURN_URL_HOOK``: the order page of the charge's order (None: ``RETURN_URL``)."""
     order_pk = order_id_of(charge)
+    if order_pk is None:
+        return None
     public_id = Order.objects.filter(pk=order_pk).values_list("public_id", flat=True).first()
     if public_id is None:
         return None

@@ -200,9 +200,10 @@ def test_bank_transfer_shows_the_account_and_the_webhook_marks_it_paid(
     assert paid["order"]["status"] == "paid"
     assert paid["charge"]["status"] == "successful"
     assert paid["charge"]["amount"] == 3 * price
-    # It came by webhook: the deliveries are stored and processed (inline or by the worker).
+    # It came by webhook: the deliveries are stored and processed (inline, or by the
+    # worker, which may still be busy with the last one), and none failed.
     assert "processed" in paid["webhooks"]
-    assert set(paid["webhooks"]) <= {"processed", "ignored"}
+    assert "failed" not in paid["webhooks"]
     assert gateway_charge(demo, paid["charge"]["id"])["status"] == "successful"
     assert_no_console_errors(page)
 
