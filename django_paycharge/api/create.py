@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from django.utils.translation import gettext as _
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from ..client._params import charge_create_body
@@ -47,16 +48,36 @@ _MAX_MERCHANT_TRANSACTION_ID = 255
 _MAX_REFERENCE = 255
 
 
+# Schema-only field types: they describe the rules for client generators and fuzzers;
+# validation itself stays the client's (see ChargeCreateSerializer.to_internal_value).
+@extend_schema_field(
+    {
+        "type": "object",
+        "additionalProperties": {
+            "nullable": True,
+            "anyOf": [{"type": "string"}, {"type": "number"}, {"type": "boolean"}],
+        },
+    }
+)
+class _MetadataField(serializers.DictField):
+    pass
+
+
+@extend_schema_field({"type": "string", "format": "uri", "pattern": "^https?://"})
+class _HttpUrlField(serializers.URLField):
+    pass
+
+
 class _ClientMetadata(serializers.Serializer[Any]):
     ip_address = serializers.IPAddressField(protocol="IPv4", required=False)
 
 
 class _Redirect(serializers.Serializer[Any]):
-    endpoint = serializers.URLField()
+    endpoint = _HttpUrlField()
 
 
 class _ThreeDS(serializers.Serializer[Any]):
-    redirect_endpoint = serializers.URLField(required=False)
+    redirect_endpoint = _HttpUrlField(required=False)
     mode = serializers.ChoiceField(choices=sorted(THREE_DS_MODES), required=False)
 
 
@@ -78,8 +99,8 @@ class ChargeCreateSerializer(serializers.Serializer[Any]):
         help_text="Minor units. Only for callers allowed to set it (staff by default); "
         "otherwise the shop's charge hook sets it.",
     )
-    currency = serializers.CharField(
-        min_length=3, max_length=3, required=False, help_text="ISO-4217, like amount."
+    currency = serializers.RegexField(
+        r"^[A-Za-z]{3}$", required=False, help_text="ISO-4217, like amount."
     )
     capture = serializers.BooleanField(required=False)
     capture_at = serializers.DateTimeField(required=False, help_text="With a UTC offset.")
@@ -87,7 +108,7 @@ class ChargeCreateSerializer(serializers.Serializer[Any]):
         required=False, max_length=_MAX_MERCHANT_TRANSACTION_ID
     )
     client_metadata = _ClientMetadata(required=False)
-    metadata = serializers.DictField(
+    metadata = _MetadataField(
         required=False, help_text="Flat: string, number, boolean or null values."
     )
     redirect = _Redirect(required=False)

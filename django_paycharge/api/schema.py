@@ -31,7 +31,19 @@ SETTINGS: dict[str, Any] = {
     "VERSION": "1",
     "COMPONENT_SPLIT_REQUEST": True,
     "SORT_OPERATIONS": True,
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "django_paycharge.api.schema.closed_request_objects",
+    ],
 }
+
+
+def closed_request_objects(result: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
+    """Say that request bodies refuse unknown fields (they do: a typo must not pass silently)."""
+    for name, component in result.get("components", {}).get("schemas", {}).items():
+        if name.endswith("Request") and component.get("type") == "object":
+            component["additionalProperties"] = False
+    return result
 
 
 def generate_schema() -> dict[str, Any]:

@@ -1,0 +1,128 @@
+"""Schema-driven fuzzing: requests generated from docs/openapi.yaml never get a 5xx.
+
+Schemathesis draws valid and invalid requests for every operation of the
+checked-in schema and sends them to Django through its WSGI integration, as
+staff (Basic authentication) and as an anonymous storefront customer, with the
+fake gateway behind the services. Bounded: a fixed number of derandomized
+examples per operation and caller.
+"""
+
+from __future__ import annotations
+
+import base64
+from pathlib import Path
+from typing import Any
+
+import pytest
+import schemathesis
+from django.contrib.auth.models import User
+from django.core.signals import request_finished, request_started
+from django.core.wsgi import get_wsgi_application
+from django.db import close_old_connections
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from schemathesis import GenerationMode
+from schemathesis.checks import not_a_server_error
+from schemathesis.specs.openapi.checks import response_schema_conformance
+
+from django_paycharge import services
+
+from .conftest import gateway_charge
+
+pytestmark = pytest.mark.django_db(transaction=False)
+
+SCHEMA_PATH = Path(__file__).resolve().parents[2] / "docs" / "openapi.yaml"
+SCHEMA = schemathesis.openapi.from_path(str(SCHEMA_PATH))
+OPERATIONS = [result.ok() for result in SCHEMA.get_all_operations()]
+EXAMPLES = 40  # per operation and caller: 6 x 2 x 40 = 480 requests
+KINDS = ("card", "online", "bank_transfer", "konbini")
+STOREFRONT = {
+    "API_CREATE_PERMISSION_CLASSES": ["rest_framework.permissions.AllowAny"],
+    "API_CHARGE_HOOK": "tests.api.hooks.order_amount",
+    "API_CREATE_THROTTLE_RATE": None,
+}
+
+
+@pytest.fixture(scope="module")
+def wsgi() -> Any:
+    """Django's WSGI application, minus the connection closing at the end of each request.
+
+    The test's transaction lives on the one connection; Django's own test client
+    keeps it open the same way.
+    """
+    app = get_wsgi_application()
+
+    def keep_connection(environ: Any, start_response: Any) -> list[bytes]:
+        request_started.disconnect(close_old_connections)
+        request_finished.disconnect(close_old_connections)
+        try:
+            response = app(environ, start_response)
+            try:
+                return [b"".join(response)]
+            finally:
+                response.close()
+        finally:
+            request_started.connect(close_old_connections)
+            request_finished.connect(close_old_connections)
+
+    return keep_connection
+
+
+@pytest.mark.parametrize("caller", ["staff", "anonymous"])
+@pytest.mark.parametrize("operation", OPERATIONS, ids=lambda op: op.label)
+def test_no_request_drawn_from_the_schema_gets_a_5xx(
+    gateway: Any, settings: Any, wsgi: Any, operation: Any, caller: str
+) -> None:
+    settings.PAYCHARGE = {**settings.PAYCHARGE, **STOREFRONT}
+    # Generated Basic credentials are checked against a password hash each time: a fast
+    # hasher keeps the run within seconds (what is tested is the API, not PBKDF2).
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    # Something to find: charges of each kind, one a bank transfer awaiting payment.
+    known = {
+        "charge_id": [
+            str(gateway_charge(gateway, t).gateway_id) for t in ("card", "online", "bank_transfer")
+        ],
+        "webhook_id": [gateway.add_webhook("https://shop.example/payments/webhook/")["id"]],
+    }
+    services.sync_webhooks()
+    headers: dict[str, str] = {}
+    if caller == "staff":
+        user = User.objects.create_user("fuzz-staff", password="fuzz-password", is_staff=True)
+        token = base64.b64encode(f"{user.username}:fuzz-password".encode()).decode()
+        headers["Authorization"] = f"Basic {token}"
+    strategy = st.one_of(
+        operation.as_strategy(generation_mode=GenerationMode.POSITIVE),
+        operation.as_strategy(generation_mode=GenerationMode.NEGATIVE),
+    )
+    statuses: set[int] = set()
+
+    @settings_for_fuzz
+    @given(case=strategy, real=st.booleans(), pick=st.integers(0, 3), kind=st.sampled_from(KINDS))
+    def send(case: Any, real: bool, pick: int, kind: str) -> None:
+        if real:
+            # Half the cases aim at things that exist, so the success paths are fuzzed too.
+            for name in case.path_parameters or {}:
+                case.path_parameters[name] = known[name][pick % len(known[name])]
+            if isinstance(case.body, dict) and "transaction_token_id" in case.body:
+                case.body["transaction_token_id"] = gateway.create_transaction_token(kind)["id"]
+                case.body["reference"] = "A-1"  # an order the test hook knows
+                if caller == "anonymous":
+                    case.body.pop("amount", None)
+                    case.body.pop("currency", None)
+        response = case.call(app=wsgi, headers=headers)
+        statuses.add(response.status_code)
+        case.validate_response(response, checks=[not_a_server_error, response_schema_conformance])
+
+    send()
+    assert statuses and max(statuses) < 500
+    if caller == "staff":  # the success path was fuzzed too, not only refusals
+        assert any(200 <= s < 300 for s in statuses), statuses
+
+
+settings_for_fuzz = settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=list(HealthCheck),
+)

@@ -1,0 +1,69 @@
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+from drf_spectacular.validation import validate_schema
+from openapi_spec_validator import validate as validate_openapi
+
+from django_paycharge.api.schema import generate_schema, render_yaml
+
+CHECKED_IN = Path(__file__).resolve().parents[2] / "docs" / "openapi.yaml"
+REGENERATE = (
+    "DJANGO_SETTINGS_MODULE=tests.settings python -m django_paycharge.api.schema docs/openapi.yaml"
+)
+
+
+def test_the_checked_in_schema_is_up_to_date():
+    assert CHECKED_IN.read_text(encoding="utf-8") == render_yaml(generate_schema()), (
+        f"docs/openapi.yaml is stale: regenerate it with `{REGENERATE}`"
+    )
+
+
+def test_the_schema_is_valid_openapi_3():
+    schema = yaml.safe_load(CHECKED_IN.read_text(encoding="utf-8"))
+    assert schema["openapi"].startswith("3.")
+    validate_openapi(schema)  # raises on any violation of the OpenAPI 3 specification
+    validate_schema(schema)  # drf-spectacular's own check (the `--validate` of its command)
+
+
+def test_the_schema_describes_every_endpoint_and_the_error_shape():
+    schema = generate_schema()
+    operations = {
+        (path, method): op["operationId"]
+        for path, item in schema["paths"].items()
+        for method, op in item.items()
+    }
+    assert operations == {
+        ("/api/payments/charges/", "get"): "charges_list",
+        ("/api/payments/charges/", "post"): "charges_create",
+        ("/api/payments/charges/{charge_id}/", "get"): "charges_retrieve",
+        ("/api/payments/charges/{charge_id}/issuer_token/", "get"): "charges_issuer_token",
+        ("/api/payments/webhooks/", "get"): "webhooks_list",
+        ("/api/payments/webhooks/{webhook_id}/", "get"): "webhooks_retrieve",
+    }
+    error = schema["components"]["schemas"]["Error"]
+    assert set(error["required"]) == {"code", "message", "errors"}
+    text = render_yaml(schema)
+    for secret_field in ("auth_token", "raw", "secret", "jwt"):
+        assert f"{secret_field}:" not in text
+
+
+def test_the_api_says_clearly_when_drf_spectacular_is_missing():
+    code = (
+        "import sys; sys.modules['drf_spectacular'] = None\n"
+        "import django; django.setup()\n"
+        "import django_paycharge.api\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env={"DJANGO_SETTINGS_MODULE": "tests.settings", "PYTHONPATH": str(CHECKED_IN.parents[1])},
+        check=False,
+    )
+    assert result.returncode != 0
+    assert "ImproperlyConfigured" in result.stderr
+    assert "pip install 'django-paycharge[api]'" in result.stderr
