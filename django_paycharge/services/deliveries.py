@@ -42,7 +42,7 @@ def store_delivery(
     returns the stored row with ``created`` False and is not processed again.
     ``problem`` marks a delivery already known to be unusable (too large).
     """
-    text = body.decode("utf-8", errors="replace")
+    text = _storable(body.decode("utf-8", errors="replace"))
     event, delivery_id = "", None
     try:
         payload = _parse(text) if not problem else None
@@ -50,9 +50,11 @@ def store_delivery(
         problem = str(exc)
         payload = None
     if payload is not None:
-        event = str(payload.get("event") or "")[:64]
+        event = _storable(str(payload.get("event") or ""))[:64]
         raw_id = payload.get("id")
-        delivery_id = str(raw_id)[:64] if isinstance(raw_id, str | int) and raw_id else None
+        delivery_id = (
+            _storable(str(raw_id))[:64] if isinstance(raw_id, str | int) and raw_id else None
+        )
     if delivery_id:
         key = f"id:{delivery_id}"
     else:
@@ -62,7 +64,9 @@ def store_delivery(
         "event": event,
         "delivery_id": delivery_id,
         "body": text,
-        "headers": {k: v for k, v in headers.items() if k.lower() not in _DROPPED_HEADERS},
+        "headers": {
+            k: _storable(v) for k, v in headers.items() if k.lower() not in _DROPPED_HEADERS
+        },
         "received_at": timezone.now(),
     }
     if problem:
@@ -74,6 +78,16 @@ def store_delivery(
         return WebhookDelivery.objects.get(dedupe_key=key), False
     signals.webhook_received.send(sender=WebhookDelivery, delivery=delivery)
     return delivery, True
+
+
+def _storable(text: str) -> str:
+    """``text`` without NUL characters, which PostgreSQL refuses in text columns.
+
+    Without this, an authenticated body with a NUL (UTF-16 JSON, binary junk,
+    a ``\\u0000`` escape in the event) could never be stored: every repeat
+    answered 503 and the gateway retried forever.
+    """
+    return text.replace("\x00", "\ufffd")
 
 
 def _parse(text: str) -> dict[str, Any]:
