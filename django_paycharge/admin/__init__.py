@@ -1,0 +1,25 @@
+"""The Django admin of the mirror: read-only pages, gateway actions behind their own permissions.
+
+Registered on ``django.contrib.admin.site`` when the app is installed. See
+``docs/admin.md``.
+"""
+
+from __future__ import annotations
+
+from django.contrib import admin
+
+from ..models import Charge, WebhookConfiguration, WebhookDelivery
+from .charges import ChargeAdmin
+from .paginator import EstimatedCountPaginator
+from .webhooks import WebhookConfigurationAdmin, WebhookDeliveryAdmin
+
+admin.site.register(Charge, ChargeAdmin)
+admin.site.register(WebhookConfiguration, WebhookConfigurationAdmin)
+admin.site.register(WebhookDelivery, WebhookDeliveryAdmin)
+
+__all__ = [
+    "ChargeAdmin",
+    "EstimatedCountPaginator",
+    "WebhookConfigurationAdmin",
+    "WebhookDeliveryAdmin",
+]

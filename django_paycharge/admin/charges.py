@@ -1,0 +1,361 @@
+"""The charge admin: a read-only mirror with gateway actions, fast at any table size."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from django.contrib import admin, messages
+from django.contrib.admin.views.main import ChangeList
+from django.core.exceptions import PermissionDenied
+from django.db.models import Q, QuerySet
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.shortcuts import get_object_or_404
+from django.template.response import TemplateResponse
+from django.urls import URLPattern, path, reverse
+from django.utils.html import format_html
+from django.utils.safestring import SafeString
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
+
+from .. import services
+from ..exceptions import PayChargeError
+from ..models import Charge, IssuerToken
+from . import display
+from .filters import AccountFilter, CurrencyFilter, StoreFilter
+from .gateway import limited, run_sync_now
+from .inlines import IssuerTokenInline, WebhookDeliveryInline, can_see_account_numbers
+from .issuer_tokens import fetch_issuer_token_action
+from .paginator import EstimatedCountPaginator
+
+#: Columns the changelist reads: nothing else (``raw`` and the JSON fields stay in the table).
+LIST_COLUMNS = (
+    "id",
+    "gateway_id",
+    "status",
+    "requested_amount",
+    "requested_currency",
+    "mode",
+    "payment_type",
+    "created_on",
+    "store_id",
+    "store_name",
+    "merchant_transaction_id",
+    "issuer_token__id",
+    "issuer_token__payment_type",
+    "issuer_token__call_method",
+)
+
+
+class ChargeChangeList(ChangeList):
+    def get_queryset(self, request: HttpRequest, exclude_parameters: Any = None) -> QuerySet[Any]:
+        return super().get_queryset(request, exclude_parameters).only(*LIST_COLUMNS)
+
+
+class ChargeAdmin(admin.ModelAdmin[Charge]):
+    list_display = (
+        "short_id",
+        "status_badge",
+        "amount",
+        "mode_marker",
+        "payment_type",
+        "created_on",
+        "store",
+        "merchant_transaction_id",
+        "issuer_token_column",
+    )
+    list_display_links = ("short_id",)
+    list_filter = (
+        "status",
+        "mode",
+        CurrencyFilter,
+        StoreFilter,
+        AccountFilter,
+        "payment_type",
+        ("created_on", admin.DateFieldListFilter),
+    )
+    list_select_related = ("issuer_token",)
+    list_per_page = 50
+    show_full_result_count = False
+    paginator = EstimatedCountPaginator
+    # Only for Django to show the search box: get_search_results does the matching.
+    search_fields = ("=gateway_id",)
+    search_help_text = gettext_lazy(
+        "Exact charge id, transaction token id or merchant transaction id."
+    )
+    ordering = ("-created_on", "-id")
+    actions = ("refresh_from_gateway", fetch_issuer_token_action)
+    inlines = (IssuerTokenInline, WebhookDeliveryInline)
+    fieldsets = (
+        (
+            None,
+            {
+                "fields": (
+                    "gateway_id",
+                    "status_badge",
+                    "mode_marker",
+                    "payment_type",
+                    "account",
+                    "store_id",
+                    "store_name",
+                    "merchant_name",
+                    "merchant_transaction_id",
+                    "created_on",
+                )
+            },
+        ),
+        (
+            gettext_lazy("Amounts"),
+            {
+                "fields": (
+                    "amount",
+                    "charged",
+                    "fee",
+                    ("requested_amount", "requested_currency", "requested_amount_formatted"),
+                    ("charged_amount", "charged_currency", "charged_amount_formatted"),
+                    ("fee_amount", "fee_currency", "fee_amount_formatted"),
+                    "only_direct_currency",
+                )
+            },
+        ),
+        (
+            gettext_lazy("Error and metadata"),
+            {"fields": ("error_pretty", "metadata_pretty")},
+        ),
+        (
+            gettext_lazy("Token and payment"),
+            {
+                "fields": (
+                    "transaction_token_id",
+                    "transaction_token_type",
+                    "subscription_id",
+                    "capture_at",
+                    "descriptor",
+                    "descriptor_phone_number",
+                    "three_ds_pretty",
+                    "redirect_pretty",
+                )
+            },
+        ),
+        (
+            gettext_lazy("Mirror"),
+            {"fields": ("synced_at", "first_seen_at", "status_rank", "raw_digest", "raw_folded")},
+        ),
+    )
+    readonly_fields = (
+        "status_badge",
+        "mode_marker",
+        "amount",
+        "charged",
+        "fee",
+        "error_pretty",
+        "metadata_pretty",
+        "three_ds_pretty",
+        "redirect_pretty",
+        "raw_folded",
+        "status_rank",
+        "raw_digest",
+    )
+
+    class Media:
+        css = {"all": ("django_paycharge/admin.css",)}
+
+    # -- read-only -----------------------------------------------------------------------------
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_call_gateway_permission(self, request: HttpRequest) -> bool:
+        return request.user.has_perm("django_paycharge.call_gateway")
+
+    def get_inline_instances(self, request: HttpRequest, obj: Any = None) -> list[Any]:
+        inlines = super().get_inline_instances(request, obj)
+        if obj is None or not IssuerToken.objects.filter(charge=obj).exists():
+            inlines = [i for i in inlines if not isinstance(i, IssuerTokenInline)]
+        return inlines
+
+    # -- changelist ----------------------------------------------------------------------------
+
+    def get_changelist(self, request: HttpRequest, **kwargs: Any) -> type[ChangeList]:
+        return ChargeChangeList
+
+    def get_search_results(
+        self, request: HttpRequest, queryset: QuerySet[Charge], search_term: str
+    ) -> tuple[QuerySet[Charge], bool]:
+        # Exact matches only, each on an indexed column: never a LIKE over the table.
+        term = search_term.strip()
+        if not term:
+            return queryset, False
+        condition = Q(merchant_transaction_id=term)
+        try:
+            value = uuid.UUID(term)
+        except ValueError:
+            pass
+        else:
+            condition |= Q(gateway_id=value) | Q(transaction_token_id=value)
+        return queryset.filter(condition), False
+
+    def changelist_view(
+        self, request: HttpRequest, extra_context: dict[str, Any] | None = None
+    ) -> HttpResponse:
+        context = {
+            "can_call_gateway": self.has_call_gateway_permission(request),
+            **(extra_context or {}),
+        }
+        return super().changelist_view(request, context)
+
+    def change_view(
+        self,
+        request: HttpRequest,
+        object_id: str,
+        form_url: str = "",
+        extra_context: dict[str, Any] | None = None,
+    ) -> HttpResponse:
+        context = {
+            "can_call_gateway": self.has_call_gateway_permission(request),
+            **(extra_context or {}),
+        }
+        return super().change_view(request, object_id, form_url, context)
+
+    # -- columns and fields --------------------------------------------------------------------
+
+    @admin.display(description=gettext_lazy("charge id"))
+    def short_id(self, charge: Charge) -> SafeString:
+        # The full id is in the title and on the detail page; the search takes it whole.
+        text = str(charge.gateway_id)
+        return format_html(
+            '<span class="paycharge-id" title="{}" data-charge-id="{}">{}…</span>',
+            text,
+            text,
+            text[:8],
+        )
+
+    @admin.display(description=gettext_lazy("status"), ordering="status")
+    def status_badge(self, charge: Charge) -> SafeString:
+        return display.status_badge(charge.status, charge.get_status_display())
+
+    @admin.display(description=gettext_lazy("amount"))
+    def amount(self, charge: Charge) -> str:
+        return display.format_amount(charge.requested_amount, charge.requested_currency)
+
+    @admin.display(description=gettext_lazy("charged"))
+    def charged(self, charge: Charge) -> str:
+        return display.format_amount(charge.charged_amount, charge.charged_currency)
+
+    @admin.display(description=gettext_lazy("fee"))
+    def fee(self, charge: Charge) -> str:
+        return display.format_amount(charge.fee_amount, charge.fee_currency)
+
+    @admin.display(description=gettext_lazy("mode"), ordering="mode")
+    def mode_marker(self, charge: Charge) -> SafeString | str:
+        return display.test_marker() if charge.is_test else (charge.mode or "-")
+
+    @admin.display(description=gettext_lazy("store"))
+    def store(self, charge: Charge) -> str:
+        return charge.store_name or (str(charge.store_id) if charge.store_id else "-")
+
+    @admin.display(description=gettext_lazy("issuer token"))
+    def issuer_token_column(self, charge: Charge) -> str:
+        # Joined by list_select_related: no query per row.
+        try:
+            token = charge.issuer_token
+        except IssuerToken.DoesNotExist:
+            return "-"
+        return token.call_method or token.payment_type
+
+    @admin.display(description=gettext_lazy("error"))
+    def error_pretty(self, charge: Charge) -> SafeString:
+        return display.describe_error(charge.error)
+
+    @admin.display(description=gettext_lazy("metadata"))
+    def metadata_pretty(self, charge: Charge) -> SafeString:
+        return display.pretty_json(charge.metadata)
+
+    @admin.display(description=gettext_lazy("3-D Secure"))
+    def three_ds_pretty(self, charge: Charge) -> SafeString:
+        return display.pretty_json(charge.three_ds)
+
+    @admin.display(description=gettext_lazy("redirect"))
+    def redirect_pretty(self, charge: Charge) -> SafeString:
+        return display.pretty_json(charge.redirect)
+
+    @admin.display(description=gettext_lazy("raw payload"))
+    def raw_folded(self, charge: Charge) -> SafeString:
+        return display.folded_json(_("As the gateway last sent it"), charge.raw)
+
+    # -- actions -------------------------------------------------------------------------------
+
+    @admin.action(description=gettext_lazy("Refresh from gateway"), permissions=["call_gateway"])
+    def refresh_from_gateway(self, request: HttpRequest, queryset: QuerySet[Charge]) -> None:
+        charges = limited(self, request, queryset)
+        for charge in charges:
+            self._refresh_one(request, charge)
+
+    def _refresh_one(self, request: HttpRequest, charge: Charge) -> None:
+        try:
+            fresh = services.refresh_charge(
+                charge.gateway_id, charge.store_id, account=charge.account
+            )
+        except PayChargeError as exc:
+            self.message_user(
+                request,
+                _("Charge %(id)s: not refreshed: %(error)s")
+                % {"id": charge.gateway_id, "error": exc},
+                messages.ERROR,
+            )
+        else:
+            self.message_user(
+                request,
+                _("Charge %(id)s refreshed: %(status)s.")
+                % {"id": charge.gateway_id, "status": fresh.status},
+                messages.SUCCESS,
+            )
+
+    # -- custom views --------------------------------------------------------------------------
+
+    def get_urls(self) -> list[URLPattern]:
+        wrap = self.admin_site.admin_view
+        return [
+            path("sync/", wrap(self.sync_view), name="django_paycharge_charge_sync"),
+            path(
+                "<path:object_id>/refresh/",
+                wrap(self.refresh_view),
+                name="django_paycharge_charge_refresh",
+            ),
+            *super().get_urls(),
+        ]
+
+    def sync_view(self, request: HttpRequest) -> HttpResponse:
+        if request.method != "POST" or not self.has_call_gateway_permission(request):
+            raise PermissionDenied
+        run_sync_now(self, request)
+        return HttpResponseRedirect(reverse("admin:django_paycharge_charge_changelist"))
+
+    def refresh_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
+        if request.method != "POST" or not self.has_call_gateway_permission(request):
+            raise PermissionDenied
+        if not self.has_view_permission(request):
+            raise PermissionDenied
+        charge = get_object_or_404(Charge, pk=object_id)
+        self._refresh_one(request, charge)
+        return HttpResponseRedirect(
+            reverse("admin:django_paycharge_charge_change", args=[charge.pk])
+        )
+
+    def issuer_token_results(self, request: HttpRequest, results: list[Any]) -> TemplateResponse:
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.opts,
+            "title": _("Issuer tokens"),
+            "results": results,
+            "full_numbers": can_see_account_numbers(request),
+        }
+        return TemplateResponse(
+            request, "admin/django_paycharge/charge/issuer_tokens.html", context
+        )

@@ -1,0 +1,103 @@
+"""What the admin's gateway actions share: a cap on calls per request, and the sync button."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import admin, messages
+from django.db.models import QuerySet
+from django.http import HttpRequest
+from django.utils.translation import gettext as _
+
+from .. import conf, services, tasks
+from ..exceptions import PayChargeError
+
+
+def limited(
+    model_admin: admin.ModelAdmin[Any], request: HttpRequest, queryset: QuerySet[Any]
+) -> list[Any]:
+    """The selected objects, or none (with a message) when more than the cap are selected.
+
+    Each one costs a gateway call inside this request: a few hundred would
+    time out the request, so the cap (``ADMIN_MAX_GATEWAY_CALLS``) says to
+    narrow the selection instead.
+    """
+    cap = int(conf.get_setting("ADMIN_MAX_GATEWAY_CALLS"))
+    pks = list(queryset.order_by().values_list("pk", flat=True)[: cap + 1])
+    if len(pks) > cap:
+        model_admin.message_user(
+            request,
+            _(
+                "Select at most %(cap)d items for an action that calls the gateway "
+                "(each is one request); use “Sync now” for more."
+            )
+            % {"cap": cap},
+            messages.WARNING,
+        )
+        return []
+    return list(queryset.model._default_manager.filter(pk__in=pks).order_by("-pk"))
+
+
+def run_sync_now(model_admin: admin.ModelAdmin[Any], request: HttpRequest) -> None:
+    """Incremental sync of every configured account, in the background when tasks are on."""
+    try:
+        background = tasks.background_enabled()
+    except PayChargeError as exc:
+        model_admin.message_user(request, str(exc), messages.ERROR)
+        return
+    for account in conf.account_names():
+        try:
+            if background:
+                _enqueue(model_admin, request, account)
+                continue
+            result = services.sync_charges(account)
+        except PayChargeError as exc:
+            _failed(model_admin, request, account, exc)
+            continue
+        _report(model_admin, request, account, result.as_dict())
+
+
+def _enqueue(model_admin: admin.ModelAdmin[Any], request: HttpRequest, account: str) -> None:
+    queued = tasks.sync_charges_task.enqueue(account)
+    # An immediate backend (Django 6's default) has already run it: say what it did.
+    status = str(getattr(getattr(queued, "status", None), "value", ""))
+    if status == "SUCCESSFUL" and isinstance(queued.return_value, dict):
+        _report(model_admin, request, account, queued.return_value)
+    elif status == "FAILED":
+        errors = getattr(queued, "errors", None) or []
+        detail = errors[-1].exception_class_path if errors else ""
+        _failed(model_admin, request, account, detail or _("the task failed"))
+    else:
+        model_admin.message_user(
+            request,
+            _("Sync of account %(account)s queued: it runs in the background.")
+            % {"account": account},
+            messages.SUCCESS,
+        )
+
+
+def _failed(
+    model_admin: admin.ModelAdmin[Any], request: HttpRequest, account: str, error: Any
+) -> None:
+    model_admin.message_user(
+        request,
+        _("Sync of account %(account)s failed: %(error)s") % {"account": account, "error": error},
+        messages.ERROR,
+    )
+
+
+def _report(
+    model_admin: admin.ModelAdmin[Any],
+    request: HttpRequest,
+    account: str,
+    counts: dict[str, Any],
+) -> None:
+    model_admin.message_user(
+        request,
+        _(
+            "Synced account %(account)s: %(seen)d charges read, %(created)d new, "
+            "%(updated)d updated, %(unchanged)d unchanged, %(failed)d failed."
+        )
+        % {"account": account, **counts},
+        messages.SUCCESS,
+    )

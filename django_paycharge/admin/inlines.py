@@ -1,0 +1,89 @@
+"""The charge page's inlines: its issuer token (account number masked) and its deliveries."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import admin
+from django.http import HttpRequest
+from django.urls import reverse
+from django.utils.html import format_html
+from django.utils.safestring import SafeString
+from django.utils.translation import gettext_lazy
+
+from ..models import Charge, IssuerToken, WebhookDelivery
+from . import display
+
+
+class IssuerTokenInline(admin.StackedInline[IssuerToken, Charge]):
+    model = IssuerToken
+    extra = 0
+    max_num = 0
+    can_delete = False
+    verbose_name_plural = gettext_lazy("issuer token")
+    _common = (
+        "payment_type",
+        "call_method",
+        "issuer_token",
+        "payload_pretty",
+        "account_id",
+        "branch_code",
+        "branch_name",
+        "account_holder_name",
+    )
+
+    def get_fields(self, request: HttpRequest, obj: Any = None) -> Any:
+        number = "account_number" if can_see_account_numbers(request) else "masked_account_number"
+        return [*self._common, number, "fetched_at"]
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> Any:
+        return self.get_fields(request, obj)
+
+    @admin.display(description=gettext_lazy("payload"))
+    def payload_pretty(self, token: IssuerToken) -> SafeString:
+        return display.pretty_json(token.payload)
+
+    @admin.display(description=gettext_lazy("account number"))
+    def masked_account_number(self, token: IssuerToken) -> str:
+        return token.masked_account_number
+
+    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        # Part of the charge: whoever may see the charge sees its token (the number stays masked).
+        return request.user.has_perm("django_paycharge.view_charge")
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+class WebhookDeliveryInline(admin.TabularInline[WebhookDelivery, Charge]):
+    model = WebhookDelivery
+    extra = 0
+    max_num = 0
+    can_delete = False
+    fields = ("delivery_link", "event", "status", "received_at", "attempts", "last_error")
+    readonly_fields = fields
+    ordering = ("-received_at",)
+
+    @admin.display(description=gettext_lazy("delivery"))
+    def delivery_link(self, delivery: WebhookDelivery) -> SafeString:
+        url = reverse("admin:django_paycharge_webhookdelivery_change", args=[delivery.pk])
+        return format_html('<a href="{}">{}</a>', url, str(delivery))
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+def can_see_account_numbers(request: HttpRequest) -> bool:
+    return request.user.has_perm("django_paycharge.view_bank_account_number")

@@ -1,0 +1,269 @@
+"""Webhook configurations (read-only, never the auth token) and the delivery log."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
+from django.db.models import QuerySet
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.urls import URLPattern, path, reverse
+from django.utils.html import format_html
+from django.utils.safestring import SafeString
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
+
+from .. import conf, services
+from ..exceptions import PayChargeError
+from ..models import WebhookConfiguration, WebhookDelivery
+from ..services import deliveries
+from . import display
+from .gateway import limited
+
+#: The trigger the app needs: it tells the mirror that a charge reached a final status.
+REQUIRED_TRIGGER = "charge_finished"
+#: The gateway's webhook events (the delivery log's event filter offers these).
+KNOWN_EVENTS = (
+    "charge_updated",
+    "charge_finished",
+    "refund_finished",
+    "cancel_finished",
+    "token_created",
+    "token_updated",
+    "recurring_token_deleted",
+    "bank_transfer_status_updated",
+    "subscription_created",
+    "subscription_payment",
+    "subscription_completed",
+    "subscription_failure",
+    "subscription_canceled",
+    "subscription_suspended",
+)
+
+
+class _ReadOnly(admin.ModelAdmin[Any]):
+    class Media:
+        css = {"all": ("django_paycharge/admin.css",)}
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+class WebhookConfigurationAdmin(_ReadOnly):
+    list_display = (
+        "url",
+        "triggers_list",
+        "active",
+        "store_id",
+        "merchant_id",
+        "updated_on",
+        "removed_at",
+        "account",
+    )
+    list_filter = ("active", "account")
+    # Never auth_token_digest, never the raw payload (an older gateway might echo the token).
+    fields = (
+        "gateway_id",
+        "url",
+        "triggers_list",
+        "active",
+        "is_integration",
+        "account",
+        "store_id",
+        "merchant_id",
+        "platform_id",
+        "created_on",
+        "updated_on",
+        "synced_at",
+        "removed_at",
+    )
+    readonly_fields = ("triggers_list",)
+    actions = ("sync_from_gateway",)
+
+    def has_call_gateway_webhooks_permission(self, request: HttpRequest) -> bool:
+        return request.user.has_perm("django_paycharge.call_gateway_webhooks")
+
+    @admin.display(description=gettext_lazy("triggers"))
+    def triggers_list(self, config: WebhookConfiguration) -> str:
+        return ", ".join(str(t) for t in config.triggers or []) or "-"
+
+    def changelist_view(
+        self, request: HttpRequest, extra_context: dict[str, Any] | None = None
+    ) -> HttpResponse:
+        if request.method == "GET":
+            for warning in configuration_warnings():
+                self.message_user(request, warning, messages.WARNING)
+        context = {
+            "can_call_gateway": self.has_call_gateway_webhooks_permission(request),
+            **(extra_context or {}),
+        }
+        return super().changelist_view(request, context)
+
+    @admin.action(
+        description=gettext_lazy("Sync from gateway"), permissions=["call_gateway_webhooks"]
+    )
+    def sync_from_gateway(
+        self, request: HttpRequest, queryset: QuerySet[WebhookConfiguration]
+    ) -> None:
+        targets = {(c.account, c.store_id) for c in queryset.only("account", "store_id")}
+        for account, store in sorted(targets, key=str):
+            self._sync(request, account, store)
+
+    def get_urls(self) -> list[URLPattern]:
+        view = self.admin_site.admin_view(self.sync_view)
+        return [
+            path("sync/", view, name="django_paycharge_webhookconfiguration_sync"),
+            *super().get_urls(),
+        ]
+
+    def sync_view(self, request: HttpRequest) -> HttpResponse:
+        """Sync every configured account's store: the way in when there is no row to select."""
+        if request.method != "POST" or not self.has_call_gateway_webhooks_permission(request):
+            raise PermissionDenied
+        for account in conf.account_names():
+            self._sync(request, account, None)
+        return HttpResponseRedirect(
+            reverse("admin:django_paycharge_webhookconfiguration_changelist")
+        )
+
+    def _sync(self, request: HttpRequest, account: str, store: uuid.UUID | None) -> None:
+        try:
+            result = services.sync_webhooks(account, store)
+        except PayChargeError as exc:
+            self.message_user(
+                request,
+                _("Webhook sync of account %(account)s failed: %(error)s")
+                % {"account": account, "error": exc},
+                messages.ERROR,
+            )
+            return
+        self.message_user(
+            request,
+            _(
+                "Webhook configurations of account %(account)s synced: %(seen)d read, "
+                "%(created)d new, %(removed)d removed from the gateway."
+            )
+            % {"account": account, **result.as_dict()},
+            messages.SUCCESS,
+        )
+
+
+def configuration_warnings() -> list[str]:
+    """What would stop the mirror from hearing about charges: one line per problem."""
+    configs = list(
+        WebhookConfiguration.objects.only("url", "active", "removed_at", "triggers", "account")
+    )
+    if not configs:
+        return [
+            _(
+                "No webhook configuration is known: the mirror only changes when it is synced. "
+                "Sync from the gateway, or add a webhook with the “%(trigger)s” trigger."
+            )
+            % {"trigger": REQUIRED_TRIGGER}
+        ]
+    warnings = []
+    for config in configs:
+        if config.removed_at is not None:
+            warnings.append(_("%(url)s was removed from the gateway.") % {"url": config.url})
+        elif not config.active:
+            warnings.append(_("%(url)s is inactive: it receives nothing.") % {"url": config.url})
+        elif REQUIRED_TRIGGER not in (config.triggers or []):
+            warnings.append(
+                _("%(url)s lacks the “%(trigger)s” trigger: finished charges are not announced.")
+                % {"url": config.url, "trigger": REQUIRED_TRIGGER}
+            )
+    return warnings
+
+
+class EventFilter(admin.SimpleListFilter):
+    title = gettext_lazy("event")
+    parameter_name = "event"
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, Any]]:
+        choices = [(event, event) for event in KNOWN_EVENTS]
+        value = self.value()
+        if value and value not in KNOWN_EVENTS:
+            choices.append((value, value))
+        return choices
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
+        value = self.value()
+        return queryset.filter(event=value) if value else queryset
+
+
+class WebhookDeliveryAdmin(_ReadOnly):
+    list_display = (
+        "received_at",
+        "event",
+        "status_badge",
+        "delivery_id",
+        "charge_link",
+        "attempts",
+        "account",
+    )
+    list_filter = (EventFilter, "status", ("received_at", admin.DateFieldListFilter))
+    list_select_related = ("charge",)
+    show_full_result_count = False
+    fields = (
+        "event",
+        "status_badge",
+        "delivery_id",
+        "account",
+        "charge_link",
+        "received_at",
+        "processed_at",
+        "attempts",
+        "last_error",
+        "headers_pretty",
+        "body_pretty",
+    )
+    readonly_fields = ("status_badge", "charge_link", "headers_pretty", "body_pretty")
+    actions = ("reprocess",)
+
+    def has_reprocess_permission(self, request: HttpRequest) -> bool:
+        return request.user.has_perm("django_paycharge.reprocess_webhookdelivery")
+
+    @admin.display(description=gettext_lazy("status"), ordering="status")
+    def status_badge(self, delivery: WebhookDelivery) -> SafeString:
+        return display.status_badge(delivery.status, delivery.get_status_display())
+
+    @admin.display(description=gettext_lazy("charge"))
+    def charge_link(self, delivery: WebhookDelivery) -> SafeString | str:
+        if delivery.charge is None:
+            return "-"
+        url = reverse("admin:django_paycharge_charge_change", args=[delivery.charge_id])
+        return format_html('<a href="{}">{}</a>', url, delivery.charge.gateway_id)
+
+    @admin.display(description=gettext_lazy("headers"))
+    def headers_pretty(self, delivery: WebhookDelivery) -> SafeString:
+        return display.pretty_json(delivery.headers)
+
+    @admin.display(description=gettext_lazy("body"))
+    def body_pretty(self, delivery: WebhookDelivery) -> SafeString:
+        return display.pretty_body(delivery.body)
+
+    @admin.action(description=gettext_lazy("Reprocess"), permissions=["reprocess"])
+    def reprocess(self, request: HttpRequest, queryset: QuerySet[WebhookDelivery]) -> None:
+        for delivery in limited(self, request, queryset):
+            status = deliveries.process_delivery(delivery.pk, retry_failed=True)
+            level = messages.ERROR if status == "failed" else messages.SUCCESS
+            text = _("Delivery %(delivery)s: %(status)s.") % {
+                "delivery": delivery,
+                "status": status,
+            }
+            if status == "failed":
+                last_error = (
+                    WebhookDelivery.objects.filter(pk=delivery.pk)
+                    .values_list("last_error", flat=True)
+                    .first()
+                )
+                text = f"{text} {last_error or ''}".strip()
+            self.message_user(request, text, level)

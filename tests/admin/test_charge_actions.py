@@ -1,0 +1,216 @@
+from __future__ import annotations
+
+import uuid
+from importlib.util import find_spec
+
+import pytest
+from django.contrib.messages import get_messages
+from django.core.management import call_command
+from django.urls import reverse
+
+from django_paycharge.models import Charge, IssuerToken
+
+pytestmark = pytest.mark.django_db
+
+CHANGELIST = reverse("admin:django_paycharge_charge_changelist")
+SYNC = reverse("admin:django_paycharge_charge_sync")
+
+
+def run_action(client, action, charges, **extra):
+    return client.post(
+        CHANGELIST,
+        {"action": action, "_selected_action": [c.pk for c in charges], **extra},
+        follow=True,
+    )
+
+
+def texts(response):
+    return [str(m) for m in get_messages(response.wsgi_request)] or [
+        str(m) for m in response.context["messages"]
+    ]
+
+
+def test_refresh_updates_the_status(admin_client, fake_gateway, gateway_charge):
+    charge = gateway_charge("konbini")
+    assert charge.status == "awaiting"
+    fake_gateway.complete(str(charge.gateway_id))
+    response = run_action(admin_client, "refresh_from_gateway", [charge])
+    assert response.status_code == 200
+    assert f"Charge {charge.gateway_id} refreshed: successful." in texts(response)
+    charge.refresh_from_db()
+    assert charge.status == "successful"
+
+
+def test_refresh_reports_each_charge_and_never_fails_the_page(
+    admin_client, fake_gateway, gateway_charge, make_charge
+):
+    known = gateway_charge("card")
+    unknown = make_charge(store_id=uuid.UUID(fake_gateway.settings()["STORE_ID"]))
+    response = run_action(admin_client, "refresh_from_gateway", [known, unknown])
+    assert response.status_code == 200
+    messages = texts(response)
+    assert f"Charge {known.gateway_id} refreshed: successful." in messages
+    [failure] = [m for m in messages if str(unknown.gateway_id) in m]
+    assert "not refreshed" in failure and "no such resource" in failure
+
+
+def test_refresh_is_capped(admin_client, make_charge, settings):
+    settings.PAYCHARGE = {**settings.PAYCHARGE, "ADMIN_MAX_GATEWAY_CALLS": 2}
+    charges = [make_charge() for _ in range(3)]
+    response = run_action(admin_client, "refresh_from_gateway", charges)
+    assert any("at most 2" in m for m in texts(response))
+
+
+def test_detail_refresh_button(admin_client, fake_gateway, gateway_charge):
+    charge = gateway_charge("online")
+    fake_gateway.complete(str(charge.gateway_id))
+    url = reverse("admin:django_paycharge_charge_refresh", args=[charge.pk])
+    assert admin_client.get(url).status_code == 403  # POST only
+    response = admin_client.post(url, follow=True)
+    assert response.redirect_chain[-1][0].endswith(f"/{charge.pk}/change/")
+    charge.refresh_from_db()
+    assert charge.status == "successful"
+
+
+# -- Fetch issuer token --------------------------------------------------------------------
+
+
+def test_fetch_issuer_token_online(admin_client, gateway_charge):
+    charge = gateway_charge("online")
+    response = run_action(admin_client, "fetch_issuer_token_action", [charge])
+    html = response.content.decode()
+    assert response.templates[0].name == "admin/django_paycharge/charge/issuer_tokens.html"
+    token = IssuerToken.objects.get(charge=charge)
+    assert token.call_method == "http_post"
+    assert f'href="{token.issuer_token}"' in html
+    assert "http_post" in html
+    assert f"Charge {charge.gateway_id}: issuer token fetched (online)." in html
+
+
+def test_fetch_issuer_token_bank_transfer_awaiting_masks_without_permission(
+    client, gateway_charge, staff_user
+):
+    charge = gateway_charge("bank_transfer")
+    client.force_login(staff_user("view_charge", "call_gateway"))
+    response = run_action(client, "fetch_issuer_token_action", [charge])
+    token = IssuerToken.objects.get(charge=charge)
+    html = response.content.decode()
+    assert "Fake Branch" in html and "PAYCHARGE FAKE" in html
+    assert token.account_number not in html
+    assert token.masked_account_number in html
+
+
+def test_fetch_issuer_token_bank_transfer_full_number_with_permission(
+    client, gateway_charge, staff_user
+):
+    charge = gateway_charge("bank_transfer")
+    client.force_login(staff_user("view_charge", "call_gateway", "view_bank_account_number"))
+    response = run_action(client, "fetch_issuer_token_action", [charge])
+    token = IssuerToken.objects.get(charge=charge)
+    assert token.account_number in response.content.decode()
+
+
+def test_fetch_issuer_token_bank_transfer_not_awaiting(admin_client, fake_gateway, gateway_charge):
+    charge = gateway_charge("bank_transfer")
+    fake_gateway.complete(str(charge.gateway_id))
+    response = run_action(admin_client, "fetch_issuer_token_action", [charge])
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert "its status is now successful" in html
+    assert not IssuerToken.objects.filter(charge=charge).exists()
+
+
+def test_fetch_issuer_token_card_says_why(admin_client, gateway_charge):
+    charge = gateway_charge("card")
+    response = run_action(admin_client, "fetch_issuer_token_action", [charge])
+    assert response.status_code == 200
+    assert "this charge&#x27;s payment type is card" in response.content.decode()
+
+
+def test_fetch_issuer_token_mixed_selection(admin_client, gateway_charge):
+    online, card = gateway_charge("online"), gateway_charge("card")
+    response = run_action(admin_client, "fetch_issuer_token_action", [online, card])
+    html = response.content.decode()
+    assert html.count("paycharge-token-result") == 2
+    assert IssuerToken.objects.filter(charge=online).exists()
+
+
+# -- Sync now ------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def inline_tasks(settings):
+    settings.PAYCHARGE = {**settings.PAYCHARGE, "TASKS": "inline"}
+
+
+def test_sync_now_runs_the_sync_and_reports_counts(admin_client, fake_gateway, inline_tasks):
+    fake_gateway.seed(30)
+    assert admin_client.get(SYNC).status_code == 403  # POST only
+    response = admin_client.post(SYNC, follow=True)
+    assert response.status_code == 200
+    [message] = texts(response)
+    assert "Synced account default: 30 charges read, 30 new" in message
+    assert Charge.objects.count() == 30
+
+
+def test_sync_now_reports_a_gateway_failure(admin_client, fake_gateway, settings, inline_tasks):
+    settings.PAYCHARGE = {**settings.PAYCHARGE, "SECRET": "wrong-secret-000000"}
+    response = admin_client.post(SYNC, follow=True)
+    assert response.status_code == 200
+    [message] = texts(response)
+    assert message.startswith("Sync of account default failed:")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_sync_now_enqueues_when_tasks_are_configured(admin_client, fake_gateway, settings):
+    settings.TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
+    fake_gateway.seed(5)
+    response = admin_client.post(SYNC, follow=True)
+    [message] = texts(response)
+    assert "queued" in message
+    assert Charge.objects.count() == 0  # not synced inside the request
+    call_command("db_worker", "--batch", "--interval", "0", verbosity=0)
+    assert Charge.objects.count() == 5
+
+
+def test_sync_now_with_an_immediate_backend_reports_what_it_did(
+    admin_client, fake_gateway, settings
+):
+    module = "django.tasks" if find_spec("django.tasks") else "django_tasks"
+    settings.TASKS = {"default": {"BACKEND": f"{module}.backends.immediate.ImmediateBackend"}}
+    fake_gateway.seed(4)
+    [message] = texts(admin_client.post(SYNC, follow=True))
+    assert "Synced account default: 4 charges read, 4 new" in message
+    settings.PAYCHARGE = {**settings.PAYCHARGE, "SECRET": "wrong-secret-000000"}
+    [message] = texts(admin_client.post(SYNC, follow=True))
+    assert message.startswith("Sync of account default failed:")
+    assert "AuthenticationError" in message
+
+
+# -- Permissions ---------------------------------------------------------------------------
+
+
+def test_gateway_actions_hidden_and_refused_without_permission(client, staff_user, make_charge):
+    charge = make_charge(status="awaiting")
+    client.force_login(staff_user("view_charge"))
+    html = client.get(CHANGELIST).content.decode()
+    assert "refresh_from_gateway" not in html
+    assert "fetch_issuer_token_action" not in html
+    assert "Sync now" not in html
+    response = client.post(
+        CHANGELIST, {"action": "refresh_from_gateway", "_selected_action": [charge.pk]}
+    )
+    assert response.status_code in (200, 302)
+    assert not any("refreshed" in str(m) for m in get_messages(response.wsgi_request))
+    assert client.post(SYNC).status_code == 403
+    refresh = reverse("admin:django_paycharge_charge_refresh", args=[charge.pk])
+    assert client.post(refresh).status_code == 403
+    detail = client.get(reverse("admin:django_paycharge_charge_change", args=[charge.pk]))
+    assert "Refresh from gateway" not in detail.content.decode()
+
+
+def test_gateway_actions_offered_with_permission(client, staff_user):
+    client.force_login(staff_user("view_charge", "call_gateway"))
+    html = client.get(CHANGELIST).content.decode()
+    assert "refresh_from_gateway" in html and "fetch_issuer_token_action" in html
+    assert "Sync now" in html

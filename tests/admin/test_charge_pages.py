@@ -1,0 +1,258 @@
+from __future__ import annotations
+
+import uuid
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
+from django.utils import timezone
+
+from django_paycharge.models import Charge, IssuerToken, WebhookDelivery
+
+from .conftest import charge_row
+
+pytestmark = pytest.mark.django_db
+
+CHANGELIST = reverse("admin:django_paycharge_charge_changelist")
+
+
+def change_url(charge):
+    return reverse("admin:django_paycharge_charge_change", args=[charge.pk])
+
+
+def listed(response):
+    return {c.pk for c in response.context["cl"].result_list}
+
+
+def test_changelist_shows_the_columns(admin_client, make_charge):
+    make_charge(
+        status="failed",
+        requested_amount=1234,
+        requested_currency="USD",
+        mode="test",
+        merchant_transaction_id="order-usd",
+    )
+    make_charge(status="successful", requested_amount=1500, requested_currency="JPY", mode="live")
+    response = admin_client.get(CHANGELIST)
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert "12.34 USD" in html
+    assert "1,500 JPY" in html
+    assert "paycharge-status-failed" in html and "paycharge-status-successful" in html
+    assert html.count("paycharge-test") == 1  # only the test-mode row is marked
+    assert "order-usd" in html
+    assert "Fake Store" in html
+    assert "Sync now" in html
+
+
+@pytest.mark.parametrize(
+    ("query", "field", "value", "other"),
+    [
+        ("status__exact=failed", "status", "failed", "successful"),
+        ("mode__exact=live", "mode", "live", "test"),
+        ("currency=USD", "requested_currency", "USD", "JPY"),
+        ("account=shop2", "account", "shop2", "default"),
+        ("payment_type__exact=online", "payment_type", "online", "card"),
+        (
+            "store=33333333-3333-4333-8333-333333333333",
+            "store_id",
+            uuid.UUID("33333333-3333-4333-8333-333333333333"),
+            uuid.UUID("11111111-1111-4111-8111-111111111111"),
+        ),
+    ],
+)
+def test_each_filter(admin_client, make_charge, query, field, value, other):
+    wanted = make_charge(**{field: value})
+    make_charge(**{field: other})
+    response = admin_client.get(f"{CHANGELIST}?{query}")
+    assert response.status_code == 200
+    assert listed(response) == {wanted.pk}
+
+
+def test_date_filter(admin_client, make_charge):
+    recent = make_charge(created_on=timezone.now())
+    make_charge(created_on=timezone.now() - timezone.timedelta(days=40))
+    since = timezone.now() - timezone.timedelta(days=7)
+    response = admin_client.get(CHANGELIST, {"created_on__gte": since.isoformat()})
+    assert listed(response) == {recent.pk}
+
+
+def test_store_filter_offers_the_configured_store_with_its_name(admin_client, make_charge):
+    make_charge(store_name="Main Street Shop")
+    response = admin_client.get(CHANGELIST)
+    assert "Main Street Shop (default)" in response.content.decode()
+
+
+@pytest.mark.parametrize("which", ["gateway_id", "transaction_token_id", "merchant_transaction_id"])
+def test_search_matches_exactly(admin_client, make_charge, which):
+    wanted = make_charge()
+    make_charge()
+    response = admin_client.get(CHANGELIST, {"q": str(getattr(wanted, which))})
+    assert listed(response) == {wanted.pk}
+
+
+def test_search_does_not_match_parts(admin_client, make_charge):
+    make_charge(merchant_transaction_id="order-12345")
+    response = admin_client.get(CHANGELIST, {"q": "order-123"})
+    assert listed(response) == set()
+
+
+def test_search_sql_uses_equality_not_like(admin_client, make_charge):
+    make_charge()
+    with CaptureQueriesContext(connection) as queries:
+        admin_client.get(CHANGELIST, {"q": str(uuid.uuid4())})
+    sql = " ".join(q["sql"] for q in queries.captured_queries if "paycharge_charge" in q["sql"])
+    assert "LIKE" not in sql.upper()
+
+
+def _changelist_queries(client):
+    with CaptureQueriesContext(connection) as queries:
+        response = client.get(CHANGELIST)
+    assert response.status_code == 200
+    return len(queries.captured_queries), response
+
+
+def test_changelist_query_count_does_not_grow_with_rows(admin_client):
+    def add(n):
+        rows = [charge_row() for _ in range(n)]
+        Charge.objects.bulk_create(rows)
+        saved = Charge.objects.filter(gateway_id__in=[r.gateway_id for r in rows[::3]])
+        IssuerToken.objects.bulk_create(
+            IssuerToken(
+                charge=c, payment_type="online", call_method="http_post", fetched_at=timezone.now()
+            )
+            for c in saved
+        )
+
+    add(10)
+    at_10, response = _changelist_queries(admin_client)
+    assert len(response.context["cl"].result_list) == 10
+    add(990)
+    at_1000, response = _changelist_queries(admin_client)
+    assert response.context["cl"].result_count == 1000
+    assert "http_post" in response.content.decode()  # the issuer-token column is filled
+    assert at_10 == at_1000
+
+
+def test_changelist_reads_only_the_listed_columns(admin_client, make_charge):
+    make_charge(raw={"big": "x" * 1000})
+    with CaptureQueriesContext(connection) as queries:
+        admin_client.get(CHANGELIST)
+    listing = [
+        q["sql"]
+        for q in queries.captured_queries
+        if '"django_paycharge_charge"."gateway_id"' in q["sql"]
+    ]
+    assert listing
+    assert '"django_paycharge_charge"."raw"' not in listing[0]
+
+
+def test_detail_page_shows_every_field_read_only(admin_client, make_charge):
+    charge = make_charge(
+        status="failed",
+        error={"code": 330, "message": "insufficient funds", "detail": "balance too low"},
+        metadata={"order": {"id": 7, "items": ["a", "b"]}},
+        charged_amount=999,
+        charged_currency="USD",
+        fee_amount=36,
+        fee_currency="USD",
+        descriptor="SHOP*ORDER",
+        raw={"id": "raw-marker-123"},
+    )
+    response = admin_client.get(change_url(charge))
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert "source of truth" in html
+    assert "330: insufficient funds" in html
+    assert "<details>" in html and "raw-marker-123" in html
+    assert "&quot;items&quot;: [" in html  # indented JSON
+    assert "9.99 USD" in html and "0.36 USD" in html
+    assert "SHOP*ORDER" in html
+    assert 'name="_save"' not in html  # read-only: no save button
+    for field in (
+        "transaction_token_id",
+        "subscription_id",
+        "capture_at",
+        "synced_at",
+        "first_seen_at",
+        "descriptor_phone_number",
+        "only_direct_currency",
+    ):
+        assert f"field-{field}" in html, field
+    assert "Refresh from gateway" in html
+
+
+def test_unknown_error_codes_are_shown_as_they_are(admin_client, make_charge, settings):
+    charge = make_charge(status="failed", error={"code": 999, "message": "odd"})
+    html = admin_client.get(change_url(charge)).content.decode()
+    assert "<strong>Code</strong> 999</p>" in html
+    settings.PAYCHARGE = {**settings.PAYCHARGE, "ADMIN_ERROR_CODES": {999: "shop-defined meaning"}}
+    assert "999: shop-defined meaning" in admin_client.get(change_url(charge)).content.decode()
+
+
+def test_hostile_values_are_escaped(admin_client, make_charge):
+    evil = '<script>alert("x")</script>'
+    charge = make_charge(
+        metadata={"note": evil, evil: 1},
+        descriptor=evil,
+        error={"code": evil, "message": evil},
+        merchant_transaction_id=evil,
+        store_name=evil,
+        status=evil,
+        raw={"x": evil},
+    )
+    for url in (CHANGELIST, change_url(charge)):
+        html = admin_client.get(url).content.decode()
+        assert evil not in html, url
+        assert "&lt;script&gt;" in html, url
+
+
+def test_issuer_token_inline_masks_the_account_number(client, make_charge, staff_user):
+    charge = make_charge(payment_type="bank_transfer", status="awaiting")
+    IssuerToken.objects.create(
+        charge=charge,
+        payment_type="bank_transfer",
+        branch_name="Fake Branch",
+        account_number="1234567",
+        fetched_at=timezone.now(),
+    )
+    client.force_login(staff_user("view_charge"))
+    html = client.get(change_url(charge)).content.decode()
+    assert "Fake Branch" in html
+    assert "•••4567" in html and "1234567" not in html
+    client.force_login(staff_user("view_charge", "view_bank_account_number"))
+    assert "1234567" in client.get(change_url(charge)).content.decode()
+
+
+def test_deliveries_inline(admin_client, make_charge):
+    charge = make_charge()
+    delivery = WebhookDelivery.objects.create(
+        event="charge_finished",
+        dedupe_key="id:d1",
+        delivery_id="d1",
+        body="{}",
+        received_at=timezone.now(),
+        status="processed",
+        charge=charge,
+    )
+    html = admin_client.get(change_url(charge)).content.decode()
+    assert reverse("admin:django_paycharge_webhookdelivery_change", args=[delivery.pk]) in html
+    assert "charge_finished" in html
+
+
+def test_no_add_no_delete_no_change(admin_client, make_charge):
+    charge = make_charge(status="awaiting")
+    assert admin_client.get(reverse("admin:django_paycharge_charge_add")).status_code == 403
+    assert (
+        admin_client.get(
+            reverse("admin:django_paycharge_charge_delete", args=[charge.pk])
+        ).status_code
+        == 403
+    )
+    response = admin_client.post(change_url(charge), {"status": "successful"})
+    assert response.status_code == 403
+    charge.refresh_from_db()
+    assert charge.status == "awaiting"
+    html = admin_client.get(CHANGELIST).content.decode()
+    assert "delete_selected" not in html
