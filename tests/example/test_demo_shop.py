@@ -262,7 +262,8 @@ def test_the_demo_admin_user_sees_the_paid_order(demo: Demo, browser_page: Any) 
     buy(page, demo)
     pay(page, "card", card_number=CARD_SUCCESS)
     public_id = landed_order_id(page)
-    order_id = order_state(demo, public_id)["order"]["id"]
+    state = order_state(demo, public_id)
+    order_id = state["order"]["id"]
     page.goto(f"{demo.shop_url}/admin/")
     page.fill("#id_username", demo.admin_user)
     page.fill("#id_password", demo.admin_password)
@@ -270,3 +271,6 @@ def test_the_demo_admin_user_sees_the_paid_order(demo: Demo, browser_page: Any) 
     page.goto(f"{demo.shop_url}/admin/shop/order/{order_id}/change/")
     assert public_id in page.locator("#content").inner_text()
     assert "Paid" in page.locator(".field-status").inner_text()
+    # The app's own admin, in the same site: the mirrored charge.
+    page.goto(f"{demo.shop_url}/admin/django_paycharge/charge/")
+    assert state["charge"]["id"] in page.locator("#result_list").inner_text()
