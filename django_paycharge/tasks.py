@@ -70,17 +70,37 @@ else:
         sync_charges_task = _task()(sync_charges_task)
 
 
+# Backends that do not run work in the background: Django 6's default
+# (immediate: runs inline anyway) and the dummy one (never runs it at all).
+_NOT_BACKGROUND = ("ImmediateBackend", "DummyBackend")
+
+
+def _default_backend() -> str:
+    tasks = getattr(settings, "TASKS", None) or {}
+    default = tasks.get("default", {}) if isinstance(tasks, dict) else {}
+    return str(default.get("BACKEND", "")) if isinstance(default, dict) else ""
+
+
 def background_enabled() -> bool:
+    """Whether work goes to the task backend (see ``PAYCHARGE["TASKS"]``).
+
+    ``"auto"`` uses it only when Django's ``TASKS`` names a backend that really
+    runs work elsewhere: Django 6 always has a default (immediate) backend, and
+    a dummy backend would never process a delivery.
+    """
     mode = conf.get_setting("TASKS")
     if mode == "inline":
         return False
-    available = _task is not None and bool(getattr(settings, "TASKS", None))
-    if mode == "background" and not available:
-        raise ConfigurationError(
-            "PAYCHARGE['TASKS'] is 'background' but no task backend is configured: set TASKS "
-            "(and install django-tasks on Django 5.2)."
-        )
-    return available
+    backend = _default_backend()
+    available = _task is not None and bool(backend)
+    if mode == "background":
+        if not available:
+            raise ConfigurationError(
+                "PAYCHARGE['TASKS'] is 'background' but no task backend is configured: set "
+                "TASKS (and install django-tasks on Django 5.2)."
+            )
+        return True
+    return available and not backend.endswith(_NOT_BACKGROUND)
 
 
 def dispatch_delivery(delivery_pk: int) -> None:

@@ -71,3 +71,16 @@ def test_background_mode_without_a_backend_is_a_clear_error(settings):
         del settings.TASKS
     with pytest.raises(ConfigurationError, match="no task backend"):
         tasks.background_enabled()
+
+
+@pytest.mark.parametrize(
+    "backend",
+    [
+        "django.tasks.backends.immediate.ImmediateBackend",
+        "django_tasks.backends.dummy.DummyBackend",
+    ],
+)
+def test_auto_mode_does_not_count_immediate_or_dummy_backends(settings, backend):
+    settings.TASKS = {"default": {"BACKEND": backend}}
+    settings.PAYCHARGE = {**settings.PAYCHARGE, "TASKS": "auto"}
+    assert not tasks.background_enabled()
