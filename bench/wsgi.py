@@ -1,0 +1,10 @@
+"""WSGI entry point of the benchmark project (served by gunicorn in ``bench.webhooks``)."""
+
+from __future__ import annotations
+
+import os
+
+from django.core.wsgi import get_wsgi_application
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "bench.settings")
+application = get_wsgi_application()
