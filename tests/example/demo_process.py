@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -139,7 +140,8 @@ def start_demo(root: Path, env: dict[str, str], timeout: float = 420.0) -> Demo:
     try:
         demo.wait_ready(timeout)
     except BaseException:
-        os.killpg(process.pid, signal.SIGKILL)
+        with contextlib.suppress(ProcessLookupError):  # it may have stopped by itself
+            os.killpg(process.pid, signal.SIGKILL)
         raise
     return demo
 
