@@ -70,6 +70,9 @@ def main() -> None:
         help="also compare ours' peak RSS at 10,000 and 100,000 charges (SQLite)",
     )
     parser.add_argument("--sqlite-only", action="store_true")
+    parser.add_argument(
+        "--skip-sdk", action="store_true", help="leave the baseline out (no SDK installed)"
+    )
     args = parser.parse_args()
     vendors = ["sqlite"] + ([] if args.sqlite_only or not have_postgres() else ["postgres"])
     context = machine()
@@ -79,14 +82,20 @@ def main() -> None:
         try:
             for vendor in vendors:
                 ours = run_contender(fake, dbs, vendor, "ours", args.n, args.n)
-                base = run_contender(fake, dbs, vendor, "baseline", args.n, args.baseline_n)
+                base = (
+                    None
+                    if args.skip_sdk
+                    else run_contender(fake, dbs, vendor, "baseline", args.n, args.baseline_n)
+                )
                 limit = (
                     run_contender(fake, dbs, vendor, "copy", args.n, args.n)
                     if vendor == "postgres"
                     else None
                 )
                 for phase in ("insert", "update"):
-                    rows += _rows(vendor, phase, ours[phase], base[phase], limit and limit[phase])
+                    rows += _rows(
+                        vendor, phase, ours[phase], base and base[phase], limit and limit[phase]
+                    )
             memory = _memory(fake, dbs) if args.memory_check else None
         finally:
             dbs.drop_all()
@@ -122,7 +131,7 @@ def _rows(
     vendor: str,
     phase: str,
     ours: dict[str, Any],
-    base: dict[str, Any],
+    base: dict[str, Any] | None,
     limit: dict[str, Any] | None,
 ) -> list[list[Any]]:
     def rate(r: dict[str, Any]) -> float:
@@ -138,22 +147,15 @@ def _rows(
             phase,
             "ours",
             rate(ours),
-            f"{rate(ours) / rate(base):.1f}x",
+            f"{rate(ours) / rate(base):.1f}x" if base else "-",
             f"{rate(ours) / rate(limit):.2f}" if limit else "-",
             per_page(ours),
             ours["peak_rss_mb"],
         ],
-        [
-            vendor,
-            phase,
-            "baseline (SDK + update_or_create)",
-            rate(base),
-            "",
-            "",
-            per_page(base),
-            base["peak_rss_mb"],
-        ],
     ]
+    if base:
+        name = "baseline (SDK + update_or_create)"
+        out.append([vendor, phase, name, rate(base), "", "", per_page(base), base["peak_rss_mb"]])
     if limit:
         out.append(
             [vendor, phase, "COPY + upsert (limit)", rate(limit), "", "", per_page(limit), nan]
