@@ -17,7 +17,14 @@ from .. import conf, signals
 from ..client import PayChargeClient
 from ..client._params import charge_create_body
 from ..client.types import Charge as RemoteCharge
-from ..exceptions import APIError, PayChargeError, RateLimitError, ServerError
+from ..exceptions import (
+    APIError,
+    FieldError,
+    InvalidParametersError,
+    PayChargeError,
+    RateLimitError,
+    ServerError,
+)
 from ..models import Charge, ChargeRequest
 from .clients import get_client
 from .upsert import upsert_charges
@@ -79,6 +86,7 @@ def create_charge(
         "three_ds_mode": three_ds_mode,
     }
     charge_create_body(**params)  # raises InvalidParametersError naming every bad field
+    _check_storable(params)
     params = _json_safe(params)
     name = account or conf.DEFAULT_ACCOUNT
     conf.get_account(name)  # a misconfigured account fails before anything is stored
@@ -87,6 +95,42 @@ def create_charge(
         assert request.charge is not None
         return request.charge
     return send_charge_request(request)
+
+
+# What the spec allows but the mirror could not store: refused before the gateway
+# takes a charge the shop would then be unable to record.
+_MAX_AMOUNT = 2**63 - 1
+_MAX_MERCHANT_TRANSACTION_ID = 255
+
+
+def _check_storable(params: dict[str, Any]) -> None:
+    errors: list[FieldError] = []
+    if isinstance(params["amount"], int) and params["amount"] > _MAX_AMOUNT:
+        errors.append(FieldError("amount", f"must be at most {_MAX_AMOUNT}"))
+    mtid = params.get("merchant_transaction_id")
+    if isinstance(mtid, str) and len(mtid) > _MAX_MERCHANT_TRANSACTION_ID:
+        errors.append(
+            FieldError(
+                "merchant_transaction_id",
+                f"must be at most {_MAX_MERCHANT_TRANSACTION_ID} characters",
+            )
+        )
+    for name, value in params.items():
+        texts = [value] if isinstance(value, str) else []
+        if isinstance(value, dict):
+            texts = [str(k) for k in value] + [v for v in value.values() if isinstance(v, str)]
+        if any("\x00" in text for text in texts):
+            errors.append(FieldError(_FIELD_NAMES.get(name, name), "must not contain NUL"))
+    if errors:
+        raise InvalidParametersError(errors=errors)
+
+
+_FIELD_NAMES = {
+    "ip_address": "client_metadata.ip_address",
+    "redirect_endpoint": "redirect.endpoint",
+    "three_ds_redirect_endpoint": "three_ds.redirect_endpoint",
+    "three_ds_mode": "three_ds.mode",
+}
 
 
 def _json_safe(params: dict[str, Any]) -> dict[str, Any]:

@@ -199,3 +199,24 @@ def test_wait_for_charge_returns_once_the_charge_left_pending(fake_gateway, card
     assert charge.status == "pending"
     done = services.wait_for_charge(charge, timeout=5)
     assert done.status == "successful"
+
+
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        ({"amount": 2**63}, "amount"),
+        ({"merchant_transaction_id": "M" * 256}, "merchant_transaction_id"),
+        ({"metadata": {"note": "a\x00b"}}, "metadata"),
+        ({"metadata": {"k\x00": "v"}}, "metadata"),
+        ({"merchant_transaction_id": "A\x00"}, "merchant_transaction_id"),
+    ],
+)
+def test_what_the_mirror_cannot_store_is_refused_before_the_gateway_sees_it(
+    fake_gateway, card_token, change, field
+):
+    params = {"transaction_token_id": card_token, "amount": 100, "currency": "JPY", **change}
+    with pytest.raises(InvalidParametersError) as info:
+        services.create_charge(**params)
+    assert field in {e.field for e in info.value.errors}
+    assert remote_charges(fake_gateway) == []
+    assert ChargeRequest.objects.count() == 0
