@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.contrib import admin, messages
 from django.contrib.admin.views.main import ChangeList
@@ -52,7 +52,15 @@ class ChargeChangeList(ChangeList):
         return super().get_queryset(request, exclude_parameters).only(*LIST_COLUMNS)
 
 
-class ChargeAdmin(admin.ModelAdmin[Charge]):
+# Django's admin classes are generic only to type checkers (django-stubs);
+# subscripting them at run time fails without django_stubs_ext.monkeypatch().
+if TYPE_CHECKING:
+    _ChargeAdminBase = admin.ModelAdmin[Charge]
+else:
+    _ChargeAdminBase = admin.ModelAdmin
+
+
+class ChargeAdmin(_ChargeAdminBase):
     list_display = (
         "short_id",
         "status_badge",
@@ -139,7 +147,15 @@ class ChargeAdmin(admin.ModelAdmin[Charge]):
         ),
         (
             gettext_lazy("Mirror"),
-            {"fields": ("synced_at", "first_seen_at", "status_rank", "raw_digest", "raw_folded")},
+            {
+                "fields": (
+                    "synced_at",
+                    "first_seen_at",
+                    "status_rank",
+                    "raw_digest_display",
+                    "raw_folded",
+                )
+            },
         ),
     )
     readonly_fields = (
@@ -154,7 +170,7 @@ class ChargeAdmin(admin.ModelAdmin[Charge]):
         "redirect_pretty",
         "raw_folded",
         "status_rank",
-        "raw_digest",
+        "raw_digest_display",
     )
 
     class Media:
@@ -254,7 +270,7 @@ class ChargeAdmin(admin.ModelAdmin[Charge]):
 
     @admin.display(description=gettext_lazy("mode"), ordering="mode")
     def mode_marker(self, charge: Charge) -> SafeString | str:
-        return display.test_marker() if charge.is_test else (charge.mode or "-")
+        return display.test_marker() if charge.is_test else (charge.get_mode_display() or "-")
 
     @admin.display(description=gettext_lazy("store"))
     def store(self, charge: Charge) -> str:
@@ -284,6 +300,11 @@ class ChargeAdmin(admin.ModelAdmin[Charge]):
     @admin.display(description=gettext_lazy("redirect"))
     def redirect_pretty(self, charge: Charge) -> SafeString:
         return display.pretty_json(charge.redirect)
+
+    @admin.display(description=gettext_lazy("raw payload digest"))
+    def raw_digest_display(self, charge: Charge) -> str:
+        # The field has no verbose name (adding one needs a migration): label it here.
+        return charge.raw_digest or "-"
 
     @admin.display(description=gettext_lazy("raw payload"))
     def raw_folded(self, charge: Charge) -> SafeString:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.contrib import admin
 from django.http import HttpRequest
@@ -14,8 +14,15 @@ from django.utils.translation import gettext_lazy
 from ..models import Charge, IssuerToken, WebhookDelivery
 from . import display
 
+# Django's admin classes are generic only to type checkers (django-stubs);
+# subscripting them at run time fails without django_stubs_ext.monkeypatch().
+if TYPE_CHECKING:
+    _IssuerTokenInlineBase = admin.StackedInline[IssuerToken, Charge]
+else:
+    _IssuerTokenInlineBase = admin.StackedInline
 
-class IssuerTokenInline(admin.StackedInline[IssuerToken, Charge]):
+
+class IssuerTokenInline(_IssuerTokenInlineBase):
     model = IssuerToken
     extra = 0
     max_num = 0
@@ -61,7 +68,15 @@ class IssuerTokenInline(admin.StackedInline[IssuerToken, Charge]):
         return False
 
 
-class WebhookDeliveryInline(admin.TabularInline[WebhookDelivery, Charge]):
+# Django's admin classes are generic only to type checkers (django-stubs);
+# subscripting them at run time fails without django_stubs_ext.monkeypatch().
+if TYPE_CHECKING:
+    _DeliveryInlineBase = admin.TabularInline[WebhookDelivery, Charge]
+else:
+    _DeliveryInlineBase = admin.TabularInline
+
+
+class WebhookDeliveryInline(_DeliveryInlineBase):
     model = WebhookDelivery
     extra = 0
     max_num = 0

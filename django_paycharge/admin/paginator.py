@@ -10,7 +10,7 @@ estimate for a filtered one. Below it, and on other databases, the count is exac
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.core.paginator import Paginator
 from django.db import connections
@@ -19,8 +19,15 @@ from django.utils.functional import cached_property
 
 from .. import conf
 
+# Django's admin classes are generic only to type checkers (django-stubs);
+# subscripting them at run time fails without django_stubs_ext.monkeypatch().
+if TYPE_CHECKING:
+    _PaginatorBase = Paginator[Any]
+else:
+    _PaginatorBase = Paginator
 
-class EstimatedCountPaginator(Paginator[Any]):
+
+class EstimatedCountPaginator(_PaginatorBase):
     #: Whether the last ``count`` was an estimate (shown on the changelist).
     estimated = False
 

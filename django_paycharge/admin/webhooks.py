@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
@@ -43,7 +43,15 @@ KNOWN_EVENTS = (
 )
 
 
-class _ReadOnly(admin.ModelAdmin[Any]):
+# Django's admin classes are generic only to type checkers (django-stubs);
+# subscripting them at run time fails without django_stubs_ext.monkeypatch().
+if TYPE_CHECKING:
+    _ModelAdminBase = admin.ModelAdmin[Any]
+else:
+    _ModelAdminBase = admin.ModelAdmin
+
+
+class _ReadOnly(_ModelAdminBase):
     class Media:
         css = {"all": ("django_paycharge/admin.css",)}
 
