@@ -18,21 +18,8 @@ from rest_framework import serializers
 from ..client._params import charge_create_body
 from ..client.validation import THREE_DS_MODES
 from ..exceptions import FieldError, InvalidParametersError
+from ..services.charges import CREATE_ARGS
 
-#: Arguments of ``services.create_charge`` a request or the charge hook may give.
-CREATE_ARGS = (
-    "transaction_token_id",
-    "amount",
-    "currency",
-    "capture",
-    "capture_at",
-    "merchant_transaction_id",
-    "ip_address",
-    "metadata",
-    "redirect_endpoint",
-    "three_ds_redirect_endpoint",
-    "three_ds_mode",
-)
 _TOP_LEVEL = (*CREATE_ARGS[:6], "metadata", "reference")
 _NESTED = {
     "client_metadata": {"ip_address": "ip_address"},

@@ -24,7 +24,8 @@ from rest_framework.views import APIView
 from .. import access, conf, services
 from ..exceptions import ConfigurationError
 from ..models import Charge, WebhookConfiguration
-from .create import CREATE_ARGS, ChargeCreateSerializer
+from ..services.charges import CREATE_ARGS
+from .create import ChargeCreateSerializer
 from .errors import api_exception_handler
 from .pagination import charge_page
 from .permissions import IsStaffUser, may_send_amount, permissions_from_setting

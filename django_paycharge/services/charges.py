@@ -12,6 +12,7 @@ from typing import Any
 from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from .. import conf, signals
 from ..client import PayChargeClient
@@ -31,7 +32,8 @@ from .upsert import upsert_charges
 
 logger = logging.getLogger("django_paycharge.services")
 
-_CREATE_ARGS = (
+#: The charge arguments of :func:`create_charge` (besides ``account`` and ``idempotency_key``).
+CREATE_ARGS = (
     "transaction_token_id",
     "amount",
     "currency",
@@ -154,8 +156,10 @@ def _open_request(
         )
     if not created and (request.params != params or request.account != account):
         raise PayChargeError(
-            "This idempotency key was already used for a different charge request; "
-            "use a new key for a new charge."
+            gettext(
+                "This idempotency key was already used for a different charge request; "
+                "use a new key for a new charge."
+            )
         )
     return request
 
@@ -265,7 +269,7 @@ def refresh_charge(
     store = store_id or (local.store_id if local else None) or conf.get_account(name).store_id
     if store is None:
         raise PayChargeError(
-            "The charge's store is unknown: pass store_id, or set PAYCHARGE['STORE_ID']."
+            gettext("The charge's store is unknown: pass store_id, or set PAYCHARGE['STORE_ID'].")
         )
     client = get_client(name)
     remote = client.charges.retrieve(store, charge_uuid, polling=polling)
