@@ -21,6 +21,7 @@ from typing import Any
 
 from django.conf import settings
 from django.core.checks import CheckMessage, Error, Tags, Warning, register
+from django.utils.translation import gettext as _
 
 from . import conf
 from .exceptions import ConfigurationError
@@ -49,24 +50,26 @@ def check_paycharge_settings(app_configs: Any = None, **kwargs: Any) -> list[Che
     if user is None:
         return [
             Error(
-                "The PAYCHARGE setting is missing.",
-                hint="Add PAYCHARGE = {'SECRET': ..., 'JWT': ..., 'STORE_ID': ...} to settings.",
+                _("The PAYCHARGE setting is missing."),
+                hint=_("Add PAYCHARGE = {'SECRET': ..., 'JWT': ..., 'STORE_ID': ...} to settings."),
                 id=_id("E001"),
             )
         ]
     if not isinstance(user, Mapping):
-        return [Error("PAYCHARGE must be a dict.", id=_id("E007"))]
+        return [Error(_("PAYCHARGE must be a dict."), id=_id("E007"))]
     messages: list[CheckMessage] = []
     for key in user:
         if key not in conf.DEFAULTS:
             messages.append(
                 Warning(
-                    f"PAYCHARGE has an unknown key {key!r}.", hint=_known_keys(), id=_id("W001")
+                    _("PAYCHARGE has an unknown key %(key)s.") % {"key": repr(key)},
+                    hint=_known_keys(),
+                    id=_id("W001"),
                 )
             )
     accounts = user.get("ACCOUNTS", {})
     if not isinstance(accounts, Mapping):
-        messages.append(Error("PAYCHARGE['ACCOUNTS'] must be a dict of dicts.", id=_id("E007")))
+        messages.append(Error(_("PAYCHARGE['ACCOUNTS'] must be a dict of dicts."), id=_id("E007")))
         accounts = {}
     for name in [conf.DEFAULT_ACCOUNT, *accounts]:
         messages.extend(_account_messages(name))
@@ -85,11 +88,16 @@ def _reporter_filter_messages() -> list[CheckMessage]:
         return []
     return [
         Warning(
-            f"{path} does not hide PAYCHARGE['JWT']: it would show on the DEBUG error page "
-            "and in error e-mails.",
-            hint="Set DEFAULT_EXCEPTION_REPORTER_FILTER = "
-            "'django_paycharge.debug.PayChargeExceptionReporterFilter' (or a subclass "
-            "whose hidden_settings matches JWT).",
+            _(
+                "%(path)s does not hide PAYCHARGE['JWT']: it would show on the DEBUG error page "
+                "and in error e-mails."
+            )
+            % {"path": path},
+            hint=_(
+                "Set DEFAULT_EXCEPTION_REPORTER_FILTER = "
+                "'django_paycharge.debug.PayChargeExceptionReporterFilter' (or a subclass "
+                "whose hidden_settings matches JWT)."
+            ),
             id=_id("W002"),
         )
     ]
@@ -101,7 +109,11 @@ def _account_messages(name: str) -> list[CheckMessage]:
     except ConfigurationError as exc:
         return [Error(exc.message, id=_id("E007"))]
     messages: list[CheckMessage] = [
-        Error(message, hint=f"Fix {where}['{key.removesuffix('_SHAPE')}'].", id=_id(_KEY_IDS[key]))
+        Error(
+            message,
+            hint=_("Fix %(setting)s.") % {"setting": f"{where}['{key.removesuffix('_SHAPE')}']"},
+            id=_id(_KEY_IDS[key]),
+        )
         for key, message in conf.account_problems(where, raw)
     ]
     base_url = raw.get("BASE_URL")
@@ -113,9 +125,9 @@ def _account_messages(name: str) -> list[CheckMessage]:
     ):
         messages.append(
             Error(
-                f"{where}['BASE_URL'] uses plain HTTP: credentials would cross the network "
-                "unencrypted.",
-                hint="Use the https:// address of the gateway.",
+                _("%(setting)s uses plain HTTP: credentials would cross the network unencrypted.")
+                % {"setting": f"{where}['BASE_URL']"},
+                hint=_("Use the https:// address of the gateway."),
                 id=_id("E004"),
             )
         )
@@ -128,7 +140,7 @@ def _app_wide_messages(user: Mapping[str, Any]) -> list[CheckMessage]:
     if not isinstance(tokens, list | tuple) or not all(isinstance(t, str) and t for t in tokens):
         messages.append(
             Error(
-                "PAYCHARGE['WEBHOOK_AUTH_TOKENS'] must be a list of non-empty strings.",
+                _("PAYCHARGE['WEBHOOK_AUTH_TOKENS'] must be a list of non-empty strings."),
                 id=_id("E008"),
             )
         )
@@ -136,17 +148,17 @@ def _app_wide_messages(user: Mapping[str, Any]) -> list[CheckMessage]:
     if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1024:
         messages.append(
             Error(
-                "PAYCHARGE['WEBHOOK_MAX_BODY_BYTES'] must be an integer of at least 1024.",
+                _("PAYCHARGE['WEBHOOK_MAX_BODY_BYTES'] must be an integer of at least 1024."),
                 id=_id("E008"),
             )
         )
     return_url = user.get("RETURN_URL", conf.DEFAULTS["RETURN_URL"])
     if not isinstance(return_url, str) or not return_url:
         messages.append(
-            Error("PAYCHARGE['RETURN_URL'] must be a non-empty URL or path.", id=_id("E008"))
+            Error(_("PAYCHARGE['RETURN_URL'] must be a non-empty URL or path."), id=_id("E008"))
         )
     return messages
 
 
 def _known_keys() -> str:
-    return "Known keys: " + ", ".join(sorted(conf.DEFAULTS)) + "."
+    return _("Known keys: %(keys)s.") % {"keys": ", ".join(sorted(conf.DEFAULTS))}

@@ -20,6 +20,7 @@ from urllib.parse import urlsplit
 from django.conf import settings
 from django.core.signals import setting_changed
 from django.dispatch import receiver
+from django.utils.translation import gettext as _
 
 from .exceptions import ConfigurationError
 
@@ -96,7 +97,7 @@ class Account:
 def _user_settings() -> Mapping[str, Any]:
     value = getattr(settings, "PAYCHARGE", {})
     if not isinstance(value, Mapping):
-        raise ConfigurationError("PAYCHARGE must be a dict.")
+        raise ConfigurationError(_("PAYCHARGE must be a dict."))
     return value
 
 
@@ -125,12 +126,17 @@ def raw_account_settings(name: str | None = None) -> tuple[str, dict[str, Any]]:
     accounts = user.get("ACCOUNTS", {}) or {}
     if not isinstance(accounts, Mapping) or name not in accounts:
         raise ConfigurationError(
-            f"No account named {name!r}: add it to PAYCHARGE['ACCOUNTS'] "
-            f"(configured: {', '.join(account_names())})."
+            _(
+                "No account named %(name)s: add it to PAYCHARGE['ACCOUNTS'] "
+                "(configured: %(configured)s)."
+            )
+            % {"name": repr(name), "configured": ", ".join(account_names())}
         )
     own = accounts[name]
     if not isinstance(own, Mapping):
-        raise ConfigurationError(f"PAYCHARGE['ACCOUNTS'][{name!r}] must be a dict.")
+        raise ConfigurationError(
+            _("PAYCHARGE['ACCOUNTS'][%(name)s] must be a dict.") % {"name": repr(name)}
+        )
     merged = {k: (own.get(k) if k in _NOT_INHERITED else own.get(k, top[k])) for k in ACCOUNT_KEYS}
     return f"PAYCHARGE['ACCOUNTS'][{name!r}]", merged
 
@@ -145,37 +151,41 @@ def account_problems(where: str, raw: Mapping[str, Any]) -> list[tuple[str, str]
     checks (which report them all).
     """
     problems: list[tuple[str, str]] = []
+
+    def add(key: str, message: str, setting: str | None = None) -> None:
+        # Messages name the setting as it is written in settings.py: PAYCHARGE['KEY'].
+        problems.append((key, message % {"setting": f"{where}['{setting or key}']"}))
+
     base_url = raw.get("BASE_URL")
     if not isinstance(base_url, str) or not _is_http_url(base_url):
-        problems.append(("BASE_URL", f"{where}['BASE_URL'] must be an absolute http(s) URL."))
+        add("BASE_URL", _("%(setting)s must be an absolute http(s) URL."))
     for key in ("SECRET", "JWT"):
         if not raw.get(key):
-            problems.append((key, f"{where}['{key}'] is not set: copy it from the app token."))
+            add(key, _("%(setting)s is not set: copy it from the app token."))
         elif not isinstance(raw[key], str):
-            problems.append((key, f"{where}['{key}'] must be a string."))
+            add(key, _("%(setting)s must be a string."))
     jwt = raw.get("JWT")
     if isinstance(jwt, str) and jwt and not looks_like_jwt(jwt):
-        problems.append(
-            ("JWT_SHAPE", f"{where}['JWT'] is not a JWT (three base64url parts separated by dots).")
-        )
+        message = _("%(setting)s is not a JWT (three base64url parts separated by dots).")
+        add("JWT_SHAPE", message, "JWT")
     for key in ("STORE_ID", "MERCHANT_ID"):
         if raw.get(key) is not None and _as_uuid(raw[key]) is None:
-            problems.append((key, f"{where}['{key}'] must be a UUID."))
+            add(key, _("%(setting)s must be a UUID."))
     if _as_timeout(raw.get("TIMEOUT")) is None:
-        problems.append(
-            (
-                "TIMEOUT",
-                f"{where}['TIMEOUT'] must be a positive number of seconds or a "
-                "(connect, read) pair of them.",
-            )
+        add(
+            "TIMEOUT",
+            _(
+                "%(setting)s must be a positive number of seconds or a "
+                "(connect, read) pair of them."
+            ),
         )
     retries = raw.get("MAX_RETRIES")
     if not isinstance(retries, int) or isinstance(retries, bool) or not 0 <= retries <= 10:
-        problems.append(("MAX_RETRIES", f"{where}['MAX_RETRIES'] must be an integer from 0 to 10."))
+        add("MAX_RETRIES", _("%(setting)s must be an integer from 0 to 10."))
     for key in ("RETRY_BACKOFF", "RETRY_BACKOFF_MAX"):
         value = raw.get(key)
         if not isinstance(value, int | float) or isinstance(value, bool) or not 0 <= value <= 300:
-            problems.append((key, f"{where}['{key}'] must be a number of seconds from 0 to 300."))
+            add(key, _("%(setting)s must be a number of seconds from 0 to 300."))
     return problems
 
 

@@ -11,6 +11,35 @@ from dataclasses import dataclass
 from typing import Any
 
 
+def gettext_noop(message: str) -> str:
+    """Mark ``message`` for ``makemessages`` (it looks for this name); translated when shown.
+
+    Defined here rather than imported from Django: the client raises these
+    errors and imports no Django.
+    """
+    return message
+
+
+def localize(message: str, default: str = "") -> str:
+    """``message`` in the active language, when Django is set up and the catalog has it.
+
+    A message that starts with ``default`` (the client appends details such as
+    ``(HTTP 404)`` to a default message) has that part translated. Without
+    Django settings or apps (the client used on its own) it is returned as is.
+    """
+    from django.apps import apps
+    from django.conf import settings
+
+    if not (settings.configured and apps.ready):
+        return message
+    from django.utils.translation import gettext
+
+    translated = gettext(message) if message else message
+    if translated == message and default and message.startswith(default):
+        translated = gettext(default) + message[len(default) :]
+    return translated
+
+
 @dataclass(frozen=True, slots=True)
 class FieldError:
     """One ``{"field": ..., "reason": ...}`` pair of an error answer or a local check."""
@@ -25,7 +54,7 @@ class FieldError:
 class PayChargeError(Exception):
     """Base class of every error this app raises."""
 
-    default_message = "The payment service request failed."
+    default_message = gettext_noop("The payment service request failed.")
 
     def __init__(
         self,
@@ -44,11 +73,13 @@ class PayChargeError(Exception):
         super().__init__(self.message)
 
     def __str__(self) -> str:
-        parts = [self.message]
+        # Translated when shown (admin messages, pages), so the client stays free of Django.
+        parts = [localize(self.message, self.default_message)]
         if self.errors:
             parts.append("(" + "; ".join(str(e) for e in self.errors) + ")")
         if self.request_id:
-            parts.append(f"[request id {self.request_id}]")
+            label = localize(gettext_noop("[request id %(id)s]"))
+            parts.append(label % {"id": self.request_id})
         return " ".join(parts)
 
     def __repr__(self) -> str:
@@ -61,25 +92,27 @@ class PayChargeError(Exception):
 class ConfigurationError(PayChargeError):
     """The ``PAYCHARGE`` setting is missing a key or holds a malformed value."""
 
-    default_message = "The PAYCHARGE setting is not configured correctly."
+    default_message = gettext_noop("The PAYCHARGE setting is not configured correctly.")
 
 
 class InvalidParametersError(PayChargeError, ValueError):
     """Input breaks a rule of the spec; raised before any HTTP request is sent."""
 
-    default_message = "The request breaks a rule of the payment service; nothing was sent."
+    default_message = gettext_noop(
+        "The request breaks a rule of the payment service; nothing was sent."
+    )
 
 
 class NetworkError(PayChargeError):
     """The gateway could not be reached, or did not answer in time."""
 
-    default_message = "The payment service could not be reached; try again later."
+    default_message = gettext_noop("The payment service could not be reached; try again later.")
 
 
 class InvalidResponseError(PayChargeError):
     """A 2xx answer whose body is not the JSON it should be."""
 
-    default_message = "The payment service sent an answer that could not be read."
+    default_message = gettext_noop("The payment service sent an answer that could not be read.")
 
 
 class APIError(PayChargeError):
@@ -89,13 +122,13 @@ class APIError(PayChargeError):
 class BadRequestError(APIError):
     """400: the gateway rejected the request as invalid (``errors`` names the fields)."""
 
-    default_message = "The payment service rejected the request as invalid."
+    default_message = gettext_noop("The payment service rejected the request as invalid.")
 
 
 class AuthenticationError(APIError):
     """401: the app token's secret or JWT was not accepted."""
 
-    default_message = (
+    default_message = gettext_noop(
         "The payment service rejected the credentials: check PAYCHARGE['SECRET'] and "
         "PAYCHARGE['JWT']."
     )
@@ -104,31 +137,33 @@ class AuthenticationError(APIError):
 class PermissionDeniedError(APIError):
     """403: the app token may not do this (a store token reaches one store)."""
 
-    default_message = "The app token is not allowed to do this."
+    default_message = gettext_noop("The app token is not allowed to do this.")
 
 
 class NotFoundError(APIError):
     """404: the gateway has no such resource (or not for these credentials)."""
 
-    default_message = "The payment service has no such resource."
+    default_message = gettext_noop("The payment service has no such resource.")
 
 
 class ConflictError(APIError):
     """409: the request conflicts with the resource's state or an idempotency key."""
 
-    default_message = "The request conflicts with the current state of the resource."
+    default_message = gettext_noop("The request conflicts with the current state of the resource.")
 
 
 class RateLimitError(APIError):
     """429: the gateway is rate limiting; retried with backoff before this is raised."""
 
-    default_message = "The payment service is rate limiting requests; try again later."
+    default_message = gettext_noop(
+        "The payment service is rate limiting requests; try again later."
+    )
 
 
 class ServerError(APIError):
     """5xx: the gateway failed; retried with backoff before this is raised."""
 
-    default_message = "The payment service had an internal error; try again later."
+    default_message = gettext_noop("The payment service had an internal error; try again later.")
 
 
 _STATUS_CLASSES: dict[int, type[APIError]] = {
@@ -156,13 +191,13 @@ class ServiceError(PayChargeError):
 class UnsupportedPaymentTypeError(ServiceError):
     """The operation does not exist for the charge's payment type."""
 
-    default_message = "This operation is not available for the charge's payment type."
+    default_message = gettext_noop("This operation is not available for the charge's payment type.")
 
 
 class ChargeStateError(ServiceError):
     """The charge's status does not allow the operation; ``status`` is the current one."""
 
-    default_message = "The charge is not in a status that allows this operation."
+    default_message = gettext_noop("The charge is not in a status that allows this operation.")
 
     def __init__(self, message: str | None = None, *, status: str | None = None, **kw: Any) -> None:
         super().__init__(message, **kw)

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from . import conf, services
 from .exceptions import ConfigurationError
@@ -96,8 +97,10 @@ def background_enabled() -> bool:
     if mode == "background":
         if not available:
             raise ConfigurationError(
-                "PAYCHARGE['TASKS'] is 'background' but no task backend is configured: set "
-                "TASKS (and install django-tasks on Django 5.2)."
+                gettext(
+                    "PAYCHARGE['TASKS'] is 'background' but no task backend is configured: set "
+                    "TASKS (and install django-tasks on Django 5.2)."
+                )
             )
         return True
     return available and not backend.endswith(_NOT_BACKGROUND)

@@ -14,6 +14,7 @@ from django_paycharge.exceptions import (
     FieldError,
     NetworkError,
     error_class_for_status,
+    gettext_noop,
 )
 
 _MAX_FIELD_ERRORS = 50
@@ -61,17 +62,20 @@ def network_error(exc: requests.RequestException, method: str) -> NetworkError:
     """A :class:`NetworkError` whose message says whether the request may have been processed."""
     # The message is ours: requests' own text may carry the URL's host and port
     # but adds nothing a caller can act on.
+    # Marked for translation, translated when shown (PayChargeError.__str__): no Django here.
     if isinstance(exc, requests.ConnectTimeout):
-        message = "Could not connect to the payment service in time; nothing was sent."
+        message = gettext_noop(
+            "Could not connect to the payment service in time; nothing was sent."
+        )
+    elif isinstance(exc, requests.Timeout) and method == "GET":
+        message = gettext_noop("The payment service did not answer in time.")
     elif isinstance(exc, requests.Timeout):
-        message = "The payment service did not answer in time."
-        if method != "GET":
-            message += (
-                " It may have processed the request: retry with the same idempotency key,"
-                " or read the resource before trying again."
-            )
+        message = gettext_noop(
+            "The payment service did not answer in time. It may have processed the request: "
+            "retry with the same idempotency key, or read the resource before trying again."
+        )
     elif isinstance(exc, requests.ConnectionError):
-        message = "The connection to the payment service failed."
+        message = gettext_noop("The connection to the payment service failed.")
     else:
         message = f"The request to the payment service failed ({type(exc).__name__})."
     return NetworkError(message)

@@ -17,6 +17,7 @@ from typing import Any
 
 from django.db import IntegrityError, transaction
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from .. import signals
 from ..exceptions import NotFoundError, PayChargeError
@@ -94,9 +95,9 @@ def _parse(text: str) -> dict[str, Any]:
     try:
         payload = json.loads(text)
     except ValueError:
-        raise MalformedDelivery("The body is not JSON.") from None
+        raise MalformedDelivery(gettext("The body is not JSON.")) from None
     if not isinstance(payload, dict):
-        raise MalformedDelivery("The body is not a JSON object.")
+        raise MalformedDelivery(gettext("The body is not a JSON object."))
     return payload
 
 
@@ -155,17 +156,19 @@ def _apply(delivery: WebhookDelivery, payload: dict[str, Any]) -> Any:
         return None
     data = payload.get("data")
     if not isinstance(data, dict):
-        raise MalformedDelivery("A charge event without a charge in 'data'.")
+        raise MalformedDelivery(gettext("A charge event without a charge in 'data'."))
     try:
         charge_id = uuid.UUID(str(data.get("id")))
         store_id = uuid.UUID(str(data["store_id"])) if data.get("store_id") else None
     except ValueError:
-        raise MalformedDelivery("The charge id or store id in 'data' is not a UUID.") from None
+        raise MalformedDelivery(
+            gettext("The charge id or store id in 'data' is not a UUID.")
+        ) from None
     try:
         return refresh_charge(charge_id, store_id, account=delivery.account)
     except NotFoundError:
         raise MalformedDelivery(
-            "The gateway does not know the charge this delivery names (not ours?)."
+            gettext("The gateway does not know the charge this delivery names (not ours?).")
         ) from None
 
 

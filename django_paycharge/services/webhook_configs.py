@@ -11,6 +11,7 @@ from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from .. import conf
 from ..client import WebhookConfiguration as RemoteWebhook
@@ -37,8 +38,11 @@ def sync_webhooks(
     store = uuid.UUID(str(store_id)) if store_id else settings.store_id
     if store is None:
         raise ConfigurationError(
-            "Webhook configurations are listed per store: pass a store, or set "
-            f"STORE_ID for the account {name!r}."
+            gettext(
+                "Webhook configurations are listed per store: pass a store, or set "
+                "STORE_ID for the account %(name)s."
+            )
+            % {"name": repr(name)}
         )
     client = get_client(name)
     result = SyncResult()

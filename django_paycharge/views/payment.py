@@ -11,7 +11,7 @@ from django.views.decorators.cache import never_cache
 
 from ..access import can_access_charge
 from ..exceptions import ChargeStateError, PayChargeError, UnsupportedPaymentTypeError
-from ..models import Charge, IssuerToken
+from ..models import Charge, ChargeStatus, IssuerToken
 from ..services import fetch_issuer_token
 
 logger = logging.getLogger("django_paycharge.views")
@@ -36,7 +36,15 @@ def payment_page(request: HttpRequest, charge_id: uuid.UUID) -> HttpResponse:
     except UnsupportedPaymentTypeError:
         raise Http404("This charge has no payment page.") from None
     except ChargeStateError as exc:
-        context = {"charge": charge, "status": exc.status, "reason": "status"}
+        # The customer reads the status's label in their language; ``status`` stays the code.
+        labels = dict(ChargeStatus.choices)
+        label = labels.get(exc.status or "", exc.status)
+        context = {
+            "charge": charge,
+            "status": exc.status,
+            "status_label": label,
+            "reason": "status",
+        }
         return render(request, UNAVAILABLE_TEMPLATE, context, status=409)
     except PayChargeError as exc:
         logger.warning("Payment page of charge %s: %s", charge.gateway_id, type(exc).__name__)

@@ -16,6 +16,7 @@ import logging
 
 from django.db import DatabaseError, transaction
 from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.utils.translation import gettext
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST
 
@@ -70,7 +71,9 @@ def webhook(request: HttpRequest, account: str = conf.DEFAULT_ACCOUNT) -> HttpRe
     problem = ""
     if len(body) > limit:
         body = body[:limit]
-        problem = f"The body is larger than WEBHOOK_MAX_BODY_BYTES ({limit} bytes); truncated."
+        problem = gettext(
+            "The body is larger than WEBHOOK_MAX_BODY_BYTES (%(limit)d bytes); truncated."
+        ) % {"limit": limit}
     headers = {k: v for k, v in request.headers.items()}
     try:
         delivery, created = store_delivery(
