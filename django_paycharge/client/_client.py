@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import os
 import random as _random
 import time
 from collections.abc import Callable
@@ -11,6 +12,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import requests
+import requests.utils
 from requests.adapters import HTTPAdapter
 
 from django_paycharge import __version__
@@ -96,6 +98,7 @@ class PayChargeClient:
             adapter = HTTPAdapter(pool_connections=4, pool_maxsize=pool_size, max_retries=0)
             session.mount("https://", adapter)
             session.mount("http://", adapter)
+            _read_environment_once(session, base_url)
         self.base_url = base_url.rstrip("/")
         self.session = session
         self._transport = Transport(
@@ -169,3 +172,16 @@ def _timeout_pair(value: Any) -> tuple[float, float] | None:
     if isinstance(value, tuple | list) and len(value) == 2 and all(positive(v) for v in value):
         return (float(value[0]), float(value[1]))
     return None
+
+
+def _read_environment_once(session: requests.Session, base_url: str) -> None:
+    """Take proxies and the CA bundle from the environment now, not on every request.
+
+    With ``trust_env`` on, requests scans the environment and ``~/.netrc`` on
+    every call: about a third of a small GET's cost.
+    """
+    session.proxies.update(requests.utils.get_environ_proxies(base_url))
+    bundle = os.environ.get("REQUESTS_CA_BUNDLE") or os.environ.get("CURL_CA_BUNDLE")
+    if bundle:
+        session.verify = bundle
+    session.trust_env = False

@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 from urllib.parse import urlencode
 
 import requests
+import requests.auth
 
 from django_paycharge.exceptions import (
     APIError,
@@ -44,6 +45,7 @@ class Transport:
     """Sends one logical request, with retries, and returns the parsed 2xx body."""
 
     __slots__ = (
+        "_auth",
         "_auth_headers",
         "_redact",
         "backoff_base",
@@ -82,8 +84,8 @@ class Transport:
         self.max_retry_after = max_retry_after
         self.sleep = sleep
         self.random = random
+        self._auth = _BearerAuth(f"{secret}.{jwt}")
         self._auth_headers = {
-            "Authorization": f"Bearer {secret}.{jwt}",
             "Accept": "application/json",
             "User-Agent": user_agent,
         }
@@ -134,6 +136,9 @@ class Transport:
                     # Never a local of this frame: tracebacks shown with their locals
                     # (Django's DEBUG page, HTML error e-mails) would print the credentials.
                     headers=self._headers(data is not None, idempotency_key),
+                    # An explicit auth also stops requests from replacing our header
+                    # with credentials it finds in ~/.netrc for the gateway's host.
+                    auth=self._auth,
                     timeout=timeout,
                     allow_redirects=False,
                 )
@@ -235,6 +240,22 @@ def _is_transient(exc: requests.RequestException) -> bool:
     return isinstance(
         exc, requests.ConnectionError | requests.Timeout | requests.exceptions.ChunkedEncodingError
     )
+
+
+class _BearerAuth(requests.auth.AuthBase):
+    """Sets ``Authorization: Bearer <secret>.<jwt>``; its repr never shows the value."""
+
+    __slots__ = ("_value",)
+
+    def __init__(self, token: str) -> None:
+        self._value = f"Bearer {token}"
+
+    def __call__(self, request: requests.PreparedRequest) -> requests.PreparedRequest:
+        request.headers["Authorization"] = self._value
+        return request
+
+    def __repr__(self) -> str:
+        return "_BearerAuth(***)"
 
 
 def _log_path(path: str, params: Mapping[str, str] | None) -> str:
