@@ -126,6 +126,8 @@ def test_six_processes_on_the_same_charges(fake_gateway_server, tmp_path, reliab
     final = {cid: gateway.charges[cid]["status"] for cid in initial}
     twice, missed = _signal_damage(tmp_path, initial, final)
     damage["signal_fired_twice_or_wrongly"], damage["signal_missed"] = twice, missed
+    if errors:
+        print(errors[:3000])  # before the record's assertion, so a failure shows its cause
     reliability_record(
         "Concurrency: 6 processes on the same charges (PostgreSQL)",
         f"{ROUNDS} rounds x {MIRRORED + NEW} charges; 2 sync, 2 webhook and 2 return processes "

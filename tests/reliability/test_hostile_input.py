@@ -115,7 +115,8 @@ def test_return_view_never_redirects_off_site(fake_gateway, settings, client, re
 
 def test_admin_escapes_stored_xss(admin_client, reliability_record):
     charges = []
-    for i, evil in enumerate(XSS):
+    # PostgreSQL refuses NUL in text and JSON columns: that payload is the tag test's.
+    for i, evil in enumerate(p for p in XSS if "\x00" not in p):
         charges.append(
             _charge(
                 metadata={"note": evil, evil: i},
@@ -138,7 +139,7 @@ def test_admin_escapes_stored_xss(admin_client, reliability_record):
         damage["unescaped"] += unescaped(response.content.decode())
     reliability_record(
         "Admin: stored XSS",
-        f"{len(XSS)} payloads in metadata (keys and values), descriptor, error message, "
+        f"{len(XSS) - 1} payloads in metadata (keys and values), descriptor, error message, "
         "merchant transaction id, store/merchant names, status; charge list and detail pages",
         len(pages),
         damage,
