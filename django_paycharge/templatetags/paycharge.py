@@ -28,6 +28,7 @@ from django.utils.safestring import SafeString
 
 from .. import conf
 from ..models import IssuerToken
+from ..money import format_amount
 
 register = template.Library()
 logger = logging.getLogger("django_paycharge.templatetags")
@@ -106,3 +107,12 @@ def paycharge_issuer_token(
     if method == "http_get":
         ctx["url"] = url_with_fields(url, fields)
     return render_to_string(_TEMPLATES[method], ctx)
+
+
+@register.filter
+def paycharge_amount(amount: int | None, currency: str | None) -> str:
+    """An amount in minor units, formatted in its currency: ``1000, "JPY"`` -> ``1,000 JPY``.
+
+    ``{{ charge.requested_amount|paycharge_amount:charge.requested_currency }}``
+    """
+    return format_amount(amount, currency)
