@@ -21,6 +21,7 @@ from django.conf import settings
 from django.core.signals import setting_changed
 from django.dispatch import receiver
 from django.utils.translation import gettext as _
+from django.views.decorators.debug import sensitive_variables
 
 from .exceptions import ConfigurationError
 
@@ -75,6 +76,7 @@ ACCOUNT_KEYS = (
 # Credentials and the default store are never inherited by a named account:
 # mixing two accounts' credentials is the mistake this would invite.
 _NOT_INHERITED = ("SECRET", "JWT", "STORE_ID", "MERCHANT_ID")
+_CREDENTIALS = ("SECRET", "JWT")
 _LOOPBACK_HOSTS = {"127.0.0.1", "localhost", "::1"}
 
 
@@ -92,6 +94,24 @@ class Account:
     max_retries: int
     retry_backoff: float = 0.5
     retry_backoff_max: float = 8.0
+
+
+class Hidden(str):
+    """A credential: a plain ``str`` whose ``repr`` does not show it.
+
+    Django's DEBUG page shows every frame's locals unfiltered (its filter only
+    works with DEBUG off), so settings dicts that hold these stay unreadable
+    there, in error e-mails and in logged reprs.
+    """
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "'********'"
+
+
+def _hide(value: Any) -> Any:
+    return Hidden(value) if isinstance(value, str) and value else value
 
 
 def _user_settings() -> Mapping[str, Any]:
@@ -117,10 +137,14 @@ def account_names() -> list[str]:
     return names
 
 
+# Its locals hold the credentials: keep them off DEBUG pages and error e-mails.
+@sensitive_variables()
 def raw_account_settings(name: str | None = None) -> tuple[str, dict[str, Any]]:
     """The merged, unvalidated keys of one account, and the settings path they live at."""
     user = _user_settings()
     top = {k: user.get(k, DEFAULTS[k]) for k in ACCOUNT_KEYS}
+    for key in _CREDENTIALS:
+        top[key] = _hide(top[key])
     if name is None or name == DEFAULT_ACCOUNT:
         return "PAYCHARGE", top
     accounts = user.get("ACCOUNTS", {}) or {}
@@ -138,9 +162,13 @@ def raw_account_settings(name: str | None = None) -> tuple[str, dict[str, Any]]:
             _("PAYCHARGE['ACCOUNTS'][%(name)s] must be a dict.") % {"name": repr(name)}
         )
     merged = {k: (own.get(k) if k in _NOT_INHERITED else own.get(k, top[k])) for k in ACCOUNT_KEYS}
+    for key in _CREDENTIALS:
+        merged[key] = _hide(merged[key])
     return f"PAYCHARGE['ACCOUNTS'][{name!r}]", merged
 
 
+# Its locals hold the credentials: keep them off DEBUG pages and error e-mails.
+@sensitive_variables()
 def account_problems(where: str, raw: Mapping[str, Any]) -> list[tuple[str, str]]:
     """Every problem with one account's keys, as ``(key, message)`` pairs.
 
@@ -189,6 +217,8 @@ def account_problems(where: str, raw: Mapping[str, Any]) -> list[tuple[str, str]
     return problems
 
 
+# Its locals hold the credentials: keep them off DEBUG pages and error e-mails.
+@sensitive_variables()
 def get_account(name: str | None = None) -> Account:
     """The validated settings of one account (the default one when ``name`` is None)."""
     where, raw = raw_account_settings(name)

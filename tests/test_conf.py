@@ -116,3 +116,19 @@ def test_reset_callbacks_run_when_the_setting_changes():
 )
 def test_looks_like_jwt(value, expected):
     assert conf.looks_like_jwt(value) is expected
+
+
+def test_a_settings_error_page_does_not_show_the_credentials(rf, settings):
+    import sys
+
+    from django.views.debug import ExceptionReporter
+
+    settings.DEBUG = True
+    settings.PAYCHARGE = {**BASE, "TIMEOUT": -1}
+    try:
+        conf.get_account()
+    except ConfigurationError:
+        html = ExceptionReporter(rf.get("/"), *sys.exc_info()).get_traceback_html()
+    assert "TIMEOUT" in html
+    assert BASE["SECRET"] not in html
+    assert BASE["JWT"] not in html

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import threading
 
+from django.views.decorators.debug import sensitive_variables
+
 from .. import conf
 from ..client import PayChargeClient
 
@@ -11,6 +13,7 @@ _lock = threading.Lock()
 _clients: dict[str, PayChargeClient] = {}
 
 
+@sensitive_variables()
 def get_client(account: str | None = None) -> PayChargeClient:
     """The client of ``account`` (the default one when None). Rebuilt when ``PAYCHARGE`` changes."""
     name = account or conf.DEFAULT_ACCOUNT

@@ -91,7 +91,15 @@ class UpsertResult:
 
 
 def raw_digest(raw: dict[str, Any]) -> str:
-    text = json.dumps(raw, sort_keys=True, separators=(",", ":"), default=str)
+    """A short digest of a payload: equal digests mean an unchanged charge."""
+    return _digest_of_text(_canonical_json(raw))
+
+
+def _canonical_json(raw: dict[str, Any]) -> str:
+    return json.dumps(raw, sort_keys=True, separators=(",", ":"), default=str)
+
+
+def _digest_of_text(text: str) -> str:
     return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
 
 
@@ -146,17 +154,32 @@ def _row(item: RemoteCharge, account: str, payment_type: str, now: datetime) -> 
     for name in _NOT_NULL_TEXT:
         row[name] = row[name] or ""
     row["created_on"] = row["created_on"] or now
+    text = _canonical_json(item.raw)
     row.update(
         gateway_id=item.id,
         account=account,
         payment_type=payment_type,
         status_rank=status_rank(item.status or ""),
         raw=item.raw,
-        raw_digest=raw_digest(item.raw),
+        raw_digest=_digest_of_text(text),  # of what the gateway sent, even if cleaned below
         synced_at=now,
         first_seen_at=now,
     )
+    # PostgreSQL refuses NUL in text and JSON: one such charge would fail its whole
+    # page on every sync. Rare, so the digest's JSON text decides whether to look.
+    if "\\u0000" in text:
+        row = {name: _without_nul(value) for name, value in row.items()}
     return row
+
+
+def _without_nul(value: Any) -> Any:
+    if isinstance(value, str):
+        return value.replace("\x00", "\ufffd")
+    if isinstance(value, dict):
+        return {_without_nul(k): _without_nul(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_without_nul(v) for v in value]
+    return value
 
 
 def _write(

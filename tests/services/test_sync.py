@@ -197,3 +197,14 @@ def test_webhook_configurations_are_mirrored_and_removed_ones_marked(fake_gatewa
     stored.refresh_from_db()
     assert stored.removed_at is not None and not stored.active
     assert not stored.is_usable
+
+
+def test_a_charge_with_nul_characters_does_not_poison_its_page(fake_gateway):
+    fake_gateway.seed(30)
+    token = fake_gateway.create_transaction_token("card")["id"]
+    bad = fake_gateway.create_charge(token, metadata={"note": "a\x00b", "k\x00": "v"})
+    result = services.sync_charges()
+    assert result.created == 31
+    stored = Charge.objects.get(gateway_id=bad["id"])
+    assert stored.metadata == {"note": "a\ufffdb", "k\ufffd": "v"}
+    assert services.sync_charges(full=True).unchanged == 31  # the digest is of the original
