@@ -62,7 +62,10 @@ def tests(session: nox.Session, django: str, db: str) -> None:
     wheel = _wheel()
     session.install(f"{wheel}[test]", f"django~={django}.0")
     workdir = Path(tempfile.mkdtemp(prefix="paycharge-suite-"))
-    shutil.copytree(ROOT / "tests", workdir / "tests")
+    # The suite and what it reads (the checked-in schema, the benchmarks it smoke-tests);
+    # never the package itself, which must come from the wheel.
+    for name in ("tests", "bench", "docs"):
+        shutil.copytree(ROOT / name, workdir / name)
     shutil.copy(ROOT / "pyproject.toml", workdir / "pyproject.toml")
     args = ["python", "-m", "pytest", "-p", "no:cacheprovider", *session.posargs]
     env = {"PAYCHARGE_TEST_DB": db, "PAYCHARGE_REPO": str(ROOT)}
