@@ -46,6 +46,26 @@ class Webhooks:
         checker.raise_if_any()
         return self._transport.request("GET", f"{base}/{webhook}", parse_webhook)
 
+    def _list_request(
+        self,
+        store_id: uuid.UUID | str,
+        merchant_id: uuid.UUID | str | None,
+        limit: int | None,
+        cursor: uuid.UUID | str | None,
+        cursor_direction: str | None,
+        filters: dict[str, Any],
+    ) -> tuple[str, dict[str, str]]:
+        checker = Checker()
+        base = self._base(store_id, merchant_id, checker)
+        params = list_params(
+            limit=limit,
+            cursor=cursor,
+            cursor_direction=cursor_direction,
+            filters=filters,
+            checker=checker,
+        )
+        return base, params
+
     def list_page(
         self,
         store_id: uuid.UUID | str,
@@ -57,14 +77,8 @@ class Webhooks:
         **filters: Any,
     ) -> Page[WebhookConfiguration]:
         """One page of a store's webhook configurations."""
-        checker = Checker()
-        base = self._base(store_id, merchant_id, checker)
-        params = list_params(
-            limit=limit,
-            cursor=cursor,
-            cursor_direction=cursor_direction,
-            filters=filters,
-            checker=checker,
+        base, params = self._list_request(
+            store_id, merchant_id, limit, cursor, cursor_direction, filters
         )
         return self._transport.request("GET", base, _parse_webhook_page, params=params)
 
@@ -79,14 +93,8 @@ class Webhooks:
         **filters: Any,
     ) -> Iterator[WebhookConfiguration]:
         """Every webhook configuration of a store, following ``has_more``."""
-        checker = Checker()
-        base = self._base(store_id, merchant_id, checker)
-        params = list_params(
-            limit=limit,
-            cursor=cursor,
-            cursor_direction=cursor_direction,
-            filters=filters,
-            checker=checker,
+        base, params = self._list_request(
+            store_id, merchant_id, limit, cursor, cursor_direction, filters
         )
 
         def fetch(after: str | None) -> Page[WebhookConfiguration]:
