@@ -80,6 +80,9 @@ else:
             "ENGINE": "django.db.backends.sqlite3",
             "NAME": _sqlite,
             "TEST": {"NAME": _sqlite},
+            # Live-server tests write from several threads: immediate transactions
+            # wait for the lock instead of failing a read-to-write upgrade at once.
+            "OPTIONS": {"timeout": 20, "transaction_mode": "IMMEDIATE"},
         }
     }
 

@@ -17,6 +17,7 @@ import logging
 import re
 from collections.abc import Iterator
 
+import django
 import pytest
 from django.apps import apps
 from django.contrib.auth.models import Permission, User
@@ -90,7 +91,10 @@ def test_no_secret_anywhere_under_debug_logging_and_forced_errors(
         "WEBHOOK_AUTH_TOKENS": [SETTINGS_WEBHOOK_TOKEN],
         "MAX_RETRIES": 1,
     }
-    settings.ADMINS = [("Ops", "ops@shop.example")]
+    # Django 6 takes plain addresses and deprecates (name, address) pairs; 5.2 needs pairs.
+    settings.ADMINS = (
+        ["ops@shop.example"] if django.VERSION >= (6, 0) else [("Ops", "ops@shop.example")]
+    )
     settings.ALLOWED_HOSTS = ["*"]
     secret, jwt = settings.PAYCHARGE["SECRET"], settings.PAYCHARGE["JWT"]
     responses: list[tuple[str, str]] = []  # (what, text)
