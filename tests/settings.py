@@ -58,6 +58,10 @@ TEMPLATES = [
 ]
 
 STATIC_URL = "/static/"
+# Django 6.1 configures e-mail through MAILERS (and warns when mail is sent
+# without it); earlier versions ignore the setting. The test runner swaps the
+# backend for its in-memory one either way.
+MAILERS = {"default": {"BACKEND": "django.core.mail.backends.locmem.EmailBackend"}}
 DEFAULT_EXCEPTION_REPORTER_FILTER = "django_paycharge.debug.PayChargeExceptionReporterFilter"
 
 if os.environ.get("PAYCHARGE_TEST_DB", "sqlite") == "postgres":
