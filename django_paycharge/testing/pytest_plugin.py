@@ -69,8 +69,8 @@ def _paycharge_server() -> Iterator[Any]:
 def fake_gateway_server(request: pytest.FixtureRequest, _paycharge_server: Any) -> Iterator[Any]:
     """The session's fake gateway server, reset for this test; ``.base_url`` is where it listens."""
     server = _paycharge_server
+    server.reset()  # also cancels deliveries a previous test left queued or retrying
     server.state.sender.wait_idle(5.0)
-    server.reset()
     server.processing_delay = 0.0
     server.polling_timeout = 2.0
     server.restore_sender()  # a previous test may have swapped the transport or the delays

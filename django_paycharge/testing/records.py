@@ -196,7 +196,7 @@ class Delivery:
     body: bytes
     created_on: str
     attempts: list[Attempt] = field(default_factory=list)
-    state: str = "pending"  # pending, delivered, failed
+    state: str = "pending"  # pending, delivered, failed, canceled (by a reset)
     redelivery_of: str | None = None
 
     def to_json(self) -> Json:

@@ -23,7 +23,9 @@ class WebhookStateMixin:
     delivery_include_id: bool
 
     def reset_webhooks(self) -> None:
-        """Forget every configuration and delivery."""
+        """Forget every configuration and delivery (and cancel deliveries still queued)."""
+        if getattr(self, "sender", None) is not None:
+            self.sender.cancel_pending()
         self.webhooks: dict[str, WebhookConfig] = {}
         self.deliveries: list[Delivery] = []
 

@@ -65,7 +65,9 @@ class WebhookSender:
         self.max_attempts = max_attempts
         self.retry_delays = tuple(retry_delays)
         self.background = background
-        self._queue: queue.Queue[Delivery] = queue.Queue()
+        self._queue: queue.Queue[tuple[int, Delivery]] = queue.Queue()
+        # Bumped by cancel_pending(): queued deliveries of an older generation are dropped.
+        self._generation = 0
         self._worker: threading.Thread | None = None
         self._lock = threading.Lock()
         self._busy = 0
@@ -92,30 +94,45 @@ class WebhookSender:
                 self._idle.wait(left)
         return True
 
+    def cancel_pending(self) -> None:
+        """Drop deliveries still queued or being retried (the state was reset).
+
+        Without this, retries to an unreachable URL left by one test would hold
+        up the next test's deliveries behind them.
+        """
+        with self._lock:
+            self._generation += 1
+
     def _enqueue(self, delivery: Delivery) -> None:
         with self._lock:
             self._busy += 1
+            generation = self._generation
             if self._worker is None or not self._worker.is_alive():
                 self._worker = threading.Thread(
                     target=self._run, name="fake-gateway-webhooks", daemon=True
                 )
                 self._worker.start()
-        self._queue.put(delivery)
+        self._queue.put((generation, delivery))
 
     def _run(self) -> None:
         while True:
-            delivery = self._queue.get()
+            generation, delivery = self._queue.get()
             try:
-                self._attempt_all(delivery, sleep=True)
+                self._attempt_all(delivery, sleep=True, generation=generation)
             finally:
                 with self._idle:
                     self._busy -= 1
                     self._idle.notify_all()
 
-    def _attempt_all(self, delivery: Delivery, *, sleep: bool) -> None:
+    def _attempt_all(
+        self, delivery: Delivery, *, sleep: bool, generation: int | None = None
+    ) -> None:
         transport = self.transport
         assert transport is not None
         for number in range(self.max_attempts):
+            if generation is not None and generation != self._generation:
+                delivery.state = "canceled"
+                return
             if number and sleep:
                 delays = self.retry_delays or (0.0,)
                 time.sleep(delays[min(number - 1, len(delays) - 1)])
