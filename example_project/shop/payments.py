@@ -63,6 +63,10 @@ def pay_order(request: HttpRequest, order: Order, transaction_token_id: str) -> 
     _attach(order.pk, charge)
     if charge.status == "pending":
         charge = services.wait_for_charge(charge, timeout=WAIT_SECONDS)
+    # The signal receiver normally did this already; applying the freshest state the
+    # checkout knows keeps the order right even if that receiver ran and failed
+    # elsewhere (a webhook processed at the same moment, say).
+    _attach(order.pk, charge)
     return charge
 
 
