@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -26,6 +27,8 @@ from .. import signals
 from ..client import Charge as RemoteCharge
 from ..models import FINAL_STATUSES, Charge, status_rank
 from . import _upsert_sql as _sql
+
+logger = logging.getLogger("django_paycharge.services")
 
 # Columns rewritten when a newer read arrives. ``payment_type`` is only written
 # when the caller knows it (a list page does not carry it).
@@ -278,8 +281,21 @@ def _send_signals(
         charge = charges.get(gid)
         if charge is None:
             continue
-        signals.charge_updated.send(sender=Charge, charge=charge, previous_status=old_status)
+        # send_robust: one failing receiver must not stop the others, nor the signals of
+        # the page's other charges (the change is committed and will not be seen again).
+        results = signals.charge_updated.send_robust(
+            sender=Charge, charge=charge, previous_status=old_status
+        )
         if old_status != charge.status:
-            signals.charge_status_changed.send(
+            results += signals.charge_status_changed.send_robust(
                 sender=Charge, charge=charge, previous_status=old_status, status=charge.status
             )
+        for receiver, outcome in results:
+            if isinstance(outcome, Exception):
+                logger.error(
+                    "Signal receiver %s failed for charge %s: %s",
+                    getattr(receiver, "__qualname__", receiver),
+                    gid,
+                    type(outcome).__name__,
+                    exc_info=outcome,
+                )

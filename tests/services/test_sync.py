@@ -208,3 +208,27 @@ def test_a_charge_with_nul_characters_does_not_poison_its_page(fake_gateway):
     stored = Charge.objects.get(gateway_id=bad["id"])
     assert stored.metadata == {"note": "a\ufffdb", "k\ufffd": "v"}
     assert services.sync_charges(full=True).unchanged == 31  # the digest is of the original
+
+
+def test_a_failing_receiver_does_not_stop_the_signals_of_other_charges(fake_gateway, caplog):
+    from django_paycharge import signals
+
+    fake_gateway.seed(20)
+    seen = []
+
+    def failing(**kwargs):
+        raise RuntimeError("shop bug")
+
+    def counting(**kwargs):
+        seen.append(kwargs["charge"].gateway_id)
+
+    signals.charge_status_changed.connect(failing, weak=False)
+    signals.charge_status_changed.connect(counting, weak=False)
+    try:
+        result = services.sync_charges()
+    finally:
+        signals.charge_status_changed.disconnect(failing)
+        signals.charge_status_changed.disconnect(counting)
+    assert result.created == 20
+    assert len(seen) == 20
+    assert sum("shop bug" in r.getMessage() or r.exc_info is not None for r in caplog.records) >= 20
