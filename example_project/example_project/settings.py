@@ -124,10 +124,25 @@ _base = urlsplit(_base_url)
 # Plain-http provider URLs only for a gateway on this machine (the fake); never in production.
 _loopback_http = _base.scheme == "http" and _base.hostname in {"127.0.0.1", "localhost", "::1"}
 
+
+def _fake_default(name: str) -> str | None:
+    """The fake gateway's public test credentials, for a gateway on loopback only.
+
+    So that ``manage.py`` (migrate, makemigrations --check, shell) works on a fresh
+    clone without any environment; scripts/demo passes fresh credentials instead.
+    """
+    if not _loopback_http:
+        return None
+    from django_paycharge import testing
+
+    value: str = getattr(testing, name)
+    return value
+
+
 PAYCHARGE: dict[str, Any] = {
     "BASE_URL": _base_url,
-    "SECRET": env_str("PAYCHARGE_SECRET") or None,
-    "JWT": env_str("PAYCHARGE_JWT") or None,
+    "SECRET": env_str("PAYCHARGE_SECRET") or _fake_default("TEST_SECRET"),
+    "JWT": env_str("PAYCHARGE_JWT") or _fake_default("TEST_JWT"),
     "STORE_ID": env_str("PAYCHARGE_STORE_ID") or None,
     "MERCHANT_ID": env_str("PAYCHARGE_MERCHANT_ID") or None,
     "WEBHOOK_AUTH_TOKENS": env_list("PAYCHARGE_WEBHOOK_AUTH_TOKENS"),
