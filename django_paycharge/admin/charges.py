@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from django.contrib import admin, messages
 from django.contrib.admin.views.main import ChangeList
@@ -27,6 +27,7 @@ from .gateway import limited, run_sync_now
 from .inlines import IssuerTokenInline, WebhookDeliveryInline, can_see_account_numbers
 from .issuer_tokens import fetch_issuer_token_action
 from .paginator import EstimatedCountPaginator
+from .readonly import ReadOnlyAdmin
 
 #: Columns the changelist reads: nothing else (``raw`` and the JSON fields stay in the table).
 LIST_COLUMNS = (
@@ -52,15 +53,7 @@ class ChargeChangeList(ChangeList):
         return super().get_queryset(request, exclude_parameters).only(*LIST_COLUMNS)
 
 
-# Django's admin classes are generic only to type checkers (django-stubs);
-# subscripting them at run time fails without django_stubs_ext.monkeypatch().
-if TYPE_CHECKING:
-    _ChargeAdminBase = admin.ModelAdmin[Charge]
-else:
-    _ChargeAdminBase = admin.ModelAdmin
-
-
-class ChargeAdmin(_ChargeAdminBase):
+class ChargeAdmin(ReadOnlyAdmin):
     list_display = (
         "short_id",
         "status_badge",
@@ -172,20 +165,6 @@ class ChargeAdmin(_ChargeAdminBase):
         "status_rank",
         "raw_digest_display",
     )
-
-    class Media:
-        css = {"all": ("django_paycharge/admin.css",)}
-
-    # -- read-only -----------------------------------------------------------------------------
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
 
     def has_call_gateway_permission(self, request: HttpRequest) -> bool:
         return request.user.has_perm("django_paycharge.call_gateway")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
@@ -21,6 +21,7 @@ from ..models import WebhookConfiguration, WebhookDelivery
 from ..services import deliveries
 from . import display
 from .gateway import limited
+from .readonly import ReadOnlyAdmin
 
 #: The trigger the app needs: it tells the mirror that a charge reached a final status.
 REQUIRED_TRIGGER = "charge_finished"
@@ -43,29 +44,7 @@ KNOWN_EVENTS = (
 )
 
 
-# Django's admin classes are generic only to type checkers (django-stubs);
-# subscripting them at run time fails without django_stubs_ext.monkeypatch().
-if TYPE_CHECKING:
-    _ModelAdminBase = admin.ModelAdmin[Any]
-else:
-    _ModelAdminBase = admin.ModelAdmin
-
-
-class _ReadOnly(_ModelAdminBase):
-    class Media:
-        css = {"all": ("django_paycharge/admin.css",)}
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-
-class WebhookConfigurationAdmin(_ReadOnly):
+class WebhookConfigurationAdmin(ReadOnlyAdmin):
     list_display = (
         "url",
         "triggers_list",
@@ -207,7 +186,7 @@ class EventFilter(admin.SimpleListFilter):
         return queryset.filter(event=value) if value else queryset
 
 
-class WebhookDeliveryAdmin(_ReadOnly):
+class WebhookDeliveryAdmin(ReadOnlyAdmin):
     list_display = (
         "received_at",
         "event",
