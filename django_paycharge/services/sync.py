@@ -28,7 +28,7 @@ from ..client import Page, PayChargeClient
 from ..exceptions import NotFoundError, PayChargeError
 from ..models import Charge, SyncCheckpoint
 from .clients import get_client
-from .upsert import UpsertResult, upsert_charges
+from .upsert import PreparedCharges, UpsertResult, prepare_charges, upsert_charges, upsert_prepared
 
 logger = logging.getLogger("django_paycharge.services")
 
@@ -165,37 +165,42 @@ def _read_pages(
 ) -> datetime | None:
     """Read and store pages oldest first; returns the newest creation time seen.
 
-    The next page is requested (in a helper thread) while the current one is
-    written: the gateway's answer time and the database's overlap. Pages are
-    still stored, and the checkpoint moved, strictly in order.
+    The next page is requested and made ready to write (parsed, rows built and
+    encoded: see :func:`prepare_charges`) in a helper thread while the current
+    one is written, so the gateway's answer time, our CPU work and the
+    database's overlap. Pages are still stored, and the checkpoint moved,
+    strictly in order.
     """
     filters: dict[str, Any] = {"from_": lower} if lower is not None else {}
 
-    def fetch(after: str | None) -> Page[RemoteCharge]:
-        return client.charges.list_page(
+    def fetch(after: str | None) -> tuple[Page[RemoteCharge], PreparedCharges]:
+        page = client.charges.list_page(
             store_id=store, limit=PAGE_SIZE, cursor=after, cursor_direction="asc", **filters
         )
+        return page, prepare_charges(page.items, account=account)
 
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="paycharge-sync") as pool:
-        page = fetch(cursor)
+        page, prepared = fetch(cursor)
         while True:
-            ahead: Future[Page[RemoteCharge]] | None = None
+            ahead: Future[tuple[Page[RemoteCharge], PreparedCharges]] | None = None
             if page.items and page.has_more:
                 ahead = pool.submit(fetch, str(page.items[-1].id))
             try:
-                high_water = _store_page(page, account, result, progress, checkpoint_pk, high_water)
+                high_water = _store_page(
+                    page, prepared, result, progress, checkpoint_pk, high_water
+                )
             except BaseException:
                 if ahead is not None:
                     ahead.cancel()
                 raise
             if ahead is None:
                 return high_water
-            page = ahead.result()
+            page, prepared = ahead.result()
 
 
 def _store_page(
     page: Page[RemoteCharge],
-    account: str,
+    prepared: PreparedCharges,
     result: SyncResult,
     progress: Progress | None,
     checkpoint_pk: int | None,
@@ -203,7 +208,7 @@ def _store_page(
 ) -> datetime | None:
     if not page.items:
         return high_water
-    upserted = upsert_charges(page.items, account=account)
+    upserted = upsert_prepared(prepared)
     result.add_page(len(page.items), upserted)
     newest = max((c.created_on for c in page.items if c.created_on), default=None)
     if newest is not None and (high_water is None or newest > high_water):

@@ -20,7 +20,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from django.db import transaction
+from django.db import DEFAULT_DB_ALIAS, connections, transaction
+from django.db.backends.base.base import BaseDatabaseWrapper
 from django.utils import timezone
 
 from .. import signals
@@ -106,6 +107,38 @@ def _digest_of_text(text: str) -> str:
     return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
 
 
+@dataclass(frozen=True)
+class PreparedCharges:
+    """Charges read from the gateway, turned into encoded rows ready to be written.
+
+    Built by :func:`prepare_charges` without touching the database, so it can be
+    done for the next page while the current one is written.
+    """
+
+    rows: dict[Any, dict[str, Any]]
+    encoded: dict[Any, Any]
+    alias: str
+
+
+def prepare_charges(
+    items: Iterable[RemoteCharge],
+    *,
+    account: str,
+    payment_types: dict[Any, str] | None = None,
+    now: datetime | None = None,
+    using: str = DEFAULT_DB_ALIAS,
+) -> PreparedCharges:
+    """Rows (and their encoding for database ``using``) of charges read from the gateway."""
+    now = now or timezone.now()
+    payment_types = payment_types or {}
+    rows: dict[Any, dict[str, Any]] = {}
+    for item in items:  # the last read of an id within one page wins
+        rows[item.id] = _row(item, account, payment_types.get(item.id, ""), now)
+    encode = _sql.row_encoder(connections[using], _INSERT_COLUMNS)
+    encoded = {gid: encode(row) for gid, row in rows.items()}
+    return PreparedCharges(rows=rows, encoded=encoded, alias=using)
+
+
 def upsert_charges(
     items: Iterable[RemoteCharge],
     *,
@@ -115,20 +148,23 @@ def upsert_charges(
     now: datetime | None = None,
 ) -> UpsertResult:
     """Store a page of charges read from the gateway. Returns counts (and rows when ``load``)."""
-    now = now or timezone.now()
-    payment_types = payment_types or {}
-    rows: dict[Any, dict[str, Any]] = {}
-    for item in items:  # the last read of an id within one page wins
-        rows[item.id] = _row(item, account, payment_types.get(item.id, ""), now)
+    prepared = prepare_charges(items, account=account, payment_types=payment_types, now=now)
+    return upsert_prepared(prepared, load=load)
+
+
+def upsert_prepared(prepared: PreparedCharges, *, load: bool = False) -> UpsertResult:
+    """Write charges made ready by :func:`prepare_charges`: see :func:`upsert_charges`."""
     result = UpsertResult()
     events: list[tuple[str, Any, str | None]] = []
-    for attempt in range(_ATTEMPTS if rows else 0):
+    for attempt in range(_ATTEMPTS if prepared.rows else 0):
         result, events = UpsertResult(), []
         try:
-            with transaction.atomic():
-                _write(rows, result, events, retry_lost=attempt + 1 < _ATTEMPTS)
+            with transaction.atomic(using=prepared.alias):
+                _write(prepared, result, events, retry_lost=attempt + 1 < _ATTEMPTS)
                 if load:
-                    result.charges = Charge.objects.in_bulk(list(rows), field_name="gateway_id")
+                    result.charges = Charge.objects.using(prepared.alias).in_bulk(
+                        list(prepared.rows), field_name="gateway_id"
+                    )
         except _LostRace:
             continue  # rolled back: the rows the other writer inserted are visible now
         break
@@ -186,17 +222,18 @@ def _without_nul(value: Any) -> Any:
 
 
 def _write(
-    rows: dict[Any, dict[str, Any]],
+    prepared: PreparedCharges,
     result: UpsertResult,
     events: list[tuple[str, Any, str | None]],
     *,
     retry_lost: bool = False,
 ) -> None:
-    existing = _lock_existing(list(rows))
+    rows, conn = prepared.rows, connections[prepared.alias]
+    existing = _lock_existing(conn, list(rows))
     # Inserted in id order too, like the locks: two writers never wait on each other crosswise.
     new = sorted((gid for gid in rows if gid not in existing), key=str)
     if new:
-        inserted = _insert_new([rows[gid] for gid in new])
+        inserted = _insert_new(conn, [prepared.encoded[gid] for gid in new])
         # Rows another process inserted after our SELECT: start again (see _ATTEMPTS), or
         # on the last attempt lock them here and treat them as updates.
         lost = [gid for gid in new if gid not in inserted]
@@ -205,8 +242,8 @@ def _write(
         result.created += len(inserted)
         events.extend(("created", gid, None) for gid in inserted)
         if lost:
-            existing.update(_lock_existing(lost))
-    changed: list[dict[str, Any]] = []
+            existing.update(_lock_existing(conn, lost))
+    changed: list[Any] = []
     confirmed_open: list[Any] = []
     for gid, (old_status, old_rank, old_digest, old_ptype) in existing.items():
         row = rows[gid]
@@ -217,25 +254,28 @@ def _write(
             if old_rank < _FINAL_RANK:
                 confirmed_open.append(gid)
         else:
-            changed.append(row)
+            changed.append(prepared.encoded[gid])
             events.append(("updated", gid, old_status))
     if changed:
-        _update_changed(changed)
+        _update_changed(conn, changed)
         result.updated += len(changed)
     if confirmed_open:
         # Not rewritten, but confirmed now: the sync's refresh of open charges skips them.
         now = next(iter(rows.values()))["synced_at"]
-        Charge.objects.filter(gateway_id__in=confirmed_open).update(synced_at=now)
+        Charge.objects.using(prepared.alias).filter(gateway_id__in=confirmed_open).update(
+            synced_at=now
+        )
 
 
-def _lock_existing(ids: Sequence[Any]) -> dict[Any, tuple[str, int, str, str]]:
-    return _sql.lock_existing(ids)
+def _lock_existing(
+    conn: BaseDatabaseWrapper, ids: Sequence[Any]
+) -> dict[Any, tuple[str, int, str, str]]:
+    return _sql.lock_existing(conn, ids)
 
 
-def _insert_new(rows: Sequence[dict[str, Any]]) -> set[Any]:
-    conn = transaction.get_connection()
+def _insert_new(conn: BaseDatabaseWrapper, encoded: Sequence[Any]) -> set[Any]:
     table = conn.ops.quote_name(Charge._meta.db_table)
-    source, params = _sql.row_source(conn, rows, _INSERT_COLUMNS)
+    source, params = _sql.row_source(conn, encoded, _INSERT_COLUMNS)
     # Only model metadata and placeholders are interpolated; values go as parameters.
     sql = (
         f"INSERT INTO {table} ({_sql.column_list(conn, _INSERT_COLUMNS)}) {source} "
@@ -247,11 +287,10 @@ def _insert_new(rows: Sequence[dict[str, Any]]) -> set[Any]:
         return {field.to_python(value) for (value,) in cursor.fetchall()}
 
 
-def _update_changed(rows: Sequence[dict[str, Any]]) -> None:
-    conn = transaction.get_connection()
+def _update_changed(conn: BaseDatabaseWrapper, encoded: Sequence[Any]) -> None:
     quote = conn.ops.quote_name
     table = quote(Charge._meta.db_table)
-    source, params = _sql.row_source(conn, rows, _INSERT_COLUMNS)
+    source, params = _sql.row_source(conn, encoded, _INSERT_COLUMNS)
     assignments = [f"{quote(c)} = EXCLUDED.{quote(c)}" for c in _UPDATE_COLUMNS]
     assignments.append(
         "payment_type = CASE WHEN EXCLUDED.payment_type <> '' THEN EXCLUDED.payment_type "

@@ -81,7 +81,7 @@ def test_a_crash_mid_sync_resumes_from_the_last_stored_page(fake_gateway, settin
     fake_gateway.seed(1_000)
     pages_before_crash = 4
     calls = {"n": 0}
-    original = services.sync.upsert_charges
+    original = services.sync.upsert_prepared
 
     def failing_after_some_pages(*args, **kwargs):
         calls["n"] += 1
@@ -89,12 +89,12 @@ def test_a_crash_mid_sync_resumes_from_the_last_stored_page(fake_gateway, settin
             fake_gateway.add_fault("GET", r"/charges$", action="status", status=500, count=1)
         return original(*args, **kwargs)
 
-    services.sync.upsert_charges = failing_after_some_pages
+    services.sync.upsert_prepared = failing_after_some_pages
     try:
         with pytest.raises(ServerError):
             services.sync_charges()
     finally:
-        services.sync.upsert_charges = original
+        services.sync.upsert_prepared = original
     checkpoint = SyncCheckpoint.objects.get(resource="charges")
     assert checkpoint.in_progress and checkpoint.run_cursor
     assert Charge.objects.count() == pages_before_crash * 100
