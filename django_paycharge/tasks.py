@@ -16,6 +16,7 @@ from importlib.util import find_spec
 from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
+from django.db import router
 from django.utils import timezone
 from django.utils.translation import gettext
 
@@ -112,6 +113,34 @@ def dispatch_delivery(delivery_pk: int) -> None:
         process_webhook_delivery.enqueue(delivery_pk)
     else:
         deliveries.process_delivery(delivery_pk)
+
+
+def enqueues_with_deliveries() -> bool:
+    """Whether a delivery's task can be enqueued in the transaction that stores it.
+
+    True when work goes to django-tasks-db and its tasks are written to the
+    database the deliveries are written to: the task is then a row committed
+    with the delivery (one commit, and a crash between the two can no longer
+    leave a delivery stored but never queued). Any other backend is only
+    told after the delivery committed, or its worker could look for a
+    delivery that is not there yet.
+    """
+    if not background_enabled():
+        return False
+    try:
+        from django_tasks_db.backend import DatabaseBackend
+    except ImportError:
+        return False
+    if not isinstance(process_webhook_delivery.get_backend(), DatabaseBackend):
+        return False
+    from django_tasks_db.models import DBTaskResult
+
+    return bool(router.db_for_write(DBTaskResult) == router.db_for_write(WebhookDelivery))
+
+
+def enqueue_delivery(delivery: WebhookDelivery) -> None:
+    """Enqueue the processing of ``delivery`` (``store_delivery``'s ``on_stored``)."""
+    process_webhook_delivery.enqueue(delivery.pk)
 
 
 def _retry_later(delivery_pk: int) -> None:

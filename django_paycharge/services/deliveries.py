@@ -11,7 +11,7 @@ import hashlib
 import json
 import logging
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import timedelta
 from typing import Any
 
@@ -35,13 +35,25 @@ class MalformedDelivery(ValueError):
 
 
 def store_delivery(
-    *, body: bytes, headers: Mapping[str, str], account: str, problem: str = ""
+    *,
+    body: bytes,
+    headers: Mapping[str, str],
+    account: str,
+    problem: str = "",
+    on_stored: Callable[[WebhookDelivery], object] | None = None,
 ) -> tuple[WebhookDelivery, bool]:
     """Store a genuine delivery once. Returns ``(delivery, created)``.
 
     A repeat (same delivery id, or same event and body when there is no id)
     returns the stored row with ``created`` False and is not processed again.
     ``problem`` marks a delivery already known to be unusable (too large).
+
+    ``on_stored`` is called with a new delivery that is to be processed
+    (stored as received, not failed), inside the transaction that stores it:
+    whatever it writes commits with the delivery, and if it raises, nothing
+    is stored and the exception propagates (the caller answers 503, the
+    gateway retries). The view enqueues the processing task there, so a
+    delivery is never stored without its task.
     """
     text = _storable(body.decode("utf-8", errors="replace"))
     event, delivery_id = "", None
@@ -72,12 +84,29 @@ def store_delivery(
     }
     if problem:
         values.update(status=WebhookDelivery.Status.FAILED, last_error=problem)
+    inserted = False
     try:
         with transaction.atomic():
             delivery = WebhookDelivery.objects.create(dedupe_key=key, **values)
+            inserted = True
+            if on_stored is not None and delivery.status == WebhookDelivery.Status.RECEIVED:
+                on_stored(delivery)
     except IntegrityError:
+        if inserted:  # not a repeat: what on_stored wrote failed
+            raise
         return WebhookDelivery.objects.get(dedupe_key=key), False
-    signals.webhook_received.send(sender=WebhookDelivery, delivery=delivery)
+    # Stored (and committed) whatever a receiver does: a failing one is logged,
+    # never turned into an error answer that would make the gateway retry.
+    for receiver, result in signals.webhook_received.send_robust(
+        sender=WebhookDelivery, delivery=delivery
+    ):
+        if isinstance(result, Exception):
+            logger.error(
+                "A webhook_received receiver (%r) failed for delivery %s",
+                receiver,
+                delivery.pk,
+                exc_info=result,
+            )
     return delivery, True
 
 

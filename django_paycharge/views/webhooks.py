@@ -5,7 +5,8 @@ Policy (the gateway deletes a configuration whose receiver answers 3xx, 4xx,
 
 - no or wrong ``Authorization``: 401, nothing stored;
 - a genuine delivery: stored first, then answered 200, whatever happens when
-  it is processed (malformed or oversized bodies are stored as failed);
+  it is processed (malformed or oversized bodies are stored as failed); with
+  django-tasks-db its processing task is enqueued in the same transaction;
 - a repeat of a stored delivery: 200, not processed again;
 - the delivery could not be stored (database down): 503, so the gateway retries.
 """
@@ -21,10 +22,10 @@ from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST
 
 from .. import conf
-from ..models import WebhookConfiguration
+from ..models import WebhookConfiguration, WebhookDelivery
 from ..services import matches_auth_token
 from ..services.deliveries import store_delivery
-from ..tasks import dispatch_delivery
+from ..tasks import dispatch_delivery, enqueue_delivery, enqueues_with_deliveries
 
 logger = logging.getLogger("django_paycharge.webhooks")
 
@@ -80,13 +81,22 @@ def webhook(request: HttpRequest, account: str = conf.DEFAULT_ACCOUNT) -> HttpRe
         ) % {"limit": limit}
     headers = {k: v for k, v in request.headers.items()}
     try:
+        together = enqueues_with_deliveries()
+    except Exception:  # a misconfigured backend: dispatching below logs it
+        together = False
+    try:
         delivery, created = store_delivery(
-            body=body, headers=headers, account=account, problem=problem
+            body=body,
+            headers=headers,
+            account=account,
+            problem=problem,
+            on_stored=enqueue_delivery if together else None,
         )
-    except DatabaseError:
+    except Exception:  # nothing was stored: any other answer than 503 loses it
         logger.exception("A webhook delivery could not be stored")
         return JsonResponse({"status": "error", "code": "UNAVAILABLE"}, status=503)
-    if created and not problem:
+    # Deliveries stored as failed (malformed, too large) are not processed.
+    if created and not together and delivery.status == WebhookDelivery.Status.RECEIVED:
         try:
             dispatch_delivery(delivery.pk)
         except Exception:  # stored is what matters; processing is retried later

@@ -7,6 +7,7 @@ import uuid
 
 import pytest
 from django.core.management import call_command
+from django.db import connection
 
 from django_paycharge import services, tasks
 from django_paycharge.models import Charge, WebhookDelivery
@@ -84,3 +85,94 @@ def test_auto_mode_does_not_count_immediate_or_dummy_backends(settings, backend)
     settings.TASKS = {"default": {"BACKEND": backend}}
     settings.PAYCHARGE = {**settings.PAYCHARGE, "TASKS": "auto"}
     assert not tasks.background_enabled()
+
+
+def post(client, body):
+    data = body if isinstance(body, bytes) else json.dumps(body)
+    return client.post(
+        "/payments/webhook/",
+        data=data,
+        content_type="application/json",
+        HTTP_AUTHORIZATION=f"Bearer {TOKEN}",
+    )
+
+
+def test_a_delivery_and_its_task_are_committed_together(background, client, monkeypatch):
+    from django_tasks_db.models import DBTaskResult
+
+    assert tasks.enqueues_with_deliveries()
+    body = {"id": "d-together", "event": "token_created", "data": {}}
+    real_enqueue = tasks.enqueue_delivery
+
+    def enqueue_then_crash(delivery):
+        real_enqueue(delivery)  # the task row is written...
+        raise RuntimeError("worker process killed")  # ...and the request dies before commit
+
+    monkeypatch.setattr("django_paycharge.views.webhooks.enqueue_delivery", enqueue_then_crash)
+    assert post(client, body).status_code == 503  # nothing stored: the gateway retries
+    assert not WebhookDelivery.objects.exists()
+    assert not DBTaskResult.objects.exists()
+
+    monkeypatch.undo()
+    assert post(client, body).json() == {"status": "ok", "duplicate": False}  # the retry
+    delivery = WebhookDelivery.objects.get()
+    task = DBTaskResult.objects.get()
+    assert task.args_kwargs["args"] == [delivery.pk]
+    assert post(client, body).json() == {"status": "ok", "duplicate": True}
+    assert DBTaskResult.objects.count() == 1
+    call_command("db_worker", "--batch", "--interval", "0", verbosity=0)
+    delivery.refresh_from_db()
+    assert (delivery.status, delivery.attempts) == ("ignored", 1)
+
+
+def test_deliveries_stored_as_failed_are_not_queued(background, client):
+    from django_tasks_db.models import DBTaskResult
+
+    assert post(client, b"{not json").status_code == 200
+    assert WebhookDelivery.objects.get().status == "failed"
+    assert not DBTaskResult.objects.exists()  # a body that never parses is not retried
+
+
+def test_a_failing_webhook_received_receiver_still_answers_200(background, client, caplog):
+    from django_tasks_db.models import DBTaskResult
+
+    from django_paycharge import signals
+
+    def broken(**kwargs):
+        raise ValueError("receiver bug")
+
+    signals.webhook_received.connect(broken, weak=False)
+    try:
+        response = post(client, {"id": "d-signal", "event": "token_created", "data": {}})
+    finally:
+        signals.webhook_received.disconnect(broken)
+    assert response.status_code == 200
+    assert WebhookDelivery.objects.get().status == "received"
+    assert DBTaskResult.objects.count() == 1  # queued with it, whatever the receiver did
+    assert "webhook_received receiver" in caplog.text
+
+
+def test_other_backends_are_told_after_the_delivery_committed(settings, client, monkeypatch):
+    from importlib.util import find_spec
+
+    module = "django.tasks" if find_spec("django.tasks") else "django_tasks"
+    settings.TASKS = {"default": {"BACKEND": f"{module}.backends.dummy.DummyBackend"}}
+    settings.PAYCHARGE = {
+        **settings.PAYCHARGE,
+        "TASKS": "background",
+        "WEBHOOK_AUTH_TOKENS": [TOKEN],
+    }
+    assert tasks.background_enabled()
+    assert not tasks.enqueues_with_deliveries()
+    backend = type(tasks.process_webhook_delivery.get_backend())
+    real_enqueue = backend.enqueue
+    seen = []
+
+    def enqueue(self, task, args, kwargs):
+        # Outside any transaction: the delivery committed, another process finds it.
+        seen.append((list(args), connection.in_atomic_block))
+        return real_enqueue(self, task, args, kwargs)
+
+    monkeypatch.setattr(backend, "enqueue", enqueue)
+    assert post(client, {"id": "d-dummy", "event": "token_created", "data": {}}).status_code == 200
+    assert seen == [([WebhookDelivery.objects.get().pk], False)]
