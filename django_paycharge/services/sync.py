@@ -172,12 +172,15 @@ def _read_pages(
     strictly in order.
     """
     filters: dict[str, Any] = {"from_": lower} if lower is not None else {}
+    # Encode rows in advance while the last page written had rows to write; an
+    # incremental run that mostly confirms unchanged charges encodes only what it writes.
+    writing = [True]
 
     def fetch(after: str | None) -> tuple[Page[RemoteCharge], PreparedCharges]:
         page = client.charges.list_page(
             store_id=store, limit=PAGE_SIZE, cursor=after, cursor_direction="asc", **filters
         )
-        return page, prepare_charges(page.items, account=account)
+        return page, prepare_charges(page.items, account=account, encode=writing[0])
 
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="paycharge-sync") as pool:
         page, prepared = fetch(cursor)
@@ -186,9 +189,11 @@ def _read_pages(
             if page.items and page.has_more:
                 ahead = pool.submit(fetch, str(page.items[-1].id))
             try:
+                written = result.created + result.updated
                 high_water = _store_page(
                     page, prepared, result, progress, checkpoint_pk, high_water
                 )
+                writing[0] = result.created + result.updated > written
             except BaseException:
                 if ahead is not None:
                     ahead.cancel()
