@@ -232,3 +232,47 @@ def test_a_failing_receiver_does_not_stop_the_signals_of_other_charges(fake_gate
     assert result.created == 20
     assert len(seen) == 20
     assert sum("shop bug" in r.getMessage() or r.exc_info is not None for r in caplog.records) >= 20
+
+
+def test_synced_rows_hold_exactly_what_the_gateway_sent(fake_gateway):
+    """Rows encoded in advance (and on demand) store the gateway's JSON and typed columns."""
+    fake_gateway.seed(250)
+    services.sync_charges()
+    remote = services.get_client().charges.list_page(limit=100, cursor_direction="asc").items
+    assert len(remote) == 100
+    stored = Charge.objects.in_bulk([c.id for c in remote], field_name="gateway_id")
+    for charge in remote:
+        row = stored[charge.id]
+        assert row.raw == fake_gateway.charges[str(charge.id)]
+        assert row.store_id == charge.store_id
+        assert row.created_on == charge.created_on
+        assert row.requested_amount_formatted == charge.requested_amount_formatted
+        assert row.raw_digest == services.upsert.raw_digest(charge.raw)
+
+
+def test_an_unchanged_resync_encodes_only_the_rows_it_writes(fake_gateway, monkeypatch):
+    fake_gateway.seed(500)
+    services.sync_charges()
+    changed = next(cid for cid, c in fake_gateway.charges.items() if c["status"] == "awaiting")
+    fake_gateway.complete(changed)
+    encoded = []
+    original = services.upsert._sql.row_encoder
+
+    def counting(conn, columns):
+        encode = original(conn, columns)
+
+        def wrapped(row):
+            encoded.append(row["gateway_id"])
+            return encode(row)
+
+        return wrapped
+
+    monkeypatch.setattr(services.upsert._sql, "row_encoder", counting)
+    result = services.sync_charges(full=True)
+    assert (result.updated, result.unchanged) == (1, 499)
+    # Pages are encoded in advance at the start (the first two, fetched before any
+    # write) and right after a page that had rows to write (the one with the
+    # changed charge); every other page encodes only the rows it writes: none.
+    assert len(encoded) <= 3 * 100 + 1, len(encoded)
+    assert changed in {str(gid) for gid in encoded}
+    assert mirror_state() == gateway_state(fake_gateway)
