@@ -8,14 +8,18 @@ webhook benchmark) is run by ``bench/run``, not here.
 
 from __future__ import annotations
 
+import http.server
+import json
 import os
+import random
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
 
-from bench import _sync_workers, admin_changelist, sync
+from bench import _sync_workers, admin_changelist, sync, webhooks
 from bench._common import table
 from django_paycharge.models import Charge
 
@@ -81,3 +85,66 @@ def test_the_client_benchmark_prints_its_table():
     out = run_bench("bench.client", "--calls", "20", "--pages", "3", "--rounds", "1", "--skip-sdk")
     assert "ours (PayChargeClient)" in out
     assert "raw requests + json.loads (floor)" in out
+
+
+class _Receiver(http.server.BaseHTTPRequestHandler):
+    """Answers like the webhook view; closes connections after some answers.
+
+    Every third answer says so (``Connection: close``, as gunicorn's sync
+    workers do); every fifth closes without a word, as a server dropping an
+    idle kept-alive connection: the next request on it must be sent again.
+    """
+
+    protocol_version = "HTTP/1.1"
+    seen: list[str] = []
+    lock = threading.Lock()
+
+    def do_POST(self):
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        with self.lock:
+            duplicate = body["id"] in self.seen
+            self.seen.append(body["id"])
+            count = len(self.seen)
+        answer = json.dumps({"status": "ok", "duplicate": duplicate}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(answer)))
+        self.send_header("X-Bench-Queries", "2")
+        if count % 3 == 0:
+            self.send_header("Connection", "close")
+        self.end_headers()
+        self.wfile.write(answer)
+        self.close_connection = count % 3 == 0 or count % 5 == 0
+
+    def log_message(self, *args):
+        pass
+
+
+def test_the_webhook_senders_keep_connections_alive_and_reopen_closed_ones():
+    _Receiver.seen = []
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Receiver)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        items = [{"id": str(n), "created_on": "2026-11-22T00:00:00Z"} for n in range(5)]
+        bodies = webhooks.plan(items, 60, 0.2, random.Random(1))
+        ids = [b["id"] for b in bodies]
+        result = webhooks.send_all(server.server_address[1], bodies, senders=4)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert len(set(ids)) < len(ids)  # repeats mixed in
+    assert sorted(_Receiver.seen) == sorted(ids)  # each body sent once, none lost
+    assert result["errors"] == 0
+    assert result["resent"] > 0
+    assert result["duplicates_answered"] == len(ids) - len(set(ids))
+    assert result["queries"] == [2] * 60
+    assert len(result["latencies"]) == 60 and min(result["latencies"]) > 0
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="CPU times come from /proc")
+def test_the_webhook_benchmark_reads_cpu_time_of_a_process_tree():
+    child = subprocess.Popen([sys.executable, "-c", "sum(range(3_000_000))"])
+    meter = webhooks.CpuMeter({"me": os.getpid()})
+    child.wait()  # reaped: its time counts too
+    sum(range(1_000_000))
+    assert meter.lap()["me"] > 0
