@@ -264,7 +264,11 @@ def refresh_charge(
 ) -> Charge:
     """Read one charge from the gateway and update (or create) its mirror row."""
     charge_uuid = uuid.UUID(str(charge_id))
-    local = Charge.objects.filter(gateway_id=charge_uuid).only("account", "store_id").first()
+    local = (
+        Charge.objects.filter(gateway_id=charge_uuid)
+        .only("account", "store_id", "payment_type")
+        .first()
+    )
     name = account or (local.account if local else conf.DEFAULT_ACCOUNT)
     store = store_id or (local.store_id if local else None) or conf.get_account(name).store_id
     if store is None:
@@ -274,13 +278,10 @@ def refresh_charge(
     client = get_client(name)
     remote = client.charges.retrieve(store, charge_uuid, polling=polling)
     payment_type = ""
-    if local is None or not _has_payment_type(charge_uuid):
+    # Known payment types are kept by the upsert: only a new charge costs a token read.
+    if local is None or not local.payment_type:
         payment_type = transaction_token_payment_type(client, remote)
     return store_remote_charge(remote, account=name, payment_type=payment_type)
-
-
-def _has_payment_type(gateway_id: uuid.UUID) -> bool:
-    return Charge.objects.filter(gateway_id=gateway_id).exclude(payment_type="").exists()
 
 
 def wait_for_charge(charge: Charge, *, timeout: float = 30.0) -> Charge:
