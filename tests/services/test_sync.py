@@ -76,20 +76,21 @@ def test_incremental_sync_picks_up_new_charges_and_status_changes(fake_gateway):
     assert mirror_state() == gateway_state(fake_gateway)
 
 
-def test_a_crash_mid_sync_resumes_from_the_last_stored_page(fake_gateway, settings):
-    settings.PAYCHARGE = {**settings.PAYCHARGE, "MAX_RETRIES": 0}
+def test_a_crash_mid_sync_resumes_from_the_last_stored_page(fake_gateway):
     fake_gateway.seed(1_000)
     pages_before_crash = 4
     calls = {"n": 0}
     original = services.sync.upsert_prepared
 
-    def failing_after_some_pages(*args, **kwargs):
+    def crashing_after_some_pages(*args, **kwargs):
+        # Deterministic: the crash comes while storing the page after the fourth
+        # (a gateway fault injected meanwhile raced with the prefetch thread).
         calls["n"] += 1
-        if calls["n"] == pages_before_crash:
-            fake_gateway.add_fault("GET", r"/charges$", action="status", status=500, count=1)
+        if calls["n"] > pages_before_crash:
+            raise ServerError("the gateway failed mid-sync")
         return original(*args, **kwargs)
 
-    services.sync.upsert_prepared = failing_after_some_pages
+    services.sync.upsert_prepared = crashing_after_some_pages
     try:
         with pytest.raises(ServerError):
             services.sync_charges()
@@ -97,6 +98,7 @@ def test_a_crash_mid_sync_resumes_from_the_last_stored_page(fake_gateway, settin
         services.sync.upsert_prepared = original
     checkpoint = SyncCheckpoint.objects.get(resource="charges")
     assert checkpoint.in_progress and checkpoint.run_cursor
+    assert "mid-sync" in checkpoint.last_error
     assert Charge.objects.count() == pages_before_crash * 100
     result = services.sync_charges()
     assert result.pages == 10 - pages_before_crash
@@ -275,4 +277,31 @@ def test_an_unchanged_resync_encodes_only_the_rows_it_writes(fake_gateway, monke
     # changed charge); every other page encodes only the rows it writes: none.
     assert len(encoded) <= 3 * 100 + 1, len(encoded)
     assert changed in {str(gid) for gid in encoded}
+    assert mirror_state() == gateway_state(fake_gateway)
+
+
+def test_rows_another_writer_inserted_meanwhile_are_written_again_not_lost(
+    fake_gateway, monkeypatch
+):
+    """The insert finds rows the lock did not (another writer's): the page is stored again."""
+    fake_gateway.seed(150)
+    services.sync_charges()
+    awaiting = next(cid for cid, c in fake_gateway.charges.items() if c["status"] == "awaiting")
+    fake_gateway.complete(awaiting)
+    items = services.get_client().charges.list_page(limit=100, cursor_direction="asc").items
+    locks = []
+    original = services.upsert._lock_existing
+
+    def blind_once(conn, ids):
+        locks.append(len(ids))
+        return {} if len(locks) == 1 else original(conn, ids)
+
+    monkeypatch.setattr(services.upsert, "_lock_existing", blind_once)
+    result = services.upsert_charges(items, account="default")
+    assert len(locks) == 2  # the first attempt was rolled back and the page written again
+    assert result.created == 0
+    assert result.updated + result.unchanged == len(items)
+    assert Charge.objects.count() == 150
+    if awaiting in {str(c.id) for c in items}:
+        assert result.updated == 1
     assert mirror_state() == gateway_state(fake_gateway)
