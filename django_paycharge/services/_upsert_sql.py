@@ -12,6 +12,7 @@ psycopg dumps arrays element by element in Python.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable, Sequence
 from datetime import datetime
@@ -49,7 +50,7 @@ def row_encoder(
     sync does it for the next page while the current one is being written.
     """
     if conn.vendor == "postgresql":
-        return _pg_json_encoder(columns)
+        return _pg_json_encoder(tuple(columns))
     prepare = [(name, preparer(field(name), conn)) for name in columns]
 
     def encode(row: dict[str, Any]) -> list[Any]:
@@ -94,7 +95,10 @@ def one_row_source(columns: Sequence[str]) -> str:
     return "VALUES (" + ", ".join(["%s"] * len(columns)) + ")"
 
 
-def _pg_json_encoder(columns: Sequence[str]) -> Callable[[dict[str, Any]], str]:
+@functools.cache
+def _pg_json_encoder(columns: tuple[str, ...]) -> Callable[[dict[str, Any]], str]:
+    # Built once per column list: it depends on the model's fields only, and every
+    # upsert (a sync page, a webhook's refresh) would otherwise classify them again.
     # Top-level values become the text PostgreSQL parses for their column type
     # (exact: Decimal and microseconds kept, unlike a JSON number or Django's
     # JSON encoder); JSON columns stay objects, written by their field's own

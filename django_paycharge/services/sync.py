@@ -174,13 +174,13 @@ def _read_pages(
     filters: dict[str, Any] = {"from_": lower} if lower is not None else {}
     # Encode rows in advance while the last page written had rows to write; an
     # incremental run that mostly confirms unchanged charges encodes only what it writes.
-    writing = [True]
+    writing = True
 
     def fetch(after: str | None) -> tuple[Page[RemoteCharge], PreparedCharges]:
         page = client.charges.list_page(
             store_id=store, limit=PAGE_SIZE, cursor=after, cursor_direction="asc", **filters
         )
-        return page, prepare_charges(page.items, account=account, encode=writing[0])
+        return page, prepare_charges(page.items, account=account, encode=writing)
 
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="paycharge-sync") as pool:
         page, prepared = fetch(cursor)
@@ -193,7 +193,7 @@ def _read_pages(
                 high_water = _store_page(
                     page, prepared, result, progress, checkpoint_pk, high_water
                 )
-                writing[0] = result.created + result.updated > written
+                writing = result.created + result.updated > written
             except BaseException:
                 if ahead is not None:
                     ahead.cancel()
