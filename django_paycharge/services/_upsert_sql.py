@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime
 from decimal import Decimal
 from typing import Any, cast
@@ -44,7 +44,7 @@ def column_list(conn: BaseDatabaseWrapper, columns: Sequence[str]) -> str:
 def row_encoder(
     conn: BaseDatabaseWrapper, columns: Sequence[str]
 ) -> Callable[[dict[str, Any]], Any]:
-    """A function that encodes one row for :func:`row_source` on ``conn``'s backend.
+    """A function that encodes one row for :func:`row_sources` on ``conn``'s backend.
 
     Encoding is the costly part of a page and needs no database access, so the
     sync does it for the next page while the current one is being written.
@@ -59,40 +59,40 @@ def row_encoder(
     return encode
 
 
-def row_source(
+def row_sources(
     conn: BaseDatabaseWrapper, encoded: Sequence[Any], columns: Sequence[str]
-) -> tuple[str, list[Any]]:
+) -> Iterator[tuple[str, list[Any]]]:
     """SQL yielding the rows ``encoded`` by :func:`row_encoder` (usable after
-    ``INSERT INTO t (columns)``) and its parameters."""
+    ``INSERT INTO t (columns)``) and its parameters: one statement on
+    PostgreSQL, one per :data:`ROWS_PER_STATEMENT` rows elsewhere.
+
+    Elsewhere than PostgreSQL, a ``VALUES`` list with a placeholder per value:
+    the driver keeps the compiled statement for pages of the same size. One
+    execution a page, not ``executemany`` of a one-row statement: the driver
+    releases and retakes the GIL around every row's step, and while the sync's
+    prefetch thread was busy each retake waited for it (measured alone, 10,000
+    rows/s either way; beside a busy thread, 3,500 rows/s for ``executemany``
+    against 8,000 for one statement a page).
+    """
     if conn.vendor == "postgresql":
         table = conn.ops.quote_name(Charge._meta.db_table)
         sql = (
             f"SELECT {column_list(conn, columns)} "  # noqa: S608 - names, not values
             f"FROM json_populate_recordset(NULL::{table}, %s::json)"
         )
-        return sql, ["[" + ",".join(encoded) + "]"]
-    params: list[Any] = []
-    for values in encoded:
-        params.extend(values)
+        yield sql, ["[" + ",".join(encoded) + "]"]
+        return
     one = "(" + ", ".join(["%s"] * len(columns)) + ")"
-    return "VALUES " + ", ".join([one] * len(encoded)), params
+    for start in range(0, len(encoded), ROWS_PER_STATEMENT):
+        chunk = encoded[start : start + ROWS_PER_STATEMENT]
+        params: list[Any] = []
+        for values in chunk:
+            params.extend(values)
+        yield "VALUES " + ", ".join([one] * len(chunk)), params
 
 
-def per_row(conn: BaseDatabaseWrapper) -> bool:
-    """Whether rows are better sent as one execution each of a one-row statement.
-
-    True on SQLite: ``executemany`` compiles the statement once (and the
-    driver keeps it across pages), where a 100-row ``VALUES`` list of 3,500
-    placeholders is converted and compiled again for every page; measured
-    alone, inserts went from about 8,500 to 12,500 rows/s. PostgreSQL takes
-    the page as one JSON parameter instead (see :func:`row_source`).
-    """
-    return conn.vendor != "postgresql"
-
-
-def one_row_source(columns: Sequence[str]) -> str:
-    """``VALUES (%s, ...)`` of one row, for ``executemany`` (see :func:`per_row`)."""
-    return "VALUES (" + ", ".join(["%s"] * len(columns)) + ")"
+# A sync page; 3,500 placeholders, well under SQLite's 32,766 (since 3.32).
+ROWS_PER_STATEMENT = 100
 
 
 @functools.cache
@@ -147,30 +147,47 @@ def _json_encoder(json_columns: set[str]) -> type[json.JSONEncoder]:
 
 
 def preparer(f: models.Field[Any, Any], conn: BaseDatabaseWrapper) -> Callable[[Any], Any]:
-    """``f.get_db_prep_save`` with shortcuts for values it would return unchanged.
+    """``f.get_db_prep_save`` with shortcuts for values of the type the sync reads.
 
     None is NULL for every mirrored column (all nullable ones, JSON included,
     store SQL NULL for None), and text, whole numbers and booleans of the
     right Python type pass through every backend's preparation as they are.
-    Other values are prepared by the field, with the real connection (not the
-    ``connection`` proxy, whose every attribute read is a context-local
-    lookup), and the last result is reused for the same object (``synced_at``
-    and ``first_seen_at`` are one ``datetime`` for a whole page). An
-    :class:`EncodedJSON` (a JSON column's value, already encoded) is its text.
+    A UUID, an aware datetime or a finite Decimal goes straight to the step
+    of the backend's preparation that changes it (``.hex`` where UUIDs are
+    not native, ``ops.adapt_datetimefield_value``,
+    ``ops.adapt_decimalfield_value``): the field's own checks before that
+    step only convert or warn about other types. Other values are prepared by
+    the field, with the real connection (not the ``connection`` proxy, whose
+    every attribute read is a context-local lookup), and the last result is
+    reused for the same object (``synced_at`` and ``first_seen_at`` are one
+    ``datetime`` for a whole page). An :class:`EncodedJSON` (a JSON column's
+    value, already encoded) is its text.
     """
     prep = f.get_db_prep_save
     kind: type | None = None
+    fast: Callable[[Any], Any] | None = None
     if isinstance(f, models.CharField | models.TextField):
         kind = str
     elif isinstance(f, models.BooleanField):
         kind = bool
     elif isinstance(f, models.IntegerField):
         kind = int
+    elif isinstance(f, models.UUIDField):
+        kind = UUID
+        fast = (lambda value: value) if conn.features.has_native_uuid_field else _uuid_hex
+    elif isinstance(f, models.DateTimeField):
+        kind = datetime
+        fast = _aware(conn.ops.adapt_datetimefield_value, prep, conn)
+    elif isinstance(f, models.DecimalField):
+        kind = Decimal
+        fast = _finite(conn.ops.adapt_decimalfield_value, f, prep, conn)
     last: list[Any] = [None, None]  # the last (value, prepared) pair
 
     def prepare(value: Any) -> Any:
-        if value is None or type(value) is kind:
+        if value is None:
             return value
+        if type(value) is kind:
+            return value if fast is None else fast(value)
         if type(value) is EncodedJSON:
             return str(value)
         if value is last[0]:
@@ -180,6 +197,41 @@ def preparer(f: models.Field[Any, Any], conn: BaseDatabaseWrapper) -> Callable[[
         return prepared
 
     return prepare
+
+
+def _uuid_hex(value: UUID) -> str:
+    return value.hex
+
+
+def _aware(
+    adapt: Callable[[datetime], Any], prep: Callable[..., Any], conn: BaseDatabaseWrapper
+) -> Callable[[datetime], Any]:
+    last: list[Any] = [None, None]  # synced_at and first_seen_at: one object a page
+
+    def convert(value: datetime) -> Any:
+        if value is last[0]:
+            return last[1]
+        # A naive datetime takes the field's way, which warns about it.
+        prepared = adapt(value) if value.tzinfo is not None else prep(value, conn)
+        last[0], last[1] = value, prepared
+        return prepared
+
+    return convert
+
+
+def _finite(
+    adapt: Callable[..., Any],
+    f: models.Field[Any, Any],
+    prep: Callable[..., Any],
+    conn: BaseDatabaseWrapper,
+) -> Callable[[Decimal], Any]:
+    digits, places = getattr(f, "max_digits", None), getattr(f, "decimal_places", None)
+
+    def convert(value: Decimal) -> Any:
+        # NaN and infinities take the field's way, which refuses them.
+        return adapt(value, digits, places) if value.is_finite() else prep(value, conn)
+
+    return convert
 
 
 def lock_existing(
@@ -200,6 +252,18 @@ def lock_existing(
         with conn.cursor() as cursor:
             cursor.execute(sql, ["{" + ",".join(str(UUID(str(i))) for i in ids) + "}"])
             found = cursor.fetchall()
+    elif conn.vendor == "sqlite":
+        # SQLite has no row locks (its transaction locks the file when it writes); the
+        # ORM's query building and result conversion cost three times the query here.
+        sql = (
+            "SELECT gateway_id, status, status_rank, raw_digest, payment_type "  # noqa: S608
+            f"FROM {conn.ops.quote_name(Charge._meta.db_table)} "
+            f"WHERE gateway_id IN ({', '.join(['%s'] * len(ids))}) ORDER BY gateway_id"
+        )
+        gateway_id = field("gateway_id")
+        with conn.cursor() as cursor:
+            cursor.execute(sql, [gateway_id.get_db_prep_value(i, conn) for i in ids])
+            found = [(gateway_id.to_python(gid), *rest) for gid, *rest in cursor.fetchall()]
     else:
         found = list(
             Charge.objects.using(conn.alias)

@@ -180,7 +180,7 @@ def _read_pages(
         page = client.charges.list_page(
             store_id=store, limit=PAGE_SIZE, cursor=after, cursor_direction="asc", **filters
         )
-        return page, prepare_charges(page.items, account=account, encode=writing)
+        return page, prepare_charges(page.items, account=account, encode=writing, share_gil=True)
 
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="paycharge-sync") as pool:
         page, prepared = fetch(cursor)

@@ -305,3 +305,21 @@ def test_rows_another_writer_inserted_meanwhile_are_written_again_not_lost(
     if awaiting in {str(c.id) for c in items}:
         assert result.updated == 1
     assert mirror_state() == gateway_state(fake_gateway)
+
+
+def test_an_upsert_of_more_rows_than_one_statement_carries_stores_them_all(fake_gateway):
+    fake_gateway.seed(250)
+    client = services.get_client()
+    items = list(client.charges.list(limit=100, cursor_direction="asc"))
+    assert len(items) == 250 > services.upsert._sql.ROWS_PER_STATEMENT
+    assert services.upsert_charges(items, account="default").created == 250
+    awaiting = [cid for cid, c in fake_gateway.charges.items() if c["status"] == "awaiting"]
+    assert awaiting
+    for cid in awaiting:
+        fake_gateway.complete(cid)
+    items = list(client.charges.list(limit=100, cursor_direction="asc"))
+    result = services.upsert_charges(items, account="default")
+    done = len(awaiting)
+    assert (result.created, result.updated, result.unchanged) == (0, done, 250 - done)
+    assert Charge.objects.count() == 250
+    assert mirror_state() == gateway_state(fake_gateway)
