@@ -60,3 +60,38 @@ def test_values_the_shortcuts_do_not_cover_take_the_fields_way():
     text = "0b5b3f3e-8f7e-4c57-9d0a-3d4f8f1f1a2b"
     assert gateway_id(text) == sql.field("gateway_id").get_db_prep_save(text, connection)
     assert sql.preparer(sql.field("raw"), connection)(sql.EncodedJSON('{"a":1}')) == '{"a":1}'
+
+
+def test_an_encoded_row_is_what_the_fields_would_store_whatever_its_nulls():
+    from django_paycharge.services import upsert
+
+    columns = upsert._INSERT_COLUMNS
+    encode = sql.row_encoder(connection, columns)
+    full = {name: None for name in columns}
+    full.update(
+        {name: values[0] for name, values in VALUES.items()},
+        transaction_token_id=uuid.uuid4(),
+        raw=sql.EncodedJSON('{"id":1}'),
+        synced_at=VALUES["created_on"][1],
+        first_seen_at=VALUES["created_on"][1],
+        status_rank=3,
+    )
+    # Rows of different shapes (which columns are NULL, a value of an unexpected
+    # type) go through different plans; each must match the fields' own preparation.
+    rows = [
+        full,
+        {**full, "transaction_token_id": None, "metadata": {"a": [1, 2]}},
+        {**full, "created_on": VALUES["created_on"][1], "store_id": str(uuid.uuid4())},
+        {**full, "requested_amount_formatted": 12, "status": ""},
+        full,
+    ]
+    for row in rows:
+        expected = [
+            None
+            if row[name] is None
+            else str(row[name])
+            if type(row[name]) is sql.EncodedJSON
+            else sql.field(name).get_db_prep_save(row[name], connection)
+            for name in columns
+        ]
+        assert encode(row) == expected
