@@ -64,7 +64,7 @@ def row_sources(
 ) -> Iterator[tuple[str, list[Any]]]:
     """SQL yielding the rows ``encoded`` by :func:`row_encoder` (usable after
     ``INSERT INTO t (columns)``) and its parameters: one statement on
-    PostgreSQL, one per :data:`ROWS_PER_STATEMENT` rows elsewhere.
+    PostgreSQL, one per :func:`rows_per_statement` rows elsewhere.
 
     Elsewhere than PostgreSQL, a ``VALUES`` list with a placeholder per value:
     the driver keeps the compiled statement for pages of the same size. One
@@ -83,16 +83,34 @@ def row_sources(
         yield sql, ["[" + ",".join(encoded) + "]"]
         return
     one = "(" + ", ".join(["%s"] * len(columns)) + ")"
-    for start in range(0, len(encoded), ROWS_PER_STATEMENT):
-        chunk = encoded[start : start + ROWS_PER_STATEMENT]
+    size = rows_per_statement(conn, len(columns))
+    for start in range(0, len(encoded), size):
+        chunk = encoded[start : start + size]
         params: list[Any] = []
         for values in chunk:
             params.extend(values)
         yield "VALUES " + ", ".join([one] * len(chunk)), params
 
 
-# A sync page; 3,500 placeholders, well under SQLite's 32,766 (since 3.32).
+# A sync page: 3,500 placeholders, under SQLite's 32,766 (since 3.32).
 ROWS_PER_STATEMENT = 100
+
+
+def rows_per_statement(conn: BaseDatabaseWrapper, columns: int) -> int:
+    """Rows of ``columns`` values one statement can carry: a page, or fewer where
+    the database takes fewer placeholders (SQLite before 3.32: 999, and Django
+    5.2 supports 3.31)."""
+    limit = conn.features.max_query_params
+    if conn.vendor == "sqlite":
+        import sqlite3  # not at the top: a Python built without it still serves PostgreSQL
+
+        # Django's figure is the old default; the library in use says its own.
+        if conn.connection is None:
+            conn.ensure_connection()
+        limit = conn.connection.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER)
+    if limit is None:
+        return ROWS_PER_STATEMENT
+    return max(1, min(ROWS_PER_STATEMENT, limit // columns))
 
 
 @functools.cache
@@ -255,15 +273,19 @@ def lock_existing(
     elif conn.vendor == "sqlite":
         # SQLite has no row locks (its transaction locks the file when it writes); the
         # ORM's query building and result conversion cost three times the query here.
-        sql = (
-            "SELECT gateway_id, status, status_rank, raw_digest, payment_type "  # noqa: S608
-            f"FROM {conn.ops.quote_name(Charge._meta.db_table)} "
-            f"WHERE gateway_id IN ({', '.join(['%s'] * len(ids))}) ORDER BY gateway_id"
-        )
         gateway_id = field("gateway_id")
+        size = rows_per_statement(conn, 1)
+        found = []
         with conn.cursor() as cursor:
-            cursor.execute(sql, [gateway_id.get_db_prep_value(i, conn) for i in ids])
-            found = [(gateway_id.to_python(gid), *rest) for gid, *rest in cursor.fetchall()]
+            for start in range(0, len(ids), size):
+                chunk = ids[start : start + size]
+                sql = (
+                    "SELECT gateway_id, status, status_rank, raw_digest, payment_type "  # noqa: S608
+                    f"FROM {conn.ops.quote_name(Charge._meta.db_table)} "
+                    f"WHERE gateway_id IN ({', '.join(['%s'] * len(chunk))}) ORDER BY gateway_id"
+                )
+                cursor.execute(sql, [gateway_id.get_db_prep_value(i, conn) for i in chunk])
+                found += [(gateway_id.to_python(gid), *rest) for gid, *rest in cursor.fetchall()]
     else:
         found = list(
             Charge.objects.using(conn.alias)

@@ -323,3 +323,20 @@ def test_an_upsert_of_more_rows_than_one_statement_carries_stores_them_all(fake_
     assert (result.created, result.updated, result.unchanged) == (0, done, 250 - done)
     assert Charge.objects.count() == 250
     assert mirror_state() == gateway_state(fake_gateway)
+
+
+@pytest.mark.skipif(connection.vendor != "sqlite", reason="SQLite's own placeholder limit")
+def test_a_page_fits_an_old_sqlites_placeholder_limit(fake_gateway):
+    """Django 5.2 supports SQLite 3.31, which takes 999 placeholders a statement."""
+    import sqlite3
+
+    fake_gateway.seed(150)
+    connection.ensure_connection()
+    raw = connection.connection
+    before = raw.setlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER, 999)
+    try:
+        assert services.upsert._sql.rows_per_statement(connection, 35) == 28
+        assert services.sync_charges().created == 150
+    finally:
+        raw.setlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER, before)
+    assert mirror_state() == gateway_state(fake_gateway)
