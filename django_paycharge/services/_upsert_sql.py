@@ -192,7 +192,7 @@ def preparer(f: models.Field[Any, Any], conn: BaseDatabaseWrapper) -> Callable[[
         kind = int
     elif isinstance(f, models.UUIDField):
         kind = UUID
-        fast = (lambda value: value) if conn.features.has_native_uuid_field else _uuid_hex
+        fast = None if conn.features.has_native_uuid_field else _uuid_hex
     elif isinstance(f, models.DateTimeField):
         kind = datetime
         fast = _aware(conn.ops.adapt_datetimefield_value, prep, conn)
@@ -252,6 +252,10 @@ def _finite(
     return convert
 
 
+_LOCK_COLUMNS = ("gateway_id", "status", "status_rank", "raw_digest", "payment_type")
+_LOCKED = ", ".join(_LOCK_COLUMNS)
+
+
 def lock_existing(
     conn: BaseDatabaseWrapper, ids: Sequence[Any]
 ) -> dict[Any, tuple[str, int, str, str]]:
@@ -263,8 +267,8 @@ def lock_existing(
         quote = conn.ops.quote_name
         table = quote(Charge._meta.db_table)
         sql = (
-            "SELECT gateway_id, status, status_rank, raw_digest, payment_type "  # noqa: S608
-            f"FROM {table} WHERE gateway_id = ANY(%s::uuid[]) ORDER BY gateway_id FOR UPDATE"
+            f"SELECT {_LOCKED} FROM {table} "  # noqa: S608 - names, not values
+            "WHERE gateway_id = ANY(%s::uuid[]) ORDER BY gateway_id FOR UPDATE"
         )
         # One array literal (UUID text needs no escaping), not 100 placeholders.
         with conn.cursor() as cursor:
@@ -280,7 +284,7 @@ def lock_existing(
             for start in range(0, len(ids), size):
                 chunk = ids[start : start + size]
                 sql = (
-                    "SELECT gateway_id, status, status_rank, raw_digest, payment_type "  # noqa: S608
+                    f"SELECT {_LOCKED} "  # noqa: S608 - names and placeholders, not values
                     f"FROM {conn.ops.quote_name(Charge._meta.db_table)} "
                     f"WHERE gateway_id IN ({', '.join(['%s'] * len(chunk))}) ORDER BY gateway_id"
                 )
@@ -292,6 +296,6 @@ def lock_existing(
             .select_for_update()
             .filter(gateway_id__in=ids)
             .order_by("gateway_id")
-            .values_list("gateway_id", "status", "status_rank", "raw_digest", "payment_type")
+            .values_list(*_LOCK_COLUMNS)
         )
     return {gid: (status, rank, digest, ptype) for gid, status, rank, digest, ptype in found}

@@ -272,12 +272,9 @@ def _write(
     # Inserted in id order too, like the locks: two writers never wait on each other crosswise.
     new = sorted((gid for gid in rows if gid not in existing), key=str)
     if new:
-        encoded = prepared.encoded_rows(conn, new)
-        if retry_lost:
-            # The row count says whether another writer got some in first (start again).
-            inserted = set(new) if _insert_counted(conn, encoded) == len(new) else set()
-        else:
-            inserted = _insert_new(conn, encoded)
+        # While another attempt remains, the row count says whether another writer got
+        # some in first (start again); the last attempt reads back which ids were new.
+        inserted = _insert_new(conn, prepared.encoded_rows(conn, new), new, all_or_none=retry_lost)
         # Rows another process inserted after our SELECT: start again (see _ATTEMPTS), or
         # on the last attempt lock them here and treat them as updates.
         lost = [gid for gid in new if gid not in inserted]
@@ -317,24 +314,28 @@ def _lock_existing(
     return _sql.lock_existing(conn, ids)
 
 
-def _insert_new(conn: BaseDatabaseWrapper, encoded: Sequence[Any]) -> set[Any]:
+def _insert_new(
+    conn: BaseDatabaseWrapper, encoded: Sequence[Any], ids: Sequence[Any], *, all_or_none: bool
+) -> set[Any]:
+    """Insert the rows ``encoded`` (of ``ids``); returns the ids that were new.
+
+    ``all_or_none`` reads only the row count, cheaper than reading back the ids:
+    a short count (another writer got some in first) returns none of them.
+    """
     field = _sql.field("gateway_id")
+    returning = "" if all_or_none else " RETURNING gateway_id"
     inserted: set[Any] = set()
-    with conn.cursor() as cursor:
-        for source, params in _sql.row_sources(conn, encoded, _INSERT_COLUMNS):
-            cursor.execute(_insert_sql(conn, source, "DO NOTHING RETURNING gateway_id"), params)
-            inserted.update(field.to_python(value) for (value,) in cursor.fetchall())
-    return inserted
-
-
-def _insert_counted(conn: BaseDatabaseWrapper, encoded: Sequence[Any]) -> int:
-    """Insert rows; returns how many were new (cheaper than reading back their ids)."""
     count = 0
     with conn.cursor() as cursor:
         for source, params in _sql.row_sources(conn, encoded, _INSERT_COLUMNS):
-            cursor.execute(_insert_sql(conn, source, "DO NOTHING"), params)
-            count += cursor.rowcount
-    return count
+            cursor.execute(_insert_sql(conn, source, "DO NOTHING" + returning), params)
+            if all_or_none:
+                count += cursor.rowcount
+            else:
+                inserted.update(field.to_python(value) for (value,) in cursor.fetchall())
+    if all_or_none:
+        return set(ids) if count == len(ids) else set()
+    return inserted
 
 
 def _update_changed(conn: BaseDatabaseWrapper, encoded: Sequence[Any]) -> None:

@@ -340,3 +340,29 @@ def test_a_page_fits_an_old_sqlites_placeholder_limit(fake_gateway):
     finally:
         raw.setlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER, before)
     assert mirror_state() == gateway_state(fake_gateway)
+
+
+def test_on_the_last_attempt_new_rows_are_inserted_and_taken_ones_updated(
+    fake_gateway, monkeypatch
+):
+    """Blind every attempt's lock: the last one reads back which ids were new."""
+    fake_gateway.seed(100)
+    items = services.get_client().charges.list_page(limit=100, cursor_direction="asc").items
+    services.upsert_charges(items[:50], account="default")  # "another writer's" rows
+    original = services.upsert._lock_existing
+    blinded = []
+
+    def blind_before_insert(conn, ids):
+        # The first lock of each attempt sees nothing; the last attempt's second lock
+        # (of the rows its insert found taken) is real.
+        if len(blinded) < services.upsert._ATTEMPTS:
+            blinded.append(len(ids))
+            return {}
+        return original(conn, ids)
+
+    monkeypatch.setattr(services.upsert, "_lock_existing", blind_before_insert)
+    result = services.upsert_charges(items, account="default")
+    assert blinded == [100] * services.upsert._ATTEMPTS
+    assert (result.created, result.updated, result.unchanged) == (50, 0, 50)
+    assert Charge.objects.count() == 100
+    assert mirror_state() == gateway_state(fake_gateway)

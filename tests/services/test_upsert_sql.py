@@ -77,7 +77,7 @@ def test_an_encoded_row_is_what_the_fields_would_store_whatever_its_nulls():
         status_rank=3,
     )
     # Rows of different shapes (which columns are NULL, a value of an unexpected
-    # type) go through different plans; each must match the fields' own preparation.
+    # type) take different ways through the preparers; each must match the fields'.
     rows = [
         full,
         {**full, "transaction_token_id": None, "metadata": {"a": [1, 2]}},
