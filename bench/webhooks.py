@@ -1,7 +1,7 @@
 """Webhook benchmark: the receiver under gunicorn (2 workers) on PostgreSQL.
 
     bench/run webhooks [--senders 1,8,32] [--deliveries 200,800,1600] [--duplicates 0.1]
-                       [--worker-class sync,gthread] [--nice 0,10]
+                       [--worker-class sync,gthread] [--nice 0,10,idle]
 
 gunicorn serves ``bench.urls`` (``payments/webhook/``) with background
 processing on: the view stores each delivery and enqueues it in one
@@ -17,9 +17,10 @@ sender, per request, from sending to the last byte of the answer.
 Each variant runs on a fresh database with a fresh gunicorn and worker:
 gunicorn's ``sync`` workers (a connection per request) or ``gthread`` ones
 (one thread each: keep-alive, no more concurrency), and the background
-worker at the web workers' priority or below it (``nice 10``: it yields the
-CPUs to the answers during a burst and catches up after). Both are choices a
-production shop can make; every combination is printed. The queue is
+worker at the web workers' priority or below it (``nice 10``: it yields most
+of the CPUs to the answers during a burst and catches up after; ``idle``:
+Linux's ``SCHED_IDLE`` policy, it runs only on a CPU nothing else wants).
+Both are choices a production shop can make; every combination is printed. The queue is
 drained before each sender level, so every level starts from an idle
 worker, and the worker keeps processing while the senders send.
 
@@ -243,8 +244,9 @@ def main() -> None:
     )
     parser.add_argument(
         "--nice",
-        default="0,10",
-        help="niceness of the background worker to compare (0: the same as gunicorn's)",
+        default="0,10,idle",
+        help="priorities of the background worker to compare: a niceness (0: the same "
+        "as gunicorn's), or idle (SCHED_IDLE: only CPU time nothing else wants)",
     )
     parser.add_argument("--drain-timeout", type=float, default=300)
     args = parser.parse_args()
@@ -253,8 +255,11 @@ def main() -> None:
     levels = [int(v) for v in args.senders.split(",")]
     counts = [int(v) for v in args.deliveries.split(",")]
     variants = [
-        (kind, int(nice)) for kind in args.worker_class.split(",") for nice in args.nice.split(",")
+        (kind, nice) for kind in args.worker_class.split(",") for nice in args.nice.split(",")
     ]
+    for _, nice in variants:
+        if nice != "idle" and not nice.lstrip("-").isdigit():
+            raise SystemExit(f"--nice: {nice!r} is neither a niceness nor idle")
     context = machine()
     rng = random.Random(10)
     rows: list[list[Any]] = []
@@ -269,7 +274,7 @@ def main() -> None:
         try:
             for n, (kind, nice) in enumerate(variants):
                 db = dbs.fresh("postgres", f"paycharge_bench_webhooks_{n}")
-                label = f"{kind}, worker nice {nice}"
+                label = f"{kind}, worker " + ("idle" if nice == "idle" else f"nice {nice}")
                 result = _variant(args, fake, db, kind, nice, levels, counts, items, rng)
                 sent_duplicates += result["repeats"]
                 resent += result["resent"]
@@ -322,7 +327,7 @@ def _variant(
     fake: FakeServer,
     db: str,
     kind: str,
-    nice: int,
+    nice: str,
     levels: list[int],
     counts: list[int],
     items: list[dict[str, Any]],
@@ -339,11 +344,11 @@ def _variant(
     gunicorn = [PYTHON, "-m", "gunicorn", "bench.wsgi:application", "-w", str(args.workers),
                 "-k", kind, "-b", f"127.0.0.1:{port}", "--log-level", "warning"]  # fmt: skip
     worker = [PYTHON, "bench/manage.py", "db_worker", "--interval", "0.05", "--no-startup-delay"]
-    if nice:
-        worker = ["nice", "-n", str(nice), *worker]
     procs = [
         subprocess.Popen(gunicorn, cwd=ROOT, env=env),
-        subprocess.Popen(worker, cwd=ROOT, env=env, stdout=subprocess.DEVNULL),
+        subprocess.Popen(
+            worker, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, preexec_fn=_priority(nice)
+        ),
     ]
     rows: list[list[Any]] = []
     cpu_rows: list[list[Any]] = []
@@ -415,6 +420,13 @@ def _variant(
         pending / drained if pending > 0 and drained > 0 else float("nan"),
     ]
     return {"rows": rows, "cpu": cpu_rows, "once": once, "repeats": repeats, "resent": resent}
+
+
+def _priority(nice: str) -> Any:
+    """What the background worker runs before it starts: its niceness, or SCHED_IDLE."""
+    if nice == "idle":
+        return lambda: os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+    return lambda: os.nice(int(nice))
 
 
 def _counts(db: str) -> dict[str, int]:
