@@ -148,3 +148,21 @@ def test_the_webhook_benchmark_reads_cpu_time_of_a_process_tree():
     child.wait()  # reaped: its time counts too
     sum(range(1_000_000))
     assert meter.lap()["me"] > 0
+
+
+@pytest.mark.skipif(not hasattr(os, "SCHED_IDLE"), reason="SCHED_IDLE is Linux's")
+@pytest.mark.parametrize(
+    ("nice", "policy", "niceness"), [("idle", "SCHED_IDLE", 0), ("10", "SCHED_OTHER", 10)]
+)
+def test_the_webhook_benchmark_starts_its_worker_at_the_priority_asked(nice, policy, niceness):
+    probe = "import os; print(os.sched_getscheduler(0), os.nice(0))"
+    done = subprocess.run(
+        [sys.executable, "-c", probe],
+        preexec_fn=webhooks._priority(nice),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    seen_policy, seen_nice = (int(v) for v in done.stdout.split())
+    assert seen_policy == getattr(os, policy)
+    assert seen_nice == min(19, os.nice(0) + niceness)
