@@ -20,9 +20,9 @@ gunicorn's ``sync`` workers (a connection per request) or ``gthread`` ones
 worker at the web workers' priority or below it (``nice 10``: it yields most
 of the CPUs to the answers during a burst and catches up after; ``idle``:
 Linux's ``SCHED_IDLE`` policy, it runs only on a CPU nothing else wants).
-Both are choices a production shop can make; every combination is printed. The queue is
-drained before each sender level, so every level starts from an idle
-worker, and the worker keeps processing while the senders send.
+All are choices a production shop can make; every combination is printed.
+The queue is drained before each sender level, so every level starts from an
+idle worker, and the worker keeps processing while the senders send.
 
 At the end of each variant (after the worker drained the queue, bounded
 wait) every unique delivery must be stored once and processed once: lost and
