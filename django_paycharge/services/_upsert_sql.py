@@ -235,13 +235,14 @@ def preparer(f: models.Field[Any, Any], conn: BaseDatabaseWrapper) -> Callable[[
     def prepare(value: Any) -> Any:
         if value is None:
             return value
-        if type(value) is kind:
-            return value if fast is None else fast(value)
+        if type(value) is kind and fast is None:
+            return value
         if type(value) is EncodedJSON:
             return str(value)
         if value is last[0]:
             return last[1]
-        prepared = prep(value, conn)
+        # The sync's own types take the step of the field's way that changes them.
+        prepared = fast(value) if fast is not None and type(value) is kind else prep(value, conn)
         last[0], last[1] = value, prepared
         return prepared
 
@@ -255,15 +256,9 @@ def _uuid_hex(value: UUID) -> str:
 def _aware(
     adapt: Callable[[datetime], Any], prep: Callable[..., Any], conn: BaseDatabaseWrapper
 ) -> Callable[[datetime], Any]:
-    last: list[Any] = [None, None]  # synced_at and first_seen_at: one object a page
-
     def convert(value: datetime) -> Any:
-        if value is last[0]:
-            return last[1]
         # A naive datetime takes the field's way, which warns about it.
-        prepared = adapt(value) if value.tzinfo is not None else prep(value, conn)
-        last[0], last[1] = value, prepared
-        return prepared
+        return adapt(value) if value.tzinfo is not None else prep(value, conn)
 
     return convert
 
@@ -303,7 +298,9 @@ def lock_existing(
         )
         # One array literal (UUID text needs no escaping), not 100 placeholders.
         with conn.cursor() as cursor:
-            cursor.execute(sql, ["{" + ",".join(str(UUID(str(i))) for i in ids) + "}"])
+            # A UUID's text is safe as it is; anything else must parse as one first.
+            text = (str(i) if type(i) is UUID else str(UUID(str(i))) for i in ids)
+            cursor.execute(sql, ["{" + ",".join(text) + "}"])
             found = cursor.fetchall()
     elif conn.vendor == "sqlite":
         # SQLite has no row locks (its transaction locks the file when it writes); the

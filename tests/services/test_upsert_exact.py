@@ -6,6 +6,7 @@ import json
 from decimal import Decimal
 
 import pytest
+from django.db import connection, transaction
 
 from django_paycharge.client._parse import parse_charge
 from django_paycharge.models import Charge
@@ -59,3 +60,19 @@ def test_a_write_stores_exactly_its_prepared_rows(fake_gateway, size):
     prepared = upsert.prepare_charges([parse_charge(r) for r in payloads], account="default")
     assert upsert.upsert_prepared(prepared).updated == size
     assert_stored_as_prepared(prepared)
+
+
+def test_the_lock_takes_ids_as_text_and_refuses_what_is_not_a_uuid(fake_gateway):
+    from django.core.exceptions import ValidationError
+
+    payloads = hostile_payloads(fake_gateway, 3)
+    prepared = upsert.prepare_charges([parse_charge(r) for r in payloads], account="default")
+    upsert.upsert_prepared(prepared)
+    ids = list(prepared.rows)
+    with transaction.atomic():
+        found = sql.lock_existing(connection, [str(ids[0]), ids[1]])
+    assert set(found) == {ids[0], ids[1]}
+    # Text that is not a UUID never reaches the statement (on PostgreSQL it would
+    # otherwise be spliced into the array literal).
+    with pytest.raises((ValueError, ValidationError)), transaction.atomic():
+        sql.lock_existing(connection, [ids[2], "x}, {y"])
