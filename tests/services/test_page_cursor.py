@@ -31,6 +31,39 @@ def test_on_postgresql_a_page_cursor_binds_on_the_server():
         assert type(cursor.cursor) is psycopg.Cursor  # while queries are logged too
 
 
+@pytest.mark.skipif(connection.vendor != "sqlite", reason="runs in the SQLite passes")
+def test_on_sqlite_a_page_cursor_converts_a_statement_once(monkeypatch):
+    from django.db.backends.sqlite3.base import SQLiteCursorWrapper
+
+    calls = []
+    convert = SQLiteCursorWrapper.convert_query
+
+    def counted(self, query, *, param_names=None):
+        calls.append(query)
+        return convert(self, query, param_names=param_names)
+
+    monkeypatch.setattr(SQLiteCursorWrapper, "convert_query", counted)
+    query = "SELECT '%%s 100%%', %s, %s -- converted once"
+    for value in (1, 2, 3):
+        with sql.page_cursor(connection) as cursor:
+            cursor.execute(query, [value, QUOTED])
+            assert cursor.fetchone() == ("%s 100%", value, QUOTED)
+    assert calls == [query]
+    with sql.page_cursor(connection) as cursor:  # named parameters: converted every time
+        cursor.execute("SELECT %(a)s, %(a)s", {"a": 5})
+        assert cursor.fetchone() == (5, 5)
+    assert calls == [query, "SELECT %(a)s, %(a)s"]
+
+
+@pytest.mark.skipif(connection.vendor != "sqlite", reason="runs in the SQLite passes")
+def test_the_remembered_conversions_stay_few():
+    with sql.page_cursor(connection) as cursor:
+        for n in range(3 * sql._CONVERTED_MAX):
+            cursor.execute(f"SELECT %s + {n}", [1])
+            assert cursor.fetchone() == (1 + n,)
+    assert len(sql._CONVERTED) <= sql._CONVERTED_MAX
+
+
 def test_a_page_cursor_goes_through_execute_wrappers_and_query_logging():
     seen = []
 
