@@ -1,6 +1,6 @@
 """Sync benchmark: charges from the fake gateway's HTTP server into an empty mirror.
 
-    bench/run sync [--n 10000] [--baseline-n 10000] [--memory-check]
+    bench/run sync [--n 10000] [--baseline-n 10000] [--rounds 3] [--memory-check]
 
 For each database (SQLite file; PostgreSQL when ``PAYCHARGE_TEST_PG_*`` is set,
 which ``bench/run`` does), and for each contender in its own process:
@@ -13,11 +13,18 @@ which ``bench/run`` does), and for each contender in its own process:
 
 Each runs twice: into the empty mirror (inserts), then after the fake is reset
 and reseeded with the same ids and new bodies (every row an update).
+
+The contenders take turns, round after round (``--rounds``, 3 by default), so
+each round's contenders run in the same minute: a ratio is the median of the
+rounds' ratios, a rate the median of the rounds' rates, and the range of
+each is printed beside it. On this 2-core VM the host's speed moves within
+minutes, and one round's ratio moved with it.
 """
 
 from __future__ import annotations
 
 import argparse
+import statistics
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -69,11 +76,16 @@ def main() -> None:
         action="store_true",
         help="also compare ours' peak RSS at 10,000 and 100,000 charges (SQLite)",
     )
+    parser.add_argument(
+        "--rounds", type=int, default=3, help="turns of every contender (medians are printed)"
+    )
     parser.add_argument("--sqlite-only", action="store_true")
     parser.add_argument(
         "--skip-sdk", action="store_true", help="leave the baseline out (no SDK installed)"
     )
     args = parser.parse_args()
+    if args.rounds < 1:
+        parser.error("--rounds must be at least 1")
     vendors = ["sqlite"] + ([] if args.sqlite_only or not have_postgres() else ["postgres"])
     context = machine()
     rows: list[list[Any]] = []
@@ -81,32 +93,30 @@ def main() -> None:
         dbs = Databases(Path(tmp))
         try:
             for vendor in vendors:
-                ours = run_contender(fake, dbs, vendor, "ours", args.n, args.n)
-                base = (
-                    None
-                    if args.skip_sdk
-                    else run_contender(fake, dbs, vendor, "baseline", args.n, args.baseline_n)
-                )
-                limit = (
-                    run_contender(fake, dbs, vendor, "copy", args.n, args.n)
-                    if vendor == "postgres"
-                    else None
-                )
+                runs: dict[str, list[dict[str, dict[str, Any]]]] = {}
+                for _ in range(args.rounds):
+                    for contender, limit in _contenders(vendor, args):
+                        result = run_contender(fake, dbs, vendor, contender, args.n, limit)
+                        runs.setdefault(contender, []).append(result)
                 for phase in ("insert", "update"):
                     rows += _rows(
-                        vendor, phase, ours[phase], base and base[phase], limit and limit[phase]
+                        vendor, phase, *([r[phase] for r in runs.get(c, [])] for c in CONTENDERS)
                     )
             memory = _memory(fake, dbs) if args.memory_check else None
         finally:
             dbs.drop_all()
+    title = f"Sync of {args.n:,} charges (baseline on {min(args.n, args.baseline_n):,})"
+    if args.rounds > 1:
+        title += f", median of {args.rounds} rounds (range)"
     print(
         table(
-            f"Sync of {args.n:,} charges (baseline on {min(args.n, args.baseline_n):,})",
+            title,
             [
                 "database",
                 "phase",
                 "contender",
                 "rows/s",
+                "range",
                 "ours / baseline",
                 "ours / COPY limit",
                 "queries/page",
@@ -127,39 +137,68 @@ def main() -> None:
     print(f"\n{context}")
 
 
+CONTENDERS = ("ours", "baseline", "copy")
+
+
+def _contenders(vendor: str, args: argparse.Namespace) -> list[tuple[str, int]]:
+    """(contender, rows it syncs) in the order of a round."""
+    out = [("ours", args.n)]
+    if not args.skip_sdk:
+        out.append(("baseline", args.baseline_n))
+    if vendor == "postgres":
+        out.append(("copy", args.n))
+    return out
+
+
 def _rows(
     vendor: str,
     phase: str,
-    ours: dict[str, Any],
-    base: dict[str, Any] | None,
-    limit: dict[str, Any] | None,
+    ours: list[dict[str, Any]],
+    base: list[dict[str, Any]],
+    limit: list[dict[str, Any]],
 ) -> list[list[Any]]:
+    """Table rows of one phase from every round's results (a list per contender)."""
+
     def rate(r: dict[str, Any]) -> float:
         return float(r["rows"] / r["seconds"])
 
-    def per_page(r: dict[str, Any]) -> float:
-        return float(r["queries"] / max(1, r["pages"]))
+    def rates(results: list[dict[str, Any]]) -> list[float]:
+        return [rate(r) for r in results]
 
-    nan = float("nan")
-    out = [
-        [
+    def spread(values: list[float], fmt: str) -> str:
+        return f"{fmt.format(min(values))}-{fmt.format(max(values))}" if len(values) > 1 else ""
+
+    def ratio(against: list[dict[str, Any]], fmt: str) -> str:
+        if not against:
+            return "-"
+        # Each round's contenders ran back to back: compare within a round.
+        values = [rate(o) / rate(a) for o, a in zip(ours, against, strict=True)]
+        low_high = spread(values, fmt)
+        middle = fmt.format(statistics.median(values))
+        return f"{middle} ({low_high})" if low_high else middle
+
+    def row(
+        name: str, results: list[dict[str, Any]], vs_base: str = "", vs_limit: str = ""
+    ) -> list[Any]:
+        first = results[0]
+        return [
             vendor,
             phase,
-            "ours",
-            rate(ours),
-            f"{rate(ours) / rate(base):.1f}x" if base else "-",
-            f"{rate(ours) / rate(limit):.2f}" if limit else "-",
-            per_page(ours),
-            ours["peak_rss_mb"],
-        ],
-    ]
+            name,
+            statistics.median(rates(results)),
+            spread(rates(results), "{:,.0f}"),
+            vs_base,
+            vs_limit,
+            float(first["queries"] / max(1, first["pages"])),
+            # The limit's process holds every page from the start: not comparable.
+            max(r["peak_rss_mb"] for r in results) if results is not limit else float("nan"),
+        ]
+
+    out = [row("ours", ours, ratio(base, "{:.1f}x"), ratio(limit, "{:.2f}"))]
     if base:
-        name = "baseline (SDK + update_or_create)"
-        out.append([vendor, phase, name, rate(base), "", "", per_page(base), base["peak_rss_mb"]])
+        out.append(row("baseline (SDK + update_or_create)", base))
     if limit:
-        out.append(
-            [vendor, phase, "COPY + upsert (limit)", rate(limit), "", "", per_page(limit), nan]
-        )
+        out.append(row("COPY + upsert (limit)", limit))
     return out
 
 
