@@ -109,11 +109,14 @@ def page_cursor(conn: BaseDatabaseWrapper) -> CursorWrapper:
     0.6 ms a page of the writer's time under the GIL.
 
     Either way the cursor is Django's own wrapper around it: execute
-    wrappers, query logging and database errors as for any cursor.
+    wrappers, query logging and database errors as for any cursor. A backend
+    that makes its own cursors (one that counts queries for metrics, say)
+    gets ``conn.cursor()``.
     """
-    make = _page_cursor_maker(conn.vendor)
-    if make is None:
+    maker = _page_cursor_maker(conn.vendor)
+    if maker is None or getattr(conn.create_cursor, "__func__", None) is not maker[0]:
         return conn.cursor()
+    make = maker[1]
     conn.validate_thread_sharing()
     conn.ensure_connection()
     with conn.wrap_database_errors:
@@ -125,8 +128,9 @@ def page_cursor(conn: BaseDatabaseWrapper) -> CursorWrapper:
 
 
 @functools.cache
-def _page_cursor_maker(vendor: str) -> Callable[[Any], Any] | None:
-    """How to open a page cursor on the driver's connection, or None for ``conn.cursor()``.
+def _page_cursor_maker(vendor: str) -> tuple[Any, Callable[[Any], Any]] | None:
+    """Django's own ``create_cursor`` of ``vendor`` and how to open a page cursor
+    on the driver's connection instead; None: use ``conn.cursor()``.
 
     Imports are here, not at the top: a Python without sqlite3, or a project
     on psycopg2, still serves the other backends.
@@ -137,9 +141,11 @@ def _page_cursor_maker(vendor: str) -> Callable[[Any], Any] | None:
         if not is_psycopg3:
             return None
         import psycopg
+        from django.db.backends.postgresql.base import DatabaseWrapper as PostgreSQL
 
-        return psycopg.Cursor
+        return PostgreSQL.create_cursor, psycopg.Cursor
     if vendor == "sqlite":
+        from django.db.backends.sqlite3.base import DatabaseWrapper as SQLite
         from django.db.backends.sqlite3.base import SQLiteCursorWrapper
 
         class PageCursor(SQLiteCursorWrapper):
@@ -148,7 +154,7 @@ def _page_cursor_maker(vendor: str) -> Callable[[Any], Any] | None:
                     return str(super().convert_query(query, param_names=param_names))
                 return _converted(query, super().convert_query)
 
-        return lambda connection: connection.cursor(factory=PageCursor)
+        return SQLite.create_cursor, lambda connection: connection.cursor(factory=PageCursor)
     return None
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from django.db import DatabaseError, connection
+from django.db import DatabaseError, connection, connections
 from django.test.utils import CaptureQueriesContext
 
 from django_paycharge.services import _upsert_sql as sql
@@ -62,6 +62,24 @@ def test_the_remembered_conversions_stay_few():
             cursor.execute(f"SELECT %s + {n}", [1])
             assert cursor.fetchone() == (1 + n,)
     assert len(sql._CONVERTED) <= sql._CONVERTED_MAX
+
+
+def test_a_backend_with_its_own_cursors_gets_them_for_pages_too(monkeypatch):
+    # A backend subclass that makes its own cursors (django-prometheus counts
+    # queries that way) must see the page statements as well.
+    made = []
+    backend = type(connections["default"])
+    create_cursor = backend.create_cursor
+
+    def own_cursor(self, name=None):
+        made.append(name)
+        return create_cursor(self, name)
+
+    monkeypatch.setattr(backend, "create_cursor", own_cursor)
+    with sql.page_cursor(connection) as cursor:
+        cursor.execute("SELECT %s", [QUOTED])
+        assert cursor.fetchone() == (QUOTED,)
+    assert made == [None]
 
 
 def test_a_page_cursor_goes_through_execute_wrappers_and_query_logging():
