@@ -43,6 +43,7 @@ def test_on_sqlite_a_page_cursor_converts_a_statement_once(monkeypatch):
         return convert(self, query, param_names=param_names)
 
     monkeypatch.setattr(SQLiteCursorWrapper, "convert_query", counted)
+    monkeypatch.setattr(sql, "_CONVERTED", {})  # nothing remembered from other tests
     query = "SELECT '%%s 100%%', %s, %s -- converted once"
     for value in (1, 2, 3):
         with sql.page_cursor(connection) as cursor:
@@ -56,7 +57,8 @@ def test_on_sqlite_a_page_cursor_converts_a_statement_once(monkeypatch):
 
 
 @pytest.mark.skipif(connection.vendor != "sqlite", reason="runs in the SQLite passes")
-def test_the_remembered_conversions_stay_few():
+def test_the_remembered_conversions_stay_few(monkeypatch):
+    monkeypatch.setattr(sql, "_CONVERTED", {})
     with sql.page_cursor(connection) as cursor:
         for n in range(3 * sql._CONVERTED_MAX):
             cursor.execute(f"SELECT %s + {n}", [1])
