@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 from ._client import PayChargeClient
+from .lifecycle_types import Cancel, Capture, Refund, ThreeDSIssuerToken
 from .types import (
     Charge,
     ChargeError,
@@ -20,13 +21,17 @@ from .types import (
 )
 
 __all__ = [
+    "Cancel",
+    "Capture",
     "Charge",
     "ChargeError",
     "ChargeRedirect",
     "IssuerToken",
     "Page",
     "PayChargeClient",
+    "Refund",
     "ThreeDS",
+    "ThreeDSIssuerToken",
     "TransactionToken",
     "WebhookConfiguration",
 ]

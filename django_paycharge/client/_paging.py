@@ -7,10 +7,11 @@ from typing import Any, TypeVar
 
 from django_paycharge.exceptions import InvalidResponseError
 
+from .lifecycle_types import Cancel, Refund
 from .types import Charge, Page, WebhookConfiguration
 from .validation import Checker, validate_uuid
 
-T = TypeVar("T", Charge, WebhookConfiguration)
+T = TypeVar("T", Charge, WebhookConfiguration, Refund, Cancel)
 
 
 def path_ids(**values: Any) -> list[str]:
