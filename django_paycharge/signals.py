@@ -6,6 +6,14 @@
 - ``charge_returned(charge, request)``: the customer came back from the provider.
 - ``issuer_token_fetched(charge, issuer_token)``: an issuer token was fetched and stored.
 - ``webhook_received(delivery)``: a genuine webhook delivery was stored.
+- ``charge_captured(charge, amount)``: the gateway accepted a capture (``amount`` None: all of it).
+- ``charge_canceled(charge, cancel)``: a cancel of the charge succeeded (once per cancel).
+- ``refund_created(refund, charge)``: a refund appeared in the mirror (whichever way it came).
+- ``refund_status_changed(refund, charge, previous_status, status)``: once per real change,
+  and on creation (``previous_status`` None).
+
+The last four are sent after the change commits (``send_robust``: a failing
+receiver is logged, never undoes the change). See docs/signals.md.
 """
 
 from __future__ import annotations
@@ -18,3 +26,7 @@ charge_status_changed = Signal()
 charge_returned = Signal()
 issuer_token_fetched = Signal()
 webhook_received = Signal()
+charge_captured = Signal()
+charge_canceled = Signal()
+refund_created = Signal()
+refund_status_changed = Signal()

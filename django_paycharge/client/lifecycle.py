@@ -1,4 +1,4 @@
-"""The rest of a charge's life on the client: capture, metadata update, refunds, cancels, 3-D Secure.
+"""The rest of a charge's life on the client: capture, metadata, refunds, cancels, 3-D Secure.
 
 ``client.charges.capture()`` and ``client.charges.update()`` come from
 :class:`ChargeOperations`, ``client.issuer_tokens.retrieve_three_ds()`` from
@@ -94,7 +94,11 @@ class ChargeOperations:
         key = _key(checker, idempotency_key)
         body = metadata_body(metadata, required=True, checker=checker)
         return self._transport.request(
-            "PATCH", f"/stores/{store}/charges/{charge}", parse_charge, body=body, idempotency_key=key
+            "PATCH",
+            f"/stores/{store}/charges/{charge}",
+            parse_charge,
+            body=body,
+            idempotency_key=key,
         )
 
 
@@ -107,7 +111,7 @@ class ThreeDSIssuerTokens:
     def retrieve_three_ds(
         self, store_id: uuid.UUID | str, charge_id: uuid.UUID | str
     ) -> ThreeDSIssuerToken:
-        """``GET .../charges/{id}/three_ds/issuer_token``, for a card charge ``awaiting`` 3-D Secure.
+        """``GET .../three_ds/issuer_token``, for a card charge ``awaiting`` 3-D Secure.
 
         The customer's browser POSTs ``payload`` to ``issuer_token`` (encoded as
         ``content_type``); the gateway then sends it to ``three_ds.redirect_endpoint``.
@@ -207,9 +211,7 @@ class Refunds(_ChargeChildren):
             metadata=metadata,
             checker=checker,
         )
-        return self._transport.request(
-            "POST", base, parse_refund, body=body, idempotency_key=key
-        )
+        return self._transport.request("POST", base, parse_refund, body=body, idempotency_key=key)
 
     def retrieve(
         self,

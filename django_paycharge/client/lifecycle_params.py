@@ -7,6 +7,7 @@ services and the DRF endpoints check input with the same rules.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from .lifecycle_types import REFUND_REASONS
@@ -39,6 +40,25 @@ def validate_message(value: Any, field: str = "message") -> str:
     return value
 
 
+#: Validators of the fields a capture or refund may carry.
+FIELD_VALIDATORS = {
+    "amount": validate_amount,
+    "currency": validate_currency,
+    "reason": validate_refund_reason,
+    "message": validate_message,
+    "metadata": validate_metadata,
+}
+
+
+def check_fields(given: Mapping[str, Any]) -> dict[str, Any]:
+    """The fields a caller gave (before defaults are filled in), validated and in the form
+    sent; one error naming every bad field."""
+    checker = Checker()
+    checked = {name: checker.check(FIELD_VALIDATORS[name], v, name) for name, v in given.items()}
+    checker.raise_if_any()
+    return checked
+
+
 def refund_body(
     *,
     amount: Any,
@@ -48,7 +68,7 @@ def refund_body(
     metadata: Any = None,
     checker: Checker | None = None,
 ) -> dict[str, Any]:
-    """``{"amount", "currency", "reason"?, "message"?, "metadata"?}``: amount and currency required."""
+    """``{"amount", "currency", "reason"?, "message"?, "metadata"?}`` (the first two needed)."""
     checker = checker or Checker()
     body: dict[str, Any] = {
         "amount": checker.check(validate_amount, amount, "amount"),

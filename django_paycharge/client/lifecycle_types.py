@@ -1,4 +1,4 @@
-"""Typed results and vocabulary of the rest of a charge's life: refunds, cancels, captures, 3-D Secure.
+"""Typed results and vocabulary of a charge's later life: refunds, cancels, captures, 3-D Secure.
 
 Like :mod:`django_paycharge.client.types`: frozen dataclasses that keep the
 JSON object they were built from as ``raw``; a field the gateway did not send

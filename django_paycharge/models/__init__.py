@@ -10,19 +10,35 @@ from .charges import (
     PaymentType,
     status_rank,
 )
+from .refunds import (
+    COUNTED_REFUND_STATUSES,
+    Cancel,
+    ChargeActionRequest,
+    OperationStatus,
+    Refund,
+    RefundReason,
+    refunded_amount,
+)
 from .sync import SyncCheckpoint
 from .webhooks import WebhookConfiguration, WebhookDelivery
 
 __all__ = [
+    "COUNTED_REFUND_STATUSES",
     "FINAL_STATUSES",
+    "Cancel",
     "Charge",
+    "ChargeActionRequest",
     "ChargeMode",
     "ChargeRequest",
     "ChargeStatus",
     "IssuerToken",
+    "OperationStatus",
     "PaymentType",
+    "Refund",
+    "RefundReason",
     "SyncCheckpoint",
     "WebhookConfiguration",
     "WebhookDelivery",
+    "refunded_amount",
     "status_rank",
 ]

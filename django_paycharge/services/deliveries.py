@@ -23,6 +23,7 @@ from .. import signals
 from ..exceptions import NotFoundError, PayChargeError
 from ..models import WebhookDelivery
 from .charges import refresh_charge
+from .lifecycle_sync import LIFECYCLE_EVENTS, apply_lifecycle_event
 
 logger = logging.getLogger("django_paycharge.webhooks")
 
@@ -180,6 +181,8 @@ def process_delivery(delivery_pk: int, *, retry_failed: bool = False) -> str:
 
 def _apply(delivery: WebhookDelivery, payload: dict[str, Any]) -> Any:
     event = str(payload.get("event") or "")
+    if event in LIFECYCLE_EVENTS:  # refund_finished, cancel_finished
+        return apply_lifecycle_event(delivery.account, event, payload.get("data"))
     if not event.startswith("charge_"):
         logger.info("Webhook event %r recorded and ignored", event)
         return None

@@ -10,6 +10,7 @@ from ..exceptions import ChargeStateError, ConflictError, UnsupportedPaymentType
 from ..models import Charge, IssuerToken, PaymentType
 from .charges import refresh_charge
 from .clients import get_client
+from .three_ds import fetch_three_ds_issuer_token
 
 ISSUER_TOKEN_TYPES = (PaymentType.ONLINE, PaymentType.BANK_TRANSFER)
 
@@ -17,7 +18,8 @@ ISSUER_TOKEN_TYPES = (PaymentType.ONLINE, PaymentType.BANK_TRANSFER)
 def fetch_issuer_token(charge: Charge) -> IssuerToken:
     """Fetch the charge's issuer token from the gateway, store it, and return it.
 
-    Only online and bank_transfer charges have one. For bank_transfer the
+    Only online and bank_transfer charges have one, and card charges awaiting
+    3-D Secure (see :func:`fetch_three_ds_issuer_token`). For bank_transfer the
     charge must be ``awaiting``: its status is checked against a fresh read
     first, and :class:`~django_paycharge.exceptions.ChargeStateError` (with
     ``status``) is raised otherwise.
@@ -31,6 +33,8 @@ def fetch_issuer_token(charge: Charge) -> IssuerToken:
         token = client.tokens.retrieve(charge.store_id, charge.transaction_token_id)
         charge.payment_type = token.payment_type or ""
         Charge.objects.filter(pk=charge.pk).update(payment_type=charge.payment_type)
+    if charge.payment_type == PaymentType.CARD:
+        return fetch_three_ds_issuer_token(charge)  # a card's only issuer token is 3-D Secure's
     if charge.payment_type not in ISSUER_TOKEN_TYPES:
         raise UnsupportedPaymentTypeError(
             _(
