@@ -3,7 +3,8 @@
 - ``charge_created(charge)``: a charge was created through :func:`services.create_charge`.
 - ``charge_updated(charge, previous_status)``: the mirror of a charge changed.
 - ``charge_status_changed(charge, previous_status, status)``: once per real change of status.
-- ``charge_returned(charge, request)``: the customer came back from the provider.
+- ``charge_returned(charge, request, three_ds)``: the customer came back from the provider
+  (``three_ds`` True: from 3-D Secure authentication).
 - ``issuer_token_fetched(charge, issuer_token)``: an issuer token was fetched and stored.
 - ``webhook_received(delivery)``: a genuine webhook delivery was stored.
 - ``charge_captured(charge, amount)``: the gateway accepted a capture (``amount`` None: all of it).

@@ -23,6 +23,12 @@ class Command(PayChargeCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--charges", action="store_true", help="Sync charges.")
         parser.add_argument("--webhooks", action="store_true", help="Sync webhook configurations.")
+        parser.add_argument(
+            "--refunds",
+            action="store_true",
+            help="Also sync the refunds and cancels of successful, canceled and authorized "
+            "charges (two requests per charge; narrow it with --since or --store).",
+        )
         parser.add_argument("--account", help="Account name from PAYCHARGE['ACCOUNTS'].")
         parser.add_argument("--store", help="Only this store (UUID).")
         parser.add_argument("--full", action="store_true", help="Re-read every charge.")
@@ -51,6 +57,12 @@ class Command(PayChargeCommand):
         if options["webhooks"] or both:
             result = services.sync_webhooks(options["account"], options["store"])
             self._summary("Webhook configurations", result)
+        if options["refunds"]:
+            counts = services.sync_refunds(options["account"], options["store"], since=since)
+            self.stdout.write(
+                f"Refunds and cancels: {counts['charges']} charges read, {counts['refunds']} "
+                f"refunds, {counts['cancels']} cancels, {counts['failed']} failed."
+            )
         if options["fill_payment_types"]:
             filled = services.fill_payment_types(
                 options["account"], limit=options["fill_payment_types"]
