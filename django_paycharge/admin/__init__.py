@@ -8,18 +8,32 @@ from __future__ import annotations
 
 from django.contrib import admin
 
-from ..models import Charge, WebhookConfiguration, WebhookDelivery
+from ..models import (
+    Cancel,
+    Charge,
+    ChargeActionRequest,
+    Refund,
+    WebhookConfiguration,
+    WebhookDelivery,
+)
 from .charges import ChargeAdmin
 from .paginator import EstimatedCountPaginator
+from .refunds import CancelAdmin, ChargeActionRequestAdmin, RefundAdmin
 from .webhooks import WebhookConfigurationAdmin, WebhookDeliveryAdmin
 
 admin.site.register(Charge, ChargeAdmin)
 admin.site.register(WebhookConfiguration, WebhookConfigurationAdmin)
 admin.site.register(WebhookDelivery, WebhookDeliveryAdmin)
+admin.site.register(Refund, RefundAdmin)
+admin.site.register(Cancel, CancelAdmin)
+admin.site.register(ChargeActionRequest, ChargeActionRequestAdmin)
 
 __all__ = [
+    "CancelAdmin",
+    "ChargeActionRequestAdmin",
     "ChargeAdmin",
     "EstimatedCountPaginator",
+    "RefundAdmin",
     "WebhookConfigurationAdmin",
     "WebhookDeliveryAdmin",
 ]

@@ -22,6 +22,8 @@ from .. import services
 from ..exceptions import PayChargeError
 from ..models import Charge, IssuerToken
 from . import display
+from .charge_actions import cancel_charges, capture_charges, refund_charges
+from .charge_lifecycle import ChargeLifecycleMixin
 from .filters import AccountFilter, CurrencyFilter, StoreFilter
 from .gateway import limited, run_sync_now
 from .inlines import IssuerTokenInline, WebhookDeliveryInline, can_see_account_numbers
@@ -53,7 +55,7 @@ class ChargeChangeList(ChangeList):
         return super().get_queryset(request, exclude_parameters).only(*LIST_COLUMNS)
 
 
-class ChargeAdmin(ReadOnlyAdmin):
+class ChargeAdmin(ChargeLifecycleMixin, ReadOnlyAdmin):
     list_display = (
         "short_id",
         "status_badge",
@@ -85,7 +87,13 @@ class ChargeAdmin(ReadOnlyAdmin):
         "Exact charge id, transaction token id or merchant transaction id."
     )
     ordering = ("-created_on", "-id")
-    actions = ("refresh_from_gateway", fetch_issuer_token_action)
+    actions = (
+        "refresh_from_gateway",
+        fetch_issuer_token_action,
+        capture_charges,
+        cancel_charges,
+        refund_charges,
+    )
     inlines = (IssuerTokenInline, WebhookDeliveryInline)
     fieldsets = (
         (
