@@ -202,3 +202,11 @@ class ChargeStateError(ServiceError):
     def __init__(self, message: str | None = None, *, status: str | None = None, **kw: Any) -> None:
         super().__init__(message, **kw)
         self.status = status
+
+
+class IdempotencyKeyReusedError(ServiceError):
+    """The idempotency key was already used for a different request: use a new key."""
+
+    default_message = gettext_noop(
+        "This idempotency key was already used for a different request; use a new key."
+    )

@@ -25,6 +25,7 @@ from ..exceptions import (
     ConfigurationError,
     ConflictError,
     FieldError,
+    IdempotencyKeyReusedError,
     InvalidParametersError,
     NetworkError,
     NotFoundError,
@@ -114,6 +115,8 @@ def _paycharge_error(exc: PayChargeError) -> Response:
         )
     if isinstance(exc, ChargeStateError):
         return error_response(409, "charge_status", exc.message, status=exc.status)
+    if isinstance(exc, IdempotencyKeyReusedError):
+        return error_response(409, "idempotency_key_reused", exc.message)
     if isinstance(exc, UnsupportedPaymentTypeError):
         return error_response(409, "unsupported_payment_type", exc.message)
     if isinstance(exc, ConfigurationError):

@@ -18,6 +18,7 @@ from .refunds import (
     Refund,
     RefundReason,
     refunded_amount,
+    with_refunded_amounts,
 )
 from .sync import SyncCheckpoint
 from .webhooks import WebhookConfiguration, WebhookDelivery
@@ -41,4 +42,5 @@ __all__ = [
     "WebhookDelivery",
     "refunded_amount",
     "status_rank",
+    "with_refunded_amounts",
 ]

@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from django.db import models
-from django.db.models import Sum
+from django.db.models import BigIntegerField, OuterRef, QuerySet, Subquery, Sum, Value
+from django.db.models.functions import Coalesce
 from django.utils.translation import gettext_lazy as _
 
 from .charges import Charge
@@ -102,11 +103,37 @@ class Cancel(_ChargeChild):
 
 
 def refunded_amount(charge: Charge, statuses: tuple[str, ...] = ("successful",)) -> int:
-    """The sum of the charge's refunds in ``statuses`` (successful ones by default), minor units."""
+    """The sum of the charge's refunds in ``statuses`` (successful ones by default), minor units.
+
+    A charge from :func:`with_refunded_amounts` already carries it: no query.
+    """
+    annotated = getattr(charge, REFUNDED_ANNOTATION, None)
+    if annotated is not None and statuses == ("successful",):
+        return int(annotated)
     total = Refund.objects.filter(charge=charge, status__in=statuses).aggregate(
         total=Sum("amount")
     )["total"]
     return int(total or 0)
+
+
+REFUNDED_ANNOTATION = "successful_refunds_total"
+
+
+def with_refunded_amounts(queryset: QuerySet[Charge]) -> QuerySet[Charge]:
+    """``queryset`` with each charge's refunded total in one correlated subquery (lists)."""
+    totals = (
+        Refund.objects.filter(charge=OuterRef("pk"), status="successful")
+        .values("charge")
+        .annotate(total=Sum("amount"))
+        .values("total")
+    )
+    return queryset.annotate(
+        **{
+            REFUNDED_ANNOTATION: Coalesce(
+                Subquery(totals), Value(0), output_field=BigIntegerField()
+            )
+        }
+    )
 
 
 class ChargeActionRequest(models.Model):

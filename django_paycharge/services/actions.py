@@ -33,6 +33,7 @@ from ..exceptions import (
     APIError,
     ChargeStateError,
     ConflictError,
+    IdempotencyKeyReusedError,
     PayChargeError,
     RateLimitError,
     ServerError,
@@ -124,7 +125,7 @@ def _refuse_other(
 ) -> None:
     same = all(existing.params.get(k) == v for k, v in given.items())
     if existing.kind != kind or existing.charge_id != charge.pk or not same:
-        raise PayChargeError(
+        raise IdempotencyKeyReusedError(
             gettext(
                 "This idempotency key was already used for a different request; "
                 "use a new key for a new capture, cancel or refund."
