@@ -127,9 +127,10 @@ def test_the_charge_list_shows_refunded_amounts_in_one_query(
 ):
     charges = mirror_charges(3)
     for charge in charges:
+        when = charge.synced_at
         charge.refunds.create(
-            gateway_id=charge.gateway_id, amount=40, status="successful", synced_at=charge.synced_at,
-            first_seen_at=charge.synced_at,
+            gateway_id=charge.gateway_id, amount=40, status="successful", synced_at=when,
+            first_seen_at=when,
         )  # fmt: skip
     with django_assert_max_num_queries(6):  # session, user, page: never one per charge
         items = operator.get(f"{API}/charges/").json()["items"]
