@@ -13,8 +13,8 @@ from ._base import PayChargeCommand
 
 class Command(PayChargeCommand):
     help = (
-        "Resend charge requests left pending by a crash or a lost answer, with their "
-        "idempotency keys: each ends with exactly one charge, or is marked failed."
+        "Resend charge, capture, cancel and refund requests left pending by a crash or a lost "
+        "answer, with their idempotency keys: each ends acted on exactly once, or marked failed."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -27,15 +27,21 @@ class Command(PayChargeCommand):
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
-        counts = services.recover_charge_requests(
-            older_than=timedelta(seconds=options["older_than"])
-        )
+        older_than = timedelta(seconds=options["older_than"])
+        counts = services.recover_charge_requests(older_than=older_than)
         self.stdout.write(
             f"Charge requests settled: {counts['settled']}, failed: {counts['failed']}, "
             f"still pending: {counts['still_pending']}."
         )
-        if counts["still_pending"]:
+        # Captures, cancels and refunds left in flight the same way.
+        actions = services.recover_action_requests(older_than=older_than)
+        self.stdout.write(
+            f"Capture, cancel and refund requests settled: {actions['settled']}, failed: "
+            f"{actions['failed']}, still pending: {actions['still_pending']}."
+        )
+        pending = counts["still_pending"] + actions["still_pending"]
+        if pending:
             raise CommandError(
-                f"{counts['still_pending']} charge requests are still pending: the gateway "
-                "could not be reached. Run paycharge_recover again later."
+                f"{pending} requests are still pending: the gateway could not be reached. "
+                "Run paycharge_recover again later."
             )
