@@ -100,7 +100,9 @@ def challenge_page(fake: FakeApp, request: Request) -> Any:
     action = html.escape(f"{fake.base_url}/_fake/provider/{charge.id}/3ds/answer")
     signature = html.escape(three_ds_payload(charge)["signature"])
     body = (
-        "<!doctype html><html><head><title>3-D Secure</title></head><body>"
+        # The empty icon spares browsers a /favicon.ico request the fake would answer 404.
+        '<!doctype html><html><head><title>3-D Secure</title><link rel="icon" href="data:,">'
+        "</head><body>"
         "<h1>Confirm your payment</h1>"
         f"<p>Your card issuer asks you to confirm a payment of {charge.amount} "
         f"{html.escape(charge.currency)}.</p>"
