@@ -37,7 +37,7 @@ class _ReadOnlyInline:
     """Part of the charge: whoever may see the charge sees them; nothing is edited here."""
 
     extra = 0
-    max_num = 0
+    max_num: int | None = 0
     can_delete = False
 
     def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:

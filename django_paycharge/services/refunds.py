@@ -74,8 +74,13 @@ def refund_charge(
     the same ``idempotency_key`` returns the same refund. Must not run inside
     a transaction of the caller's.
     """
-    args = {"amount": amount, "currency": currency, "reason": reason, "message": message}
-    args["metadata"] = dict(metadata) if metadata is not None else None
+    args: dict[str, Any] = {
+        "amount": amount,
+        "currency": currency,
+        "reason": reason,
+        "message": message,
+        "metadata": dict(metadata) if metadata is not None else None,
+    }
     # Bad input is refused before anything is read or sent; kept in the form it is sent.
     given = check_fields({k: v for k, v in args.items() if v is not None})
     existing = existing_request(KIND, charge, idempotency_key, given)
