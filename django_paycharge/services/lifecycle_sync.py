@@ -38,13 +38,12 @@ class UnusableEvent(ServiceError):
     """A refund or cancel delivery that names no refund or cancel we can read."""
 
 
-def _uuid(value: Any, what: str) -> uuid.UUID:
+def _uuid(value: Any, field: str) -> uuid.UUID:
     try:
         return uuid.UUID(str(value))
     except ValueError:
-        raise UnusableEvent(
-            gettext("The %(what)s in 'data' is not a UUID.") % {"what": what}
-        ) from None
+        message = gettext("The field %(field)s in 'data' is not a UUID.") % {"field": field}
+        raise UnusableEvent(message) from None
 
 
 def apply_lifecycle_event(account: str, event: str, data: Any) -> Charge:
@@ -52,8 +51,8 @@ def apply_lifecycle_event(account: str, event: str, data: Any) -> Charge:
     if not isinstance(data, dict):
         raise UnusableEvent(gettext("A refund or cancel event without its resource in 'data'."))
     item_id = _uuid(data.get("id"), "id")
-    charge_id = _uuid(data.get("charge_id"), "charge id")
-    store_id = _uuid(data["store_id"], "store id") if data.get("store_id") else None
+    charge_id = _uuid(data.get("charge_id"), "charge_id")
+    store_id = _uuid(data["store_id"], "store_id") if data.get("store_id") else None
     charge = Charge.objects.filter(gateway_id=charge_id).first()
     try:
         if charge is None or event == CANCEL_EVENT:
