@@ -22,7 +22,7 @@ from ._parse import (
     _uuid,
 )
 from .lifecycle_types import Cancel, Capture, Refund, ThreeDSIssuerToken
-from .types import ChargeError
+from .types import ChargeError, JSONObject
 
 T = TypeVar("T")
 
@@ -51,45 +51,40 @@ def _error(value: Any) -> ChargeError | None:
     )
 
 
+def _child_fields(d: JSONObject) -> dict[str, Any]:
+    """The fields refunds and cancels share."""
+    g = d.get
+    return {
+        "id": _required_uuid(g("id"), "id"),
+        "store_id": _soft(_uuid, g("store_id"), "store_id"),
+        "charge_id": _soft(_uuid, g("charge_id"), "charge_id"),
+        "status": _text(g("status")),
+        "error": _error(g("error")),
+        "metadata": _soft(_dict, g("metadata"), "metadata"),
+        "mode": _text(g("mode")),
+        "created_on": _soft(_datetime, g("created_on"), "created_on"),
+        "updated_on": _soft(_datetime, g("updated_on"), "updated_on"),
+        "raw": d,
+    }
+
+
 def parse_refund(value: Any) -> Refund:
     """A :class:`Refund` from the decoded JSON of a refund."""
     d = _object(value, "the refund")
     g = d.get
     return Refund(
-        id=_required_uuid(g("id"), "id"),
-        store_id=_soft(_uuid, g("store_id"), "store_id"),
-        charge_id=_soft(_uuid, g("charge_id"), "charge_id"),
-        status=_text(g("status")),
+        **_child_fields(d),
         amount=_soft(_int, g("amount"), "amount"),
         currency=_text(g("currency")),
         amount_formatted=_soft(_decimal, g("amount_formatted"), "amount_formatted"),
         reason=_text(g("reason")),
         message=_text(g("message")),
-        error=_error(g("error")),
-        metadata=_soft(_dict, g("metadata"), "metadata"),
-        mode=_text(g("mode")),
-        created_on=_soft(_datetime, g("created_on"), "created_on"),
-        updated_on=_soft(_datetime, g("updated_on"), "updated_on"),
-        raw=d,
     )
 
 
 def parse_cancel(value: Any) -> Cancel:
     """A :class:`Cancel` from the decoded JSON of a cancel."""
-    d = _object(value, "the cancel")
-    g = d.get
-    return Cancel(
-        id=_required_uuid(g("id"), "id"),
-        store_id=_soft(_uuid, g("store_id"), "store_id"),
-        charge_id=_soft(_uuid, g("charge_id"), "charge_id"),
-        status=_text(g("status")),
-        error=_error(g("error")),
-        metadata=_soft(_dict, g("metadata"), "metadata"),
-        mode=_text(g("mode")),
-        created_on=_soft(_datetime, g("created_on"), "created_on"),
-        updated_on=_soft(_datetime, g("updated_on"), "updated_on"),
-        raw=d,
-    )
+    return Cancel(**_child_fields(_object(value, "the cancel")))
 
 
 def parse_capture(value: Any) -> Capture:

@@ -15,8 +15,8 @@ after a :class:`~django_paycharge.exceptions.NetworkError` yourself.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator, Mapping
-from typing import Any
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any, Generic, TypeVar
 
 from ._lifecycle_parse import (
     parse_cancel,
@@ -34,6 +34,8 @@ from .types import Charge, Page
 from .validation import Checker, validate_bool, validate_idempotency_key
 
 __all__ = ["Cancels", "ChargeOperations", "Refunds", "ThreeDSIssuerTokens"]
+
+T = TypeVar("T", Refund, Cancel)
 
 
 def _key(checker: Checker, idempotency_key: Any) -> str:
@@ -121,25 +123,37 @@ class ThreeDSIssuerTokens:
         return self._transport.request("GET", path, parse_three_ds_issuer_token)
 
 
-class _ChargeChildren:
+class _ChargeChildren(Generic[T]):
     """What refunds and cancels share: read one (with polling), list them page by page."""
 
     __slots__ = ("_page", "_parse", "_polling_timeout", "_segment", "_transport")
 
     def __init__(
-        self, transport: Transport, polling_timeout: float, segment: str, parse: Any
+        self,
+        transport: Transport,
+        polling_timeout: float,
+        segment: str,
+        parse: Callable[[Any], T],
     ) -> None:
         self._transport = transport
         self._polling_timeout = polling_timeout
         self._segment = segment
-        self._parse = parse
-        self._page = page_parser(parse)
+        self._parse: Callable[[Any], T] = parse
+        self._page: Callable[[Any], Page[T]] = page_parser(parse)
 
     def _base(self, store_id: Any, charge_id: Any) -> str:
         store, charge = path_ids(store_id=store_id, charge_id=charge_id)
         return f"/stores/{store}/charges/{charge}/{self._segment}"
 
-    def _retrieve(self, store_id: Any, charge_id: Any, item_id: Any, polling: bool) -> Any:
+    def retrieve(
+        self,
+        store_id: uuid.UUID | str,
+        charge_id: uuid.UUID | str,
+        item_id: uuid.UUID | str,
+        *,
+        polling: bool = False,
+    ) -> T:
+        """One refund (or cancel); ``polling=True`` holds the answer while it is ``pending``."""
         base = self._base(store_id, charge_id)
         (item,) = path_ids(id=item_id)
         if validate_bool(polling, "polling"):
@@ -152,6 +166,37 @@ class _ChargeChildren:
             )
         return self._transport.request("GET", f"{base}/{item}", self._parse)
 
+    def list_page(
+        self,
+        store_id: uuid.UUID | str,
+        charge_id: uuid.UUID | str,
+        *,
+        limit: int | None = None,
+        cursor: uuid.UUID | str | None = None,
+        cursor_direction: str | None = None,
+    ) -> Page[T]:
+        """One page of the charge's refunds (or cancels), newest first by default."""
+        path, params = self._list_request(store_id, charge_id, limit, cursor, cursor_direction)
+        return self._transport.request("GET", path, self._page, params=params)
+
+    def list(
+        self,
+        store_id: uuid.UUID | str,
+        charge_id: uuid.UUID | str,
+        *,
+        limit: int | None = None,
+        cursor: uuid.UUID | str | None = None,
+        cursor_direction: str | None = None,
+    ) -> Iterator[T]:
+        """Every refund (or cancel) of the charge, following ``has_more``."""
+        path, params = self._list_request(store_id, charge_id, limit, cursor, cursor_direction)
+
+        def fetch(after: str | None) -> Page[T]:
+            query = params if after is None else {**params, "cursor": after}
+            return self._transport.request("GET", path, self._page, params=query)
+
+        return follow(fetch, params.get("cursor"))
+
     def _list_request(
         self, store_id: Any, charge_id: Any, limit: Any, cursor: Any, direction: Any
     ) -> tuple[str, dict[str, str]]:
@@ -159,21 +204,8 @@ class _ChargeChildren:
         params = list_params(limit=limit, cursor=cursor, cursor_direction=direction, filters={})
         return base, params
 
-    def _list_page(self, *args: Any) -> Any:
-        path, params = self._list_request(*args)
-        return self._transport.request("GET", path, self._page, params=params)
 
-    def _list(self, *args: Any) -> Iterator[Any]:
-        path, params = self._list_request(*args)
-
-        def fetch(after: str | None) -> Any:
-            query = params if after is None else {**params, "cursor": after}
-            return self._transport.request("GET", path, self._page, params=query)
-
-        return follow(fetch, params.get("cursor"))
-
-
-class Refunds(_ChargeChildren):
+class Refunds(_ChargeChildren[Refund]):
     """``client.refunds``: refund a charge in full or in part; read and list its refunds."""
 
     __slots__ = ()
@@ -213,45 +245,8 @@ class Refunds(_ChargeChildren):
         )
         return self._transport.request("POST", base, parse_refund, body=body, idempotency_key=key)
 
-    def retrieve(
-        self,
-        store_id: uuid.UUID | str,
-        charge_id: uuid.UUID | str,
-        refund_id: uuid.UUID | str,
-        *,
-        polling: bool = False,
-    ) -> Refund:
-        """One refund; ``polling=True`` holds the answer while it is ``pending``."""
-        refund: Refund = self._retrieve(store_id, charge_id, refund_id, polling)
-        return refund
 
-    def list_page(
-        self,
-        store_id: uuid.UUID | str,
-        charge_id: uuid.UUID | str,
-        *,
-        limit: int | None = None,
-        cursor: uuid.UUID | str | None = None,
-        cursor_direction: str | None = None,
-    ) -> Page[Refund]:
-        """One page of the charge's refunds, newest first unless ``cursor_direction="asc"``."""
-        page: Page[Refund] = self._list_page(store_id, charge_id, limit, cursor, cursor_direction)
-        return page
-
-    def list(
-        self,
-        store_id: uuid.UUID | str,
-        charge_id: uuid.UUID | str,
-        *,
-        limit: int | None = None,
-        cursor: uuid.UUID | str | None = None,
-        cursor_direction: str | None = None,
-    ) -> Iterator[Refund]:
-        """Every refund of the charge, following ``has_more``."""
-        return self._list(store_id, charge_id, limit, cursor, cursor_direction)
-
-
-class Cancels(_ChargeChildren):
+class Cancels(_ChargeChildren[Cancel]):
     """``client.cancels``: cancel a charge; read and list its cancels."""
 
     __slots__ = ()
@@ -277,40 +272,3 @@ class Cancels(_ChargeChildren):
         key = _key(checker, idempotency_key)
         body = metadata_body(metadata, required=False, checker=checker)
         return self._transport.request("POST", base, parse_cancel, body=body, idempotency_key=key)
-
-    def retrieve(
-        self,
-        store_id: uuid.UUID | str,
-        charge_id: uuid.UUID | str,
-        cancel_id: uuid.UUID | str,
-        *,
-        polling: bool = False,
-    ) -> Cancel:
-        """One cancel; ``polling=True`` holds the answer while it is ``pending``."""
-        cancel: Cancel = self._retrieve(store_id, charge_id, cancel_id, polling)
-        return cancel
-
-    def list_page(
-        self,
-        store_id: uuid.UUID | str,
-        charge_id: uuid.UUID | str,
-        *,
-        limit: int | None = None,
-        cursor: uuid.UUID | str | None = None,
-        cursor_direction: str | None = None,
-    ) -> Page[Cancel]:
-        """One page of the charge's cancels."""
-        page: Page[Cancel] = self._list_page(store_id, charge_id, limit, cursor, cursor_direction)
-        return page
-
-    def list(
-        self,
-        store_id: uuid.UUID | str,
-        charge_id: uuid.UUID | str,
-        *,
-        limit: int | None = None,
-        cursor: uuid.UUID | str | None = None,
-        cursor_direction: str | None = None,
-    ) -> Iterator[Cancel]:
-        """Every cancel of the charge, following ``has_more``."""
-        return self._list(store_id, charge_id, limit, cursor, cursor_direction)

@@ -16,12 +16,11 @@ from .charges import (
     wait_for_charge,
 )
 from .clients import get_client, reset_clients
-from .issuer_tokens import fetch_issuer_token
+from .issuer_tokens import fetch_issuer_token, fetch_three_ds_issuer_token
 from .lifecycle_sync import sync_charge_children, sync_refunds
 from .payment_types import fill_payment_types
 from .refunds import refund_charge, refundable_amount
 from .sync import SyncResult, sync_charges
-from .three_ds import fetch_three_ds_issuer_token
 from .upsert import UpsertResult, upsert_charges
 from .webhook_configs import matches_auth_token, sync_webhooks, token_digest
 

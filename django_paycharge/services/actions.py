@@ -165,6 +165,16 @@ def send_request(request: ChargeActionRequest) -> Any:
         raise
 
 
+def result_of(request: ChargeActionRequest, link: str) -> Any:
+    """What a request made (``link``: "refund", "cancel" or "charge"): the stored result
+    once it succeeded, else what sending (or resending) it now returns."""
+    if request.state == ChargeActionRequest.State.SUCCEEDED:
+        stored = getattr(request, link)
+        if stored is not None:
+            return stored
+    return send_request(request)
+
+
 def refused(kind: str, status: str) -> ChargeStateError:
     """The error for a capture, cancel or refund the charge's status does not allow."""
     messages = {

@@ -18,7 +18,7 @@ from .actions import (
     existing_request,
     open_request,
     refused,
-    send_request,
+    result_of,
     store_of,
     succeeded,
 )
@@ -76,9 +76,7 @@ def capture_charge(
 
 
 def _capture_result(request: ChargeActionRequest) -> Charge:
-    if request.state == ChargeActionRequest.State.SUCCEEDED:
-        return request.charge
-    charge: Charge = send_request(request)
+    charge: Charge = result_of(request, "charge")
     return charge
 
 
@@ -137,9 +135,7 @@ def cancel_charge(
 
 
 def _cancel_result(request: ChargeActionRequest) -> Cancel:
-    if request.state == ChargeActionRequest.State.SUCCEEDED and request.cancel is not None:
-        return request.cancel
-    cancel: Cancel = send_request(request)
+    cancel: Cancel = result_of(request, "cancel")
     return cancel
 
 

@@ -25,7 +25,7 @@ from .actions import (
     existing_request,
     open_request,
     refused,
-    send_request,
+    result_of,
     store_of,
     succeeded,
 )
@@ -119,9 +119,7 @@ def refund_charge(
 
 
 def _result(request: ChargeActionRequest) -> Refund:
-    if request.state == ChargeActionRequest.State.SUCCEEDED and request.refund is not None:
-        return request.refund
-    refund: Refund = send_request(request)
+    refund: Refund = result_of(request, "refund")
     return refund
 
 
