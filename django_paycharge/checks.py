@@ -195,13 +195,8 @@ def _task_messages(user: Mapping[str, Any]) -> list[CheckMessage]:
         )
     if not isinstance(queue, str) or not queue:
         problems.append(_("PAYCHARGE['TASK_QUEUE'] must be a non-empty queue name."))
-    elif isinstance(alias, str) and isinstance(backends.get(alias), Mapping):
-        allowed = backends[alias].get("QUEUES") or []
-        if allowed and queue not in allowed:
-            problems.append(
-                _("PAYCHARGE['TASK_QUEUE'] is %(queue)s, but TASKS[%(alias)s] only has %(known)s.")
-                % {"queue": repr(queue), "alias": repr(alias), "known": ", ".join(allowed)}
-            )
+    elif isinstance(alias, str) and alias in backends and mode != "inline":
+        problems.extend(_binding_problems())
     problems.extend(_handoff_problems(user.get("DELIVERY_HANDOFF")))
     sweep = user.get("SWEEP_AFTER", conf.DEFAULTS["SWEEP_AFTER"])
     if not isinstance(sweep, int | float) or isinstance(sweep, bool) or sweep < 0:
@@ -210,6 +205,23 @@ def _task_messages(user: Mapping[str, Any]) -> list[CheckMessage]:
     if not isinstance(days, int) or isinstance(days, bool) or days < 1:
         problems.append(_("PAYCHARGE['DELIVERY_RETENTION_DAYS'] must be an integer of at least 1."))
     return [Error(p, hint=_("See docs/deployment.md."), id=_id("E020")) for p in problems]
+
+
+def _binding_problems() -> list[str]:
+    """What the backend itself says when our tasks are bound to it (a queue it lacks, ...)."""
+    from . import tasks
+
+    if tasks.tasks_framework() is None:
+        return [_("TASKS names a backend, but no tasks framework is installed (django-tasks).")]
+    try:
+        for task in tasks.ALL_TASKS:
+            tasks.routed(task)
+    except Exception as exc:  # the backend's own error names what is wrong
+        return [
+            _("Our tasks cannot run on PAYCHARGE['TASK_BACKEND'] / ['TASK_QUEUE']: %(error)s")
+            % {"error": exc}
+        ]
+    return []
 
 
 def _handoff_problems(hook: Any) -> list[str]:
