@@ -52,8 +52,9 @@ def settings_for(kind: str, redis_url: str) -> dict[str, Any]:
     return {"TASKS": {"default": {"BACKEND": immediate}, ALIAS: backend}, **extra}
 
 
-def worker_command(kind: str) -> list[str]:
-    """The worker process a shop would run for ``kind``."""
+def worker_command(kind: str, *, beat_schedule_file: str = "") -> list[str]:
+    """The worker process a shop would run for ``kind`` (Celery: with beat embedded, given
+    a schedule file)."""
     manage = [sys.executable, "-m", "django"]
     if kind == "db":
         return [
@@ -61,9 +62,17 @@ def worker_command(kind: str) -> list[str]:
             "--interval", "0.1", "--no-startup-delay",
         ]  # fmt: skip
     if kind == "rq":
-        return [*manage, "rqworker", QUEUE, "--job-class", "django_tasks_rq.Job", "--with-scheduler"]
+        return [
+            *manage,
+            "rqworker",
+            QUEUE,
+            "--job-class",
+            "django_tasks_rq.Job",
+            "--with-scheduler",
+        ]
     return [
         sys.executable, "-m", "celery", "-A", "tests.queues.celery_app", "worker",
         "-Q", QUEUE, "--pool", "solo", "--without-gossip", "--without-mingle",
         "--without-heartbeat", "--loglevel", "INFO",
+        *(["--beat", "--schedule", beat_schedule_file] if beat_schedule_file else []),
     ]  # fmt: skip

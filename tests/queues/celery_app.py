@@ -25,3 +25,11 @@ app.conf.update(
 # and, for the Django 5.2 backend and beat, django_paycharge.celery's Celery tasks.
 app.autodiscover_tasks(["django_paycharge"])
 app.autodiscover_tasks(["django_paycharge"], related_name="celery")
+
+if os.environ.get("PAYCHARGE_TEST_BEAT"):
+    from datetime import timedelta
+
+    from django_paycharge.celery import beat_schedule
+
+    # The shop's one line; short periods so that the test sees beat run the sweep.
+    app.conf.beat_schedule = beat_schedule(sweep_every=timedelta(seconds=1), queue="payments")

@@ -52,6 +52,7 @@ class Worker:
     def __init__(self, kind: str, env: dict[str, str], log: Path) -> None:
         self.kind, self.env, self.log = kind, env, log
         self.process: subprocess.Popen[bytes] | None = None
+        self.beat_schedule_file = ""
         # Supervised: started again when it exits, as systemd's Restart=always would.
         self.supervised = False
         self.restarts = 0
@@ -59,7 +60,11 @@ class Worker:
     def start(self) -> None:
         with self.log.open("ab") as out:
             self.process = subprocess.Popen(
-                worker_command(self.kind), cwd=ROOT, env=self.env, stdout=out, stderr=out
+                worker_command(self.kind, beat_schedule_file=self.beat_schedule_file),
+                cwd=ROOT,
+                env=self.env,
+                stdout=out,
+                stderr=out,
             )
 
     def stop(self) -> None:

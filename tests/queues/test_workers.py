@@ -74,8 +74,31 @@ def test_recovery_and_the_sweep_run_on_the_worker(queue, fake_gateway_server, se
     )  # fmt: skip
     tasks.routed(tasks.run_periodic_task).enqueue(["sweep", "recover"])
     queue.wait_for(
-        lambda: ChargeRequest.objects.get(pk=request.pk).state == "succeeded"
-        and WebhookDelivery.objects.get(pk=delivery.pk).status == "ignored",
+        lambda: (
+            ChargeRequest.objects.get(pk=request.pk).state == "succeeded"
+            and WebhookDelivery.objects.get(pk=delivery.pk).status == "ignored"
+        ),
         "the charge request settled and the lost delivery processed",
     )
     assert len(fake_gateway_server.charges) == 1
+
+
+@pytest.mark.parametrize("queue", ["celery"], indirect=True)
+def test_celery_beat_entries_run_the_periodic_work(queue, tmp_path):
+    # The worker of the fixture runs without beat: start it again with beat_schedule()'s entries.
+    queue.stop()
+    queue.env["PAYCHARGE_TEST_BEAT"] = "1"
+    queue.env["PAYCHARGE_CHILD_SETTINGS"] = queue.env["PAYCHARGE_CHILD_SETTINGS"].replace(
+        "}", ', "SWEEP_AFTER": 0}'
+    )
+    queue.beat_schedule_file = str(tmp_path / "beat-schedule")
+    lost = WebhookDelivery.objects.create(
+        dedupe_key="id:beat", delivery_id="beat", event="token_created", body="{}",
+        headers={}, account="default", received_at=timezone.now(),
+    )  # fmt: skip
+    queue.start()
+    queue.wait_for(
+        lambda: WebhookDelivery.objects.get(pk=lost.pk).status == "ignored",
+        "beat's sweep to send on the lost delivery",
+    )
+    assert "paycharge-sweep-recover" in queue.output()
