@@ -91,6 +91,12 @@ def build(session: nox.Session) -> None:
     absent = [m for m in METADATA_MUST_CONTAIN if not any(line.startswith(m) for line in lines)]
     if absent:
         session.error(f"{wheel}'s METADATA lacks {absent}")
+    from trove_classifiers import classifiers as known  # the list PyPI accepts
+
+    unknown = [c for c in (line.removeprefix("Classifier: ") for line in lines
+               if line.startswith("Classifier: ")) if c not in known]  # fmt: skip
+    if unknown:
+        session.error(f"PyPI would refuse the classifiers {unknown}")
     if any(
         line.startswith("Requires-Dist: djangorestframework") and "extra ==" not in line
         for line in lines
