@@ -237,15 +237,15 @@ class ChargeAdmin(ReadOnlyAdmin):
 
     @admin.display(description=gettext_lazy("amount"))
     def amount(self, charge: Charge) -> str:
-        return display.format_amount(charge.requested_amount, charge.requested_currency)
+        return display.format_money(charge.requested_amount, charge.requested_currency)
 
     @admin.display(description=gettext_lazy("charged"))
     def charged(self, charge: Charge) -> str:
-        return display.format_amount(charge.charged_amount, charge.charged_currency)
+        return display.format_money(charge.charged_amount, charge.charged_currency)
 
     @admin.display(description=gettext_lazy("fee"))
     def fee(self, charge: Charge) -> str:
-        return display.format_amount(charge.fee_amount, charge.fee_currency)
+        return display.format_money(charge.fee_amount, charge.fee_currency)
 
     @admin.display(description=gettext_lazy("mode"), ordering="mode")
     def mode_marker(self, charge: Charge) -> SafeString | str:
