@@ -117,3 +117,13 @@ def paycharge_amount(amount: int | None, currency: str | None) -> str:
     (see :func:`django_paycharge.money.format_money`).
     """
     return format_money(amount, currency)
+
+
+@register.simple_tag
+def paycharge_widget_jwt(account: str | None = None) -> str:
+    """The JWT for the payment widget in a page: ``PAYCHARGE["WIDGET_JWT"]``, a browser app
+    token's. Never the server's ``JWT`` (``conf.widget_jwt`` refuses it).
+
+    ``<form data-jwt="{% paycharge_widget_jwt %}">`` (escaped like any value).
+    """
+    return conf.widget_jwt(account)

@@ -125,6 +125,13 @@ def test_card_payment_marks_the_order_paid(demo: Demo, browser_page: Any) -> Non
     authorization = token_request.headers["authorization"]
     assert authorization.startswith("Bearer ey") and authorization.count(".") == 2
     assert "demo-" not in authorization  # the app token's secret never reaches the browser
+    # ...nor the server's JWT: the widget has a browser app token of its own.
+    server_jwt, widget_jwt = demo.query(
+        "import json; from django.conf import settings; "
+        "print(json.dumps([settings.PAYCHARGE['JWT'], settings.PAYCHARGE['WIDGET_JWT']]))"
+    )
+    assert authorization == f"Bearer {widget_jwt}" and widget_jwt != server_jwt
+    assert server_jwt not in page.content()
 
     state = order_state(demo, public_id)
     assert state["order"]["status"] == "paid" and state["order"]["paid"]
