@@ -74,3 +74,12 @@ def test_the_api_says_clearly_which_extra_is_missing(module, package):
     assert "ImproperlyConfigured" in result.stderr
     assert package in result.stderr
     assert "pip install 'django-paycharge[api]'" in result.stderr
+
+
+def test_the_charge_list_documents_its_filters():
+    schema = generate_schema()
+    listed = {p["name"] for p in schema["paths"]["/api/payments/charges/"]["get"]["parameters"]}
+    assert {
+        "status", "mode", "currency", "payment_type", "created_after", "created_before",
+        "amount_min", "amount_max", "metadata",
+    } <= listed  # fmt: skip
