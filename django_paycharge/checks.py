@@ -99,8 +99,8 @@ def _reporter_filter_messages() -> list[CheckMessage]:
             % {"path": path},
             hint=_(
                 "Set DEFAULT_EXCEPTION_REPORTER_FILTER = "
-                "'django_paycharge.debug.PayChargeExceptionReporterFilter' (or a subclass "
-                "whose hidden_settings matches JWT)."
+                "'django_paycharge.debug.PayChargeExceptionReporterFilter', or mix "
+                "django_paycharge.debug.HideJWTMixin into your own filter."
             ),
             id=_id("W002"),
         )
