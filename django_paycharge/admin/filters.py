@@ -119,6 +119,9 @@ class _RangeFilter(admin.ListFilter):
     lower_parameter: str
     upper_parameter: str
     input_type = "text"
+    field: str
+    lower_lookup = "gte"
+    upper_lookup = "lte"
 
     def __init__(
         self, request: HttpRequest, params: dict[str, Any], model: Any, model_admin: Any
@@ -142,19 +145,23 @@ class _RangeFilter(admin.ListFilter):
         """The text given for one bound ("" when absent)."""
         return str(self.used_parameters.get(name) or "")
 
-    def bounds(self) -> tuple[Any, Any]:
-        """The parsed ``(lower, upper)`` filter values (None when absent)."""
+    def parse(self, text: str, *, upper: bool) -> Any:
+        """The value to compare with, from the text of the lower or upper bound."""
         raise NotImplementedError
 
     def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
+        conditions: dict[str, Any] = {}
+        bounds = (
+            (self.lower_parameter, self.lower_lookup, False),
+            (self.upper_parameter, self.upper_lookup, True),
+        )
         try:
-            lower, upper = self.bounds()
+            for name, lookup, upper in bounds:
+                if text := self.raw(name):
+                    conditions[f"{self.field}__{lookup}"] = self.parse(text, upper=upper)
         except ValueError as exc:  # the changelist shows Django's "invalid filter" notice
             raise IncorrectLookupParameters(exc) from exc
-        return self.narrow(queryset, lower, upper)
-
-    def narrow(self, queryset: QuerySet[Any], lower: Any, upper: Any) -> QuerySet[Any]:
-        raise NotImplementedError
+        return queryset.filter(**conditions)
 
     def choices(self, changelist: Any) -> Iterator[dict[str, Any]]:
         others = [
@@ -182,24 +189,12 @@ class CreatedRangeFilter(_RangeFilter):
     lower_parameter = "created_from"
     upper_parameter = "created_to"
     input_type = "date"
+    field = "created_on"
+    upper_lookup = "lt"  # before the day after the last one
 
-    def bounds(self) -> tuple[datetime | None, datetime | None]:
-        def day(name: str) -> date | None:
-            value = self.raw(name)
-            return date.fromisoformat(value) if value else None
-
-        lower, upper = day(self.lower_parameter), day(self.upper_parameter)
-        return (
-            _start_of(lower) if lower else None,
-            _start_of(upper + timedelta(days=1)) if upper else None,
-        )
-
-    def narrow(self, queryset: QuerySet[Any], lower: Any, upper: Any) -> QuerySet[Any]:
-        if lower is not None:
-            queryset = queryset.filter(created_on__gte=lower)
-        if upper is not None:
-            queryset = queryset.filter(created_on__lt=upper)
-        return queryset
+    def parse(self, text: str, *, upper: bool) -> datetime:
+        day = date.fromisoformat(text)
+        return _start_of(day + timedelta(days=1) if upper else day)
 
 
 class AmountRangeFilter(_RangeFilter):
@@ -209,20 +204,10 @@ class AmountRangeFilter(_RangeFilter):
     lower_parameter = "amount_min"
     upper_parameter = "amount_max"
     input_type = "number"
+    field = "requested_amount"
 
-    def bounds(self) -> tuple[int | None, int | None]:
-        def amount(name: str) -> int | None:
-            value = self.raw(name)
-            return int(value) if value else None
-
-        return amount(self.lower_parameter), amount(self.upper_parameter)
-
-    def narrow(self, queryset: QuerySet[Any], lower: Any, upper: Any) -> QuerySet[Any]:
-        if lower is not None:
-            queryset = queryset.filter(requested_amount__gte=lower)
-        if upper is not None:
-            queryset = queryset.filter(requested_amount__lte=upper)
-        return queryset
+    def parse(self, text: str, *, upper: bool) -> int:
+        return int(text)
 
 
 def _start_of(day: date) -> datetime:
