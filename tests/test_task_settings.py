@@ -94,3 +94,9 @@ def test_the_handoff_hook_gets_stored_deliveries_instead_of_our_queue(settings, 
     from django_paycharge.services.deliveries import process_delivery
 
     assert process_delivery(delivery.pk) == "ignored"
+
+
+def test_check_refuses_a_backend_class_that_does_not_exist(settings):
+    settings.TASKS = {"default": DUMMY, "jobs": {"BACKEND": "shop.nowhere.CeleryBackend"}}
+    [(_id, message)] = errors(settings, TASK_BACKEND="jobs")
+    assert "cannot run on" in message and "shop.nowhere.CeleryBackend" in message
