@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import time
@@ -42,6 +43,7 @@ def redis_server() -> Iterator[RedisServer]:
     yield server
     if server.owned:
         server.stop()
+        shutil.rmtree(server.conf.parent, ignore_errors=True)
     else:
         server.start()  # leave the script's server as it was found
 
