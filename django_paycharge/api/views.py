@@ -6,7 +6,7 @@ import uuid
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
-from django.db import transaction
+from django.db import DataError, transaction
 from django.utils.decorators import method_decorator
 from django.utils.module_loading import import_string
 from drf_spectacular.openapi import AutoSchema
@@ -80,6 +80,16 @@ class PayChargeAPIView(APIView):
 
     def get_exception_handler(self) -> Callable[..., Response | None]:
         return api_exception_handler
+
+    def perform_authentication(self, request: Request) -> None:
+        # A credential the database cannot even look up (a NUL byte in a Basic username,
+        # which PostgreSQL refuses) is none the shop issued: 401, not a 500. The savepoint
+        # keeps a surrounding transaction usable.
+        try:
+            with transaction.atomic():
+                super().perform_authentication(request)
+        except DataError:
+            raise exceptions.AuthenticationFailed() from None
 
 
 def _get_charge(request: Request, charge_id: str) -> Charge:
