@@ -192,6 +192,26 @@ def succeeded(request: ChargeActionRequest, **links: Any) -> None:
     )
 
 
+def settle(
+    request: ChargeActionRequest,
+    link: str,
+    answer: Any,
+    store: Callable[[Any], Any],
+    reread: Callable[[], Any],
+) -> Any:
+    """Store the gateway's answer (a refund or cancel), mark the request done (linking
+    the stored row as ``link``), and read it once more while it is ``pending``: the
+    gateway often finishes at once, and one read spares the staff a stale "pending"."""
+    stored = store(answer)
+    succeeded(request, **{link: stored})
+    if stored.status == "pending":
+        try:
+            stored = store(reread())
+        except PayChargeError as exc:
+            logger.info("%s %s not re-read: %s", link.capitalize(), answer.id, type(exc).__name__)
+    return stored
+
+
 def record_error(request: ChargeActionRequest, exc: PayChargeError, *, final: bool) -> None:
     error = {
         "type": type(exc).__name__,

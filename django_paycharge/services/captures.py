@@ -11,7 +11,7 @@ from django.utils.translation import gettext
 
 from .. import signals
 from ..client.lifecycle_params import capture_body, check_fields, metadata_body
-from ..exceptions import ChargeStateError, FieldError, InvalidParametersError, PayChargeError
+from ..exceptions import ChargeStateError, FieldError, InvalidParametersError
 from ..models import Cancel, Charge, ChargeActionRequest
 from .actions import (
     SENDERS,
@@ -19,6 +19,7 @@ from .actions import (
     open_request,
     refused,
     result_of,
+    settle,
     store_of,
     succeeded,
 )
@@ -146,17 +147,15 @@ def _send_cancel(request: ChargeActionRequest) -> Cancel:
     remote = client.cancels.create(
         store, charge.gateway_id, **request.params, idempotency_key=request.idempotency_key
     )
-    cancel = store_cancel(remote, charge=charge)
-    succeeded(request, cancel=cancel)
-    if cancel.status == "pending":
-        # Often finished at once: one read of each spares the staff a stale page.
-        try:
-            cancel = store_cancel(
-                client.cancels.retrieve(store, charge.gateway_id, remote.id), charge=charge
-            )
-            refresh_charge(charge.gateway_id, charge.store_id, account=charge.account)
-        except PayChargeError as exc:
-            logger.info("Cancel %s not re-read: %s", remote.id, type(exc).__name__)
+
+    def reread() -> Any:
+        again = client.cancels.retrieve(store, charge.gateway_id, remote.id)
+        refresh_charge(charge.gateway_id, charge.store_id, account=charge.account)
+        return again
+
+    cancel: Cancel = settle(
+        request, "cancel", remote, lambda answer: store_cancel(answer, charge=charge), reread
+    )
     return cancel
 
 

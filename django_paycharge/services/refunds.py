@@ -16,7 +16,6 @@ from ..exceptions import (
     ChargeStateError,
     FieldError,
     InvalidParametersError,
-    PayChargeError,
     UnsupportedPaymentTypeError,
 )
 from ..models import COUNTED_REFUND_STATUSES, Charge, ChargeActionRequest, Refund
@@ -26,8 +25,8 @@ from .actions import (
     open_request,
     refused,
     result_of,
+    settle,
     store_of,
-    succeeded,
 )
 from .charges import refresh_charge
 from .clients import get_client
@@ -130,16 +129,13 @@ def _send(request: ChargeActionRequest) -> Refund:
     remote = client.refunds.create(
         store, charge.gateway_id, **request.params, idempotency_key=request.idempotency_key
     )
-    refund = store_refund(remote, charge=charge)
-    succeeded(request, refund=refund)
-    if refund.status == "pending":
-        # The gateway often finishes at once: one read spares the staff a stale "pending".
-        try:
-            again = client.refunds.retrieve(store, charge.gateway_id, remote.id)
-        except PayChargeError as exc:
-            logger.info("Refund %s not re-read: %s", remote.id, type(exc).__name__)
-        else:
-            refund = store_refund(again, charge=charge)
+    refund: Refund = settle(
+        request,
+        "refund",
+        remote,
+        lambda answer: store_refund(answer, charge=charge),
+        lambda: client.refunds.retrieve(store, charge.gateway_id, remote.id),
+    )
     return refund
 
 
