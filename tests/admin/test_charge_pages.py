@@ -256,3 +256,29 @@ def test_no_add_no_delete_no_change(admin_client, make_charge):
     assert charge.status == "awaiting"
     html = admin_client.get(CHANGELIST).content.decode()
     assert "delete_selected" not in html
+
+
+@pytest.mark.parametrize(
+    ("term", "found"),
+    [
+        ("3f2a9c1e", {"wanted", "twin"}),  # what the list shows
+        ("3f2a9c1e…", {"wanted", "twin"}),  # copied with the ellipsis
+        ("3F2A9C1E-0000", {"wanted"}),  # with a dash, in capitals
+        (" 3f2a9c1effff4fff ", {"twin"}),
+    ],
+)
+def test_search_finds_charges_by_the_prefix_the_list_shows(admin_client, make_charge, term, found):
+    charges = {
+        "wanted": make_charge(gateway_id=uuid.UUID("3f2a9c1e-0000-4000-8000-000000000001")),
+        "twin": make_charge(gateway_id=uuid.UUID("3f2a9c1e-ffff-4fff-bfff-ffffffffffff")),
+        "after": make_charge(gateway_id=uuid.UUID("3f2a9c1f-0000-4000-8000-000000000000")),
+        "before": make_charge(gateway_id=uuid.UUID("3f2a9c1d-ffff-4fff-bfff-ffffffffffff")),
+    }
+    response = admin_client.get(CHANGELIST, {"q": term})
+    assert listed(response) == {charges[name].pk for name in found}
+
+
+@pytest.mark.parametrize("term", ["3f2a9c1", "3f2a9c1g", "zzzzzzzz", "3f2a9c1e" * 5])
+def test_search_ignores_short_or_non_hex_prefixes(admin_client, make_charge, term):
+    make_charge(gateway_id=uuid.UUID("3f2a9c1e-0000-4000-8000-000000000001"))
+    assert listed(admin_client.get(CHANGELIST, {"q": term})) == set()
