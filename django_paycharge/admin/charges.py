@@ -13,7 +13,6 @@ from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
-from django.utils.html import format_html
 from django.utils.safestring import SafeString
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
@@ -243,15 +242,9 @@ class ChargeAdmin(ReadOnlyAdmin):
     # -- columns and fields --------------------------------------------------------------------
 
     @admin.display(description=gettext_lazy("charge id"))
-    def short_id(self, charge: Charge) -> SafeString:
+    def short_id(self, charge: Charge) -> SafeString | str:
         # The full id is in the title and on the detail page; the search takes these 8 too.
-        text = str(charge.gateway_id)
-        return format_html(
-            '<span class="paycharge-id" title="{}" data-charge-id="{}">{}…</span>',
-            text,
-            text,
-            text[:8],
-        )
+        return display.short_id(charge.gateway_id, charge=True)
 
     @admin.display(description=gettext_lazy("status"), ordering="status")
     def status_badge(self, charge: Charge) -> SafeString:

@@ -100,3 +100,20 @@ def describe_error(error: Any) -> SafeString:
     else:
         head = format_html("<p><strong>{}</strong> {}: {}</p>", _("Code"), code, meaning)
     return format_html("{}{}", head, pretty_json(error))
+
+
+def short_id(value: Any, *, url: str | None = None, charge: bool = False) -> SafeString | str:
+    """A UUID as its first 8 characters (what the charge search takes), the whole in the title.
+
+    Full ids wrapped over four lines in the lists; ``charge=True`` marks the
+    element with ``data-charge-id`` so tests and scripts can find a charge's row.
+    """
+    if not value:
+        return "-"
+    text = str(value)
+    attrs = format_html(' data-charge-id="{}"', text) if charge else ""
+    if url:
+        return format_html(
+            '<a href="{}" class="paycharge-id" title="{}"{}>{}…</a>', url, text, attrs, text[:8]
+        )
+    return format_html('<span class="paycharge-id" title="{}"{}>{}…</span>', text, attrs, text[:8])
