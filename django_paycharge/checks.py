@@ -9,7 +9,7 @@ Ids are stable and never reused once retired:
 - E005 STORE_ID or MERCHANT_ID is not a UUID
 - E006 TIMEOUT, MAX_RETRIES, RETRY_BACKOFF or RETRY_BACKOFF_MAX is malformed
 - E007 PAYCHARGE or PAYCHARGE['ACCOUNTS'] is not a dict
-- E008 an app-wide key is malformed (WEBHOOK_AUTH_TOKENS, RETURN_URL, ...)
+- E008 an app-wide key is malformed (WEBHOOK_AUTH_TOKENS, RETURN_URL, SHOP_URL, ORDER_URL_HOOK...)
 - W001 PAYCHARGE holds a key this app does not know (a typo?)
 - W002 the exception reporter filter would show PAYCHARGE['JWT'] on error pages and e-mails
 """
@@ -21,6 +21,7 @@ from typing import Any
 
 from django.conf import settings
 from django.core.checks import CheckMessage, Error, Tags, Warning, register
+from django.utils.module_loading import import_string
 from django.utils.translation import gettext as _
 
 from . import conf
@@ -152,12 +153,38 @@ def _app_wide_messages(user: Mapping[str, Any]) -> list[CheckMessage]:
                 id=_id("E008"),
             )
         )
-    return_url = user.get("RETURN_URL", conf.DEFAULTS["RETURN_URL"])
-    if not isinstance(return_url, str) or not return_url:
+    for key in ("RETURN_URL", "SHOP_URL"):
+        url = user.get(key, conf.DEFAULTS[key])
+        if not isinstance(url, str) or not url:
+            messages.append(
+                Error(
+                    _("PAYCHARGE['%(key)s'] must be a non-empty URL or path.") % {"key": key},
+                    id=_id("E008"),
+                )
+            )
+    problem = _hook_problem(user.get("ORDER_URL_HOOK"))
+    if problem:
         messages.append(
-            Error(_("PAYCHARGE['RETURN_URL'] must be a non-empty URL or path."), id=_id("E008"))
+            Error(
+                _("PAYCHARGE['ORDER_URL_HOOK'] cannot be used: %(problem)s.")
+                % {"problem": problem},
+                hint=_("Give a callable (charge) -> URL or None, or its dotted path."),
+                id=_id("E008"),
+            )
         )
     return messages
+
+
+def _hook_problem(hook: Any) -> str | None:
+    if hook is None or callable(hook):
+        return None
+    if not isinstance(hook, str):
+        return _("it is neither a callable nor a dotted path")
+    try:
+        import_string(hook)
+    except ImportError as exc:
+        return str(exc)
+    return None
 
 
 def _known_keys() -> str:

@@ -18,10 +18,11 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
 from .. import services
-from ..exceptions import PayChargeError
+from ..exceptions import NotFoundError, PayChargeError
 from ..models import Charge, IssuerToken
 from . import display
-from .filters import AccountFilter, CurrencyFilter, StoreFilter
+from .charge_extras import ChargeExtrasMixin, order_url_hook_is_set
+from .filters import AccountFilter, CurrencyFilter, StoreFilter, id_prefix_range
 from .gateway import limited, run_sync_now
 from .inlines import IssuerTokenInline, WebhookDeliveryInline, can_see_account_numbers
 from .issuer_tokens import fetch_issuer_token_action
@@ -47,31 +48,12 @@ LIST_COLUMNS = (
 )
 
 
-#: The shortest id prefix searched: the changelist shows 8 characters.
-MIN_ID_PREFIX = 8
-_HEX = frozenset("0123456789abcdef")
-
-
-def id_prefix_range(term: str) -> tuple[uuid.UUID, uuid.UUID] | None:
-    """The ids starting with ``term`` (8+ hex characters, dashes ignored) as a range.
-
-    A range on the unique index of ``gateway_id`` finds them without a scan on
-    every database: UUIDs order as their hex digits, in PostgreSQL's ``uuid``
-    type as in the ``char(32)`` other databases store.
-    """
-    # What staff copy from the list ends with the ellipsis.
-    digits = term.rstrip("…").replace("-", "").lower()
-    if not MIN_ID_PREFIX <= len(digits) < 32 or not set(digits) <= _HEX:
-        return None
-    return uuid.UUID(digits.ljust(32, "0")), uuid.UUID(digits.ljust(32, "f"))
-
-
 class ChargeChangeList(ChangeList):
     def get_queryset(self, request: HttpRequest, exclude_parameters: Any = None) -> QuerySet[Any]:
         return super().get_queryset(request, exclude_parameters).only(*LIST_COLUMNS)
 
 
-class ChargeAdmin(ReadOnlyAdmin):
+class ChargeAdmin(ChargeExtrasMixin, ReadOnlyAdmin):
     list_display = (
         "short_id",
         "status_badge",
@@ -131,9 +113,9 @@ class ChargeAdmin(ReadOnlyAdmin):
                     "amount",
                     "charged",
                     "fee",
-                    ("requested_amount", "requested_currency", "requested_amount_formatted"),
-                    ("charged_amount", "charged_currency", "charged_amount_formatted"),
-                    ("fee_amount", "fee_currency", "fee_amount_formatted"),
+                    ("requested_amount", "requested_currency", "requested_formatted"),
+                    ("charged_amount", "charged_currency", "charged_formatted"),
+                    ("fee_amount", "fee_currency", "fee_formatted"),
                     "only_direct_currency",
                 )
             },
@@ -183,10 +165,22 @@ class ChargeAdmin(ReadOnlyAdmin):
         "raw_folded",
         "status_rank",
         "raw_digest_display",
+        "order",
+        "requested_formatted",
+        "charged_formatted",
+        "fee_formatted",
     )
 
     def has_call_gateway_permission(self, request: HttpRequest) -> bool:
         return request.user.has_perm("django_paycharge.call_gateway")
+
+    def get_fieldsets(self, request: HttpRequest, obj: Any = None) -> Any:
+        fieldsets = super().get_fieldsets(request, obj)
+        if not order_url_hook_is_set():
+            return fieldsets
+        # The shop's order, first thing on the page: PAYCHARGE["ORDER_URL_HOOK"].
+        (name, options), *rest = fieldsets
+        return [(name, {**options, "fields": ("order", *options["fields"])}), *rest]
 
     def get_inline_instances(self, request: HttpRequest, obj: Any = None) -> list[Any]:
         inlines = super().get_inline_instances(request, obj)
@@ -316,6 +310,17 @@ class ChargeAdmin(ReadOnlyAdmin):
         try:
             fresh = services.refresh_charge(
                 charge.gateway_id, charge.store_id, account=charge.account
+            )
+        except NotFoundError:
+            self.message_user(
+                request,
+                _(
+                    "Charge %(id)s: the gateway has no such charge in store %(store)s "
+                    "(account %(account)s). It may belong to another store or account. "
+                    "The copy here was left as it was."
+                )
+                % {"id": charge.gateway_id, "store": charge.store_id, "account": charge.account},
+                messages.ERROR,
             )
         except PayChargeError as exc:
             self.message_user(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from decimal import Decimal
 from typing import Any
 
 from django.utils.html import format_html
@@ -10,6 +11,7 @@ from django.utils.safestring import SafeString
 from django.utils.translation import gettext_lazy as _
 
 from .. import conf
+from ..money import currency_exponent
 from ..money import format_amount as format_amount
 
 #: Colours of the status badges (background, text); unknown statuses are grey.
@@ -117,3 +119,17 @@ def short_id(value: Any, *, url: str | None = None, charge: bool = False) -> Saf
             '<a href="{}" class="paycharge-id" title="{}"{}>{}…</a>', url, text, attrs, text[:8]
         )
     return format_html('<span class="paycharge-id" title="{}"{}>{}…</span>', text, attrs, text[:8])
+
+
+def format_major_amount(value: Decimal | None, currency: str | None) -> str:
+    """A ``*_formatted`` amount (major units, as the gateway sends it) like :func:`format_amount`.
+
+    ``Decimal("2400.0000"), "JPY"`` -> ``"2,400 JPY"``, the way the integer amount
+    beside it is shown; a value finer than the currency's unit is shown whole.
+    """
+    if value is None:
+        return "-"
+    minor = Decimal(value).scaleb(currency_exponent(currency))
+    if minor != minor.to_integral_value():
+        return f"{value} {(currency or '').upper()}".strip()
+    return format_amount(int(minor), currency)

@@ -18,7 +18,7 @@ from django.urls import reverse
 from django_paycharge import services
 from django_paycharge.models import Charge, WebhookDelivery
 
-from .test_browser import PASSWORD, shop  # noqa: F401  (the shop fixture)
+from .conftest import PASSWORD
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -73,7 +73,7 @@ CONTRAST = """(element) => {
 
 
 @pytest.fixture
-def staff_pages(shop, live_server, fake_gateway_server, settings):  # noqa: F811
+def staff_pages(shop, live_server, fake_gateway_server, settings):
     """Deliveries received by real HTTP, the webhook configuration mirrored; the admin's URLs."""
     settings.PAYCHARGE = {**settings.PAYCHARGE, "WEBHOOK_AUTH_TOKENS": [TOKEN]}
     fake_gateway_server.add_webhook(f"{live_server.url}/payments/webhook/", auth_token=TOKEN)
@@ -128,7 +128,7 @@ def test_no_table_overflows_and_every_result_names_its_charge(
     live_server,
     staff_pages,
     shop,
-    width,  # noqa: F811
+    width,
 ):
     page = browser_page
     page.set_viewport_size({"width": width, "height": 900})

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import uuid
+from decimal import Decimal
 
 import pytest
 from django.db import connection
@@ -282,3 +283,44 @@ def test_search_finds_charges_by_the_prefix_the_list_shows(admin_client, make_ch
 def test_search_ignores_short_or_non_hex_prefixes(admin_client, make_charge, term):
     make_charge(gateway_id=uuid.UUID("3f2a9c1e-0000-4000-8000-000000000001"))
     assert listed(admin_client.get(CHANGELIST, {"q": term})) == set()
+
+
+def test_the_gateways_formatted_amounts_read_like_the_amounts(admin_client, make_charge):
+    charge = make_charge(
+        requested_amount=240_000,
+        requested_currency="JPY",
+        requested_amount_formatted=Decimal("240000.0000"),
+        charged_amount=1999,
+        charged_currency="USD",
+        charged_amount_formatted=Decimal("19.9900"),
+        fee_amount=None,
+        fee_amount_formatted=Decimal("0.0050"),  # finer than a cent: shown as it is
+        fee_currency="USD",
+    )
+    html = admin_client.get(change_url(charge)).content.decode()
+    assert html.count("240,000 JPY") == 2  # the amount, and the gateway's formatted one
+    assert html.count("19.99 USD") == 2
+    assert "0.0050 USD" in html
+    assert "240000.0000" not in html and "19.9900" not in html
+
+
+def test_the_order_url_hook_links_the_charge_to_the_shops_order(
+    admin_client, make_charge, settings, caplog
+):
+    charge = make_charge(metadata={"order": 42})
+    assert "paycharge-order-link" not in admin_client.get(change_url(charge)).content.decode()
+
+    def hook(charge):
+        return f"/shop/orders/{charge.metadata['order']}/"
+
+    settings.PAYCHARGE = {**settings.PAYCHARGE, "ORDER_URL_HOOK": hook}
+    html = admin_client.get(change_url(charge)).content.decode()
+    assert '<a href="/shop/orders/42/" class="paycharge-order-link">Open the order</a>' in html
+
+    settings.PAYCHARGE = {**settings.PAYCHARGE, "ORDER_URL_HOOK": lambda c: "javascript:alert(1)"}
+    assert "javascript:" not in admin_client.get(change_url(charge)).content.decode()
+
+    settings.PAYCHARGE = {**settings.PAYCHARGE, "ORDER_URL_HOOK": lambda c: c.metadata["x"]}
+    response = admin_client.get(change_url(charge))
+    assert response.status_code == 200  # a broken hook costs the link, not the page
+    assert "ORDER_URL_HOOK failed" in caplog.text
