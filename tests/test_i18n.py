@@ -308,6 +308,7 @@ def render_everything(client: Any, shop: dict[str, Any]) -> dict[str, str]:
     gateway.add_fault("GET", r"/charges/", action="status", status=503, count=5)
     query = {"serviceChargeId": str(online.gateway_id)}
     get("return retry", "/payments/return/", status=503, data=query)
+    get("charge not found", f"/payments/pay/{uuid.uuid4()}/", status=404)
     pages["system checks"] = check_texts()
     return pages
 
