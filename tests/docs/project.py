@@ -48,6 +48,7 @@ class Background:
     name: str
     process: subprocess.Popen[str]
     port: int
+    command: str
     output: list[str] = field(default_factory=list)
 
     def text(self) -> str:
@@ -128,6 +129,11 @@ class Project:
         return self.root / target
 
     def background(self, name: str, command: str) -> Background:
+        if name in self.running:
+            # Two pages start the same process (the quick start, then a guide that
+            # builds on it): the one running already is the one asked for.
+            assert self.running[name].command == command.strip(), (name, command)
+            return self.running[name]
         process = subprocess.Popen(
             ["bash", "-c", f"exec {command.strip()}"],
             cwd=self.root,
@@ -138,7 +144,7 @@ class Project:
             text=True,
             start_new_session=True,
         )
-        running = Background(name, process, self.ports[name])
+        running = Background(name, process, self.ports[name], command.strip())
         assert process.stdout is not None
         stream = process.stdout
         threading.Thread(target=lambda: running.output.extend(stream), daemon=True).start()

@@ -25,12 +25,15 @@ replace them with free ports, and change nothing else.
 from __future__ import annotations
 
 import re
+import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
-FENCE = re.compile(r"^```", re.M)
+# Fences may be indented (in a list item): they count, and need their marker too.
+FENCE = re.compile(r"^[ \t]*```", re.M)
 MARKED = re.compile(
-    r"<!-- docs-test: (?P<spec>.*?) -->[ \t]*\n```(?P<lang>[\w-]*)[^\n]*\n(?P<body>.*?)^```",
+    r"<!-- docs-test: (?P<spec>.*?) -->[ \t]*\n[ \t]*```(?P<lang>[\w-]*)[^\n]*\n"
+    r"(?P<body>.*?)^[ \t]*```",
     re.S | re.M,
 )
 ACTIONS = {"install", "env", "append", "file", "shell", "background", "not"}
@@ -64,7 +67,7 @@ def snippets(path: Path, root: Path) -> list[Snippet]:
                 action=action,
                 target=target.strip(),
                 lang=match.group("lang"),
-                body=match.group("body"),
+                body=textwrap.dedent(match.group("body")),
             )
         )
     return found

@@ -1,4 +1,4 @@
-"""The README's quick start and testing section, done literally in a new project.
+"""The README's quick start and testing section, then the fake gateway's page, done literally.
 
 ``django-admin startproject`` makes the reader's project; every marked block of
 README.md is then applied in order (see snippets.py): the fake gateway and
@@ -142,3 +142,10 @@ def test_the_readme_quick_start_takes_payments_against_the_fake_gateway(project:
 
     # The testing section's test passed too (the shell block ran pytest in the project).
     assert any("1 passed" in output for output in project.outputs)
+
+    # docs/fake-gateway.md's tests and webhook steps, in the same project.
+    for snippet in snippets(REPO / "docs" / "fake-gateway.md", REPO):
+        if snippet.action != "not":
+            project.apply(snippet)
+    assert "3 passed" in project.outputs[-2]  # its tests; then paycharge_sync --webhooks
+    assert "Webhook configurations: 1 read" in project.outputs[-1]
