@@ -50,11 +50,11 @@ def project(tmp_path: Path) -> Iterator[Project]:
 
 
 def widget_token(project: Project, payment_type: str, data: dict[str, object]) -> str:
-    """What the gateway's widget does in the browser: POST /tokens with the JWT alone."""
+    """What the gateway's widget does in the browser: POST /tokens with the browser JWT."""
     answer = requests.post(
         f"{project.url('gateway')}/tokens",
         json={"payment_type": payment_type, "type": "one_time", "email": "a@b.jp", "data": data},
-        headers={"Authorization": f"Bearer {project.env['PAYCHARGE_JWT']}"},
+        headers={"Authorization": f"Bearer {project.env['PAYCHARGE_WIDGET_JWT']}"},
         timeout=10,
     )
     assert answer.status_code == 201, answer.text
