@@ -123,14 +123,15 @@ def short_id(value: Any, *, url: str | None = None, charge: bool = False) -> Saf
 
 
 def format_major_amount(value: Decimal | None, currency: str | None) -> str:
-    """A ``*_formatted`` amount (major units, as the gateway sends it) like :func:`format_amount`.
+    """A ``*_formatted`` amount (major units, as the gateway sends it) like :func:`format_money`.
 
-    ``Decimal("2400.0000"), "JPY"`` -> ``"2,400 JPY"``, the way the integer amount
-    beside it is shown; a value finer than the currency's unit is shown whole.
+    ``Decimal("2400.0000"), "JPY"`` -> ``"¥2,400"`` (in English), the way the
+    integer amount beside it is shown; a value finer than the currency's unit is
+    shown whole, with its code.
     """
     if value is None:
         return "-"
     minor = Decimal(value).scaleb(currency_exponent(currency))
     if minor != minor.to_integral_value():
         return f"{value} {(currency or '').upper()}".strip()
-    return format_amount(int(minor), currency)
+    return format_money(int(minor), currency)

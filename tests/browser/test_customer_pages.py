@@ -15,6 +15,7 @@ import pytest
 
 from django_paycharge import services
 from django_paycharge.access import session_owns_charge
+from django_paycharge.money import format_money
 
 from ..test_i18n import english_detector
 
@@ -143,7 +144,7 @@ def test_the_bank_transfer_page_labels_the_account_id_as_one(page, language, liv
     page.goto(f"{live_server.url}/payments/pay/{charges['bank'].gateway_id}/?mine=1")
     labels = page.locator(".paycharge-bank-account dt").all_inner_texts()
     assert labels[0] == TEXTS[language]["account id"]
-    assert "240,000 JPY" in page.locator("main").inner_text()
+    assert format_money(240_000, "JPY", language) in page.locator("main").inner_text()
     token = charges["bank"].issuer_token
     assert_styled_in_language(page, language, (token.branch_name, token.account_holder_name))
 

@@ -19,6 +19,7 @@ from typing import Any
 import django
 import pytest
 
+from django_paycharge.money import format_money
 from django_paycharge.testing import CARD_DECLINED, CARD_INSUFFICIENT_FUNDS, CARD_SUCCESS
 
 from ..test_i18n import PO as APP_CATALOG
@@ -84,7 +85,7 @@ def buy(page: Any, demo: Demo, product: int = 0, quantity: int = 1) -> int:
     """From the product list to the checkout page of a new order; returns the unit price."""
     page.goto(f"{demo.shop_url}/")
     item = page.locator("li.product").nth(product)
-    price = int(item.locator(".price").inner_text().split()[0].replace(",", ""))
+    price = int(re.sub(r"\D", "", item.locator(".price").inner_text()))  # ¥1,200: yen
     item.locator("input[name=quantity]").fill(str(quantity))
     item.locator("button.buy").click()
     page.wait_for_url(re.compile(r"/checkout/$"))
@@ -314,7 +315,7 @@ def test_a_japanese_customer_reads_japanese_only(demo: Demo, japanese: Any) -> N
     page = japanese
     page.goto(f"{demo.shop_url}/")
     assert page.locator("h1").inner_text() == "商品一覧"
-    assert "2,400 JPY" in page.locator("li.product .price").all_inner_texts()
+    assert format_money(2400, "JPY", "ja") in page.locator("li.product .price").all_inner_texts()
     assert english_on(page) == []
     buy(page, demo, product=0)
     assert english_on(page) == []
