@@ -74,6 +74,21 @@ def is_allowed_provider_url(url: str) -> bool:
     return parts.scheme.lower() in schemes and bool(parts.hostname) and url == url.strip()
 
 
+def _refusal_reason(url: str) -> str:
+    # Says what to change, without logging the URL (it carries the provider's session).
+    try:
+        scheme = urlsplit(url.strip()).scheme.lower()
+    except ValueError:
+        scheme = ""
+    if scheme == "http":
+        return (
+            "the provider URL uses plain http, which needs "
+            'PAYCHARGE["ALLOW_HTTP_ISSUER_URLS"] = True (only for a gateway on this '
+            "machine, such as the fake gateway; never in production)"
+        )
+    return "the provider URL is not an absolute https URL"
+
+
 def form_fields(payload: Any) -> list[tuple[str, str]]:
     """The payload as form fields: strings as they are, anything nested as JSON."""
     if not isinstance(payload, dict):
@@ -140,8 +155,9 @@ def paycharge_issuer_token(
     url = issuer_token.issuer_token
     if not is_allowed_provider_url(url):
         logger.warning(
-            "Refused to render issuer token of charge %s: provider URL is not an allowed URL",
+            "Refused to render issuer token of charge %s: %s",
             issuer_token.charge_id,
+            _refusal_reason(url),
         )
         return render_to_string(_REFUSED_TEMPLATE, ctx)
     enctype = form_encoding(issuer_token)
@@ -161,6 +177,12 @@ def paycharge_issuer_token(
     if method == "http_get":
         ctx["url"] = url_with_fields(url, fields)
     return render_to_string(_TEMPLATES[method], ctx)
+
+
+@register.simple_tag
+def paycharge_shop_url() -> str:
+    """``PAYCHARGE["SHOP_URL"]``: the way back to the shop from the app's customer pages."""
+    return str(conf.get_setting("SHOP_URL"))
 
 
 @register.filter
