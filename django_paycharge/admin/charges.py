@@ -23,8 +23,8 @@ from ..exceptions import NotFoundError, PayChargeError
 from ..models import Charge, IssuerToken
 from . import display, export
 from .charge_actions import cancel_charges, capture_charges, refund_charges
-from .charge_lifecycle import ChargeLifecycleMixin
 from .charge_extras import ChargeExtrasMixin, order_url_hook_is_set
+from .charge_lifecycle import ChargeLifecycleMixin
 from .filters import (
     AccountFilter,
     AmountRangeFilter,
