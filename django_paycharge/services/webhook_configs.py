@@ -16,6 +16,7 @@ from django.utils.translation import gettext
 from .. import conf
 from ..client import WebhookConfiguration as RemoteWebhook
 from ..exceptions import ConfigurationError
+from ..models.fit import fit_row
 from ..models import WebhookConfiguration
 from .clients import get_client
 from .sync import Progress, SyncResult
@@ -76,9 +77,9 @@ def _upsert(remote: RemoteWebhook, account: str, now: datetime) -> bool:
         "merchant_id": remote.merchant_id,
         "store_id": remote.store_id,
         "triggers": list(remote.triggers),
-        "url": remote.url or "",
-        "active": bool(remote.active),
-        "is_integration": bool(remote.is_integration),
+        "url": remote.url,
+        "active": remote.active,  # None: the gateway did not say; not the same as inactive
+        "is_integration": remote.is_integration,
         "created_on": remote.created_on,
         "updated_on": remote.updated_on,
         "raw": remote.raw,
@@ -87,6 +88,7 @@ def _upsert(remote: RemoteWebhook, account: str, now: datetime) -> bool:
     }
     if remote.auth_token_sha256:
         values["auth_token_digest"] = remote.auth_token_sha256
+    fit_row(WebhookConfiguration, values)
     with transaction.atomic():
         _, created = WebhookConfiguration.objects.update_or_create(
             gateway_id=remote.id, defaults=values
