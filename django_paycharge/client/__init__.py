@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 from ._client import PayChargeClient
+from ._parse import ShapeError, parse_charge, parse_webhook
 from .types import (
     Charge,
     ChargeError,
@@ -28,7 +29,10 @@ __all__ = [
     "Page",
     "PayChargeClient",
     "Rejected",
+    "ShapeError",
     "ThreeDS",
     "TransactionToken",
     "WebhookConfiguration",
+    "parse_charge",
+    "parse_webhook",
 ]

@@ -84,7 +84,7 @@ def _int(value: Any) -> int | None:
 def _decimal(value: Any) -> Decimal | None:
     kind = type(value)
     if kind is Decimal:
-        return value if value.is_finite() else None  # type: ignore[no-any-return]
+        return value if value.is_finite() else None
     if kind is int:
         return Decimal(value)
     if kind is str and len(value) <= 64:
@@ -118,7 +118,7 @@ _BOOLS = {"true": True, "false": False}
 
 def _bool(value: Any) -> bool | None:
     if type(value) is bool:
-        return value  # type: ignore[no-any-return]
+        return value
     if type(value) is str:
         return _BOOLS.get(value.strip().lower())
     return None
@@ -290,7 +290,9 @@ def page_parser(parse_item: Callable[[Any], T]) -> Callable[[Any], Page[T]]:
         if has_more is None:
             has_more = bool(items)
         if rejected:
-            logger.warning("%d list item(s) could not be read: %s", len(rejected), rejected[0].reason)
+            logger.warning(
+                "%d list item(s) could not be read: %s", len(rejected), rejected[0].reason
+            )
         return Page(
             items=tuple(parsed),
             has_more=has_more,

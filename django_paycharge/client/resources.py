@@ -16,7 +16,7 @@ from ._paging import follow, path_ids
 from ._params import CHARGE_FILTERS, charge_create_body, list_params
 from ._parse import page_parser, parse_charge, parse_issuer_token, parse_transaction_token
 from ._transport import Transport
-from .types import Charge, IssuerToken, Page, TransactionToken
+from .types import Charge, IssuerToken, Page, Rejected, TransactionToken
 from .validation import Checker, validate_bool, validate_idempotency_key, validate_uuid
 from .webhooks import Webhooks
 
@@ -134,11 +134,13 @@ class Charges:
         limit: int | None = None,
         cursor: uuid.UUID | str | None = None,
         cursor_direction: str | None = None,
+        rejected: list[Rejected] | None = None,
         **filters: Any,
     ) -> Iterator[Charge]:
         """Every charge, following ``has_more`` page by page (arguments as :meth:`list_page`).
 
-        Arguments are checked now, before the first page is requested.
+        Arguments are checked now, before the first page is requested. Items
+        without a usable id are appended to ``rejected`` when given.
         """
         path, params = self._list_request(store_id, limit, cursor, cursor_direction, filters)
 
@@ -146,7 +148,7 @@ class Charges:
             query = params if after is None else {**params, "cursor": after}
             return self._transport.request("GET", path, _parse_charge_page, params=query)
 
-        return follow(fetch, params.get("cursor"))
+        return follow(fetch, params.get("cursor"), rejected)
 
     @staticmethod
     def _list_request(

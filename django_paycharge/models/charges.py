@@ -63,8 +63,9 @@ class Charge(models.Model):
     ``status``, ``mode`` and ``payment_type`` use choices for display, but keep
     any value the gateway sends. Every column the gateway may omit is nullable:
     NULL means unknown (missing, null, or a value that does not fit the
-    column), and ``raw`` holds the payload exactly as received. The gateway is the source of truth: change a
-    charge through :mod:`django_paycharge.services`, never by saving it here.
+    column), and ``raw`` holds the payload exactly as received. The gateway is
+    the source of truth: change a charge through :mod:`django_paycharge.services`,
+    never by saving it here.
     """
 
     gateway_id = models.UUIDField(_("charge id"), unique=True)

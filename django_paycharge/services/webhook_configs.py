@@ -14,11 +14,13 @@ from django.utils import timezone
 from django.utils.translation import gettext
 
 from .. import conf
+from ..client import Rejected, parse_webhook
 from ..client import WebhookConfiguration as RemoteWebhook
 from ..exceptions import ConfigurationError
+from ..models import QuarantinedItem, WebhookConfiguration
 from ..models.fit import fit_row
-from ..models import WebhookConfiguration
 from .clients import get_client
+from .quarantine import quarantine, retry_quarantined
 from .sync import Progress, SyncResult
 
 
@@ -49,7 +51,15 @@ def sync_webhooks(
     result = SyncResult()
     seen: list[uuid.UUID] = []
     now = timezone.now()
-    for remote in client.webhooks.list(store, merchant_id=settings.merchant_id):
+    result.quarantined = retry_quarantined(
+        name,
+        resource=QuarantinedItem.Resource.WEBHOOK,
+        parse=parse_webhook,
+        store=lambda remote: _upsert(remote, name, now),
+    )
+    rejected: list[Rejected] = []
+    listing = client.webhooks.list(store, merchant_id=settings.merchant_id, rejected=rejected)
+    for remote in listing:
         seen.append(remote.id)
         created = _upsert(remote, name, now)
         result.seen += 1
@@ -59,6 +69,7 @@ def sync_webhooks(
             result.updated += 1
         if progress and result.seen % 100 == 0:
             progress(result)
+    result.quarantined += quarantine(name, rejected, resource=QuarantinedItem.Resource.WEBHOOK)
     result.pages = 1 + result.seen // 100
     result.removed = (
         WebhookConfiguration.objects.filter(account=name, store_id=store, removed_at__isnull=True)
