@@ -88,25 +88,34 @@ class Charges:
         )
 
     def retrieve(
-        self, store_id: uuid.UUID | str, charge_id: uuid.UUID | str, *, polling: bool = False
+        self,
+        store_id: uuid.UUID | str,
+        charge_id: uuid.UUID | str,
+        *,
+        polling: bool = False,
+        deadline: float | None = None,
     ) -> Charge:
         """Read one charge (``GET /stores/{store_id}/charges/{charge_id}``).
 
         With ``polling=True`` the gateway holds the answer until the status
         changes or its own time limit passes, so the read time-out of that
         request is raised to the client's ``polling_timeout`` (60 s unless
-        configured), never below the normal one.
+        configured), never below the normal one. ``deadline`` (a
+        :func:`time.monotonic` value) caps it, retries included, at the time
+        left: the call ends by then, or one connect time-out later at most.
         """
         store, charge = path_ids(store_id=store_id, charge_id=charge_id)
+        path = f"/stores/{store}/charges/{charge}"
         if validate_bool(polling, "polling"):
             return self._transport.request(
                 "GET",
-                f"/stores/{store}/charges/{charge}",
+                path,
                 parse_charge,
                 params={"polling": "true"},
                 read_timeout=self._polling_timeout,
+                deadline=deadline,
             )
-        return self._transport.request("GET", f"/stores/{store}/charges/{charge}", parse_charge)
+        return self._transport.request("GET", path, parse_charge, deadline=deadline)
 
     def list_page(
         self,
