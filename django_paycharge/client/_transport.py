@@ -170,7 +170,9 @@ class Transport:
                     _log(logging.DEBUG, method, log_path, status, started, attempt, request_id)
                     return self._parse(response, parse, request_id)
                 error = api_error(response, request_id, self._clean)
-                retryable = (safe and status in RETRY_STATUSES) or status == 429
+                retryable = (
+                    safe and status in RETRY_STATUSES and not error.permanent
+                ) or status == 429
                 if status == 409 and error.code == IN_PROGRESS_CODE and idempotency_key:
                     retryable = True
                 if retryable:

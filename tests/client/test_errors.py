@@ -16,13 +16,17 @@ from django_paycharge.exceptions import (
     BadRequestError,
     ConflictError,
     FieldError,
+    IdempotencyKeyConflictError,
     InvalidResponseError,
     NetworkError,
     NotFoundError,
     PayChargeError,
+    PaymentDetailsRejectedError,
     PermissionDeniedError,
     RateLimitError,
     ServerError,
+    UnsupportedByGatewayError,
+    WebhookURLExistsError,
 )
 
 from .conftest import BASE, CHARGE, STORE, TOKEN, SleepRecorder, charge_json, make_client
@@ -41,17 +45,29 @@ def no_retry_client(sleeps: SleepRecorder) -> PayChargeClient:
         (400, "VALIDATION_ERROR", BadRequestError),
         (400, "INVALID_REQUEST_BODY", BadRequestError),
         (400, "UNSUPPORTED_PAYMENT_TYPE", BadRequestError),
-        (401, "NOT_AUTHENTICATED", AuthenticationError),
-        (403, "FORBIDDEN", PermissionDeniedError),
-        (404, "RESOURCE_NOT_FOUND", NotFoundError),
-        (409, "IDEMPOTENCY_KEY_CONFLICT", ConflictError),
+        # The gateway's documented codes (the official SDKs' error-code table).
+        (400, "TRANSACTION_TOKEN_EXPIRED", PaymentDetailsRejectedError),
+        (400, "TRANSACTION_ALREADY_PROCESSED", PaymentDetailsRejectedError),
+        (400, "NOT_SUPPORTED_BY_PROCESSOR", UnsupportedByGatewayError),
+        (401, "AUTH_HEADER_MISSING", AuthenticationError),
+        (401, "INVALID_APP_TOKEN", AuthenticationError),
+        (401, "INVALID_CREDENTIALS", AuthenticationError),
+        (403, "INVALID_PERMISSIONS", PermissionDeniedError),
+        (403, "CARD_LOCKED", PaymentDetailsRejectedError),  # the card, not our token
+        (404, "NOT_FOUND", NotFoundError),
+        (409, "IDEMPOTENCY_KEY_CONFLICT", IdempotencyKeyConflictError),
+        (409, "WEBHOOK_URL_EXISTS", WebhookURLExistsError),
+        (409, "NON_UNIQUE_ACTIVE_TOKEN", ConflictError),
         (409, "NON_UNIQUE_MERCHANT_TRANSACTION_ID", ConflictError),
         (409, "INVALID_CHARGE_STATUS", ConflictError),
-        (429, "RATE_LIMITED", RateLimitError),
-        (500, "INTERNAL_ERROR", ServerError),
+        (429, None, RateLimitError),
+        (500, "UNKNOWN_ERROR", ServerError),
+        (500, "TIMEOUT", ServerError),
+        (500, "CARD_LOCKED", ServerError),  # a 5xx is the gateway's trouble whatever it says
         (502, None, ServerError),
-        (503, "SERVICE_UNAVAILABLE", ServerError),
+        (503, "SERVICE_UNAVAILABLE_TRY_AGAIN", ServerError),
         (504, None, ServerError),
+        (504, "NO_GATEWAY_AVAILABLE_TO_PROCESS_THE_REQUEST", UnsupportedByGatewayError),
         (418, "TEAPOT", APIError),
     ],
 )
@@ -68,6 +84,7 @@ def test_status_maps_to_class(
         no_retry_client.charges.retrieve(STORE, CHARGE)
     err = info.value
     assert type(err) is cls
+    assert err.permanent is (cls is UnsupportedByGatewayError)
     assert isinstance(err, PayChargeError)
     assert err.http_status == status
     assert err.code == code
