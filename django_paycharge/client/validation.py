@@ -127,8 +127,8 @@ def iso_4217_currencies() -> frozenset[str]:
     """The ISO-4217 codes in use today, from Babel's CLDR data (kept up to date by Babel).
 
     A code counts when some territory uses it now, as legal tender or as a fund
-    code (``CLF``, ``UYI``...); withdrawn codes (``DEM``), the test code
-    ``XTS`` and unassigned ones (``XYZ``) are refused.
+    code (``CLF``, ``UYI``...); withdrawn codes (``DEM``) and unassigned
+    ones (``XYZ``) are refused.
     """
     today = date.today()
     codes: set[str] = set()

@@ -36,7 +36,6 @@ BAD_CREATE = [
     ("currency", "yen", "currency"),
     ("currency", "XYZ", "currency"),
     ("currency", "DEM", "currency"),  # withdrawn in 2002
-    ("currency", "XTS", "currency"),  # reserved for tests
     ("currency", None, "currency"),
     ("capture", "false", "capture"),
     ("capture", 0, "capture"),
