@@ -48,7 +48,11 @@ def _process(delivery_pk: int, retry_failed: bool) -> str:
 
 
 def _sync(account: str | None) -> dict[str, Any]:
-    return services.sync_charges(account).as_dict()
+    counts = services.sync_charges(account).as_dict()
+    # Charges learned from list pages have no payment type: read their tokens now,
+    # in the same background task (each distinct token once; see fill_payment_types).
+    counts["payment_types_filled"] = services.fill_payment_types(account)
+    return counts
 
 
 # The task backend finds a task again by its module and function name, so each
@@ -64,7 +68,7 @@ else:
         return _process(delivery_pk, retry_failed)
 
     def sync_charges_task(account=None):
-        """Run an incremental sync of charges; returns its counts."""
+        """Run an incremental sync of charges, then fill in payment types; returns counts."""
         return _sync(account)
 
     if _task is not None:
