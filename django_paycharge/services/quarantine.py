@@ -28,6 +28,7 @@ from django.utils import timezone
 
 from ..client import Rejected, ShapeError, parse_charge
 from ..models import Charge, QuarantinedItem
+from ..models.payload import PayloadEncoder
 from .upsert import upsert_charges
 
 logger = logging.getLogger("django_paycharge.services")
@@ -35,9 +36,14 @@ logger = logging.getLogger("django_paycharge.services")
 _MAX_REASON = 1000
 
 
+# Numbers written back as the JSON numbers they came as (PayloadEncoder); ASCII escapes,
+# so NULs and lone surrogates survive any database's text column.
+_TEXT = PayloadEncoder(ensure_ascii=True, sort_keys=True)
+
+
 def payload_text(payload: Any) -> str:
-    """The item as JSON text: ASCII escapes, so NULs and lone surrogates survive any database."""
-    return json.dumps(payload, ensure_ascii=True, sort_keys=True, default=str)
+    """The item as JSON text, as received (keys sorted)."""
+    return _TEXT.encode(payload)
 
 
 def quarantine(

@@ -266,11 +266,12 @@ def _refresh_open(
     count = open_charges.count()
     if not count:
         return
+    # None when no open charge's creation time is known: those are read one by one.
     oldest = open_charges.aggregate(oldest=Min("created_on"))["oldest"]
-    span = Charge.objects.filter(account=account, created_on__gte=oldest)
+    span = Charge.objects.filter(account=account, created_on__gte=oldest or timezone.now())
     if store:
         span = span.filter(store_id=store)
-    if math.ceil(span.count() / PAGE_SIZE) <= count:
+    if oldest is not None and math.ceil(span.count() / PAGE_SIZE) <= count:
         # Idempotent and bounded: no resume point needed.
         _read_pages(client, account, store, oldest, None, result, progress)
         return
