@@ -7,10 +7,15 @@ payload and the reason; :func:`retry_quarantined` tries every unresolved one
 again (a later version of this app may read it); the sync calls both, and
 counts them in its result.
 
-The sync calls, per run and per page::
+The sync calls::
 
-    result.quarantined += retry_quarantined(account)        # once, before reading
-    result.quarantined += quarantine(account, page.rejected)  # for every page read
+    retry_quarantined(account)                        # once, before reading
+    quarantine(account, page.rejected)                # for every page read
+    result.quarantined = unresolved(account).count()  # at the end: what is still kept
+
+The count at the end is what the command reports and exits non-zero for: every
+item still waiting, whether this run or an earlier one found it, until it is
+stored or someone dismisses it in the admin.
 """
 
 from __future__ import annotations
@@ -63,7 +68,7 @@ def quarantine(
         seen = QuarantinedItem.objects.filter(
             account=account, resource=resource, payload_digest=digest
         )
-        # Seen before: count it, and open it again if someone had dismissed it.
+        # Seen before: count it on its row (a dismissed one stays dismissed).
         if seen.update(
             times_seen=F("times_seen") + 1, last_seen_at=now, reason=item.reason[:_MAX_REASON]
         ):
@@ -91,18 +96,20 @@ def retry_quarantined(
     account: str,
     *,
     resource: str = QuarantinedItem.Resource.CHARGE,
-    parse: Callable[[Any], Any] = parse_charge,
+    parse: Callable[[Any], Any] | None = None,
     store: Callable[[Any], object] | None = None,
 ) -> int:
     """Try to store every unresolved quarantined item again; returns how many still fail.
 
-    ``parse`` reads a payload (raising :class:`ShapeError` when it still cannot)
-    and ``store`` writes what it read (charges: the guarded upsert).
+    ``parse`` reads a payload (raising :class:`ShapeError` when it still cannot;
+    charges: the client's parser) and ``store`` writes what it read (charges:
+    the guarded upsert).
     """
+    parse = parse or parse_charge
     if store is None:
         store = lambda remote: upsert_charges([remote], account=account)  # noqa: E731
     still = 0
-    for item in unresolved(account).filter(resource=resource).iterator():
+    for item in unresolved(account, resource).iterator():
         try:
             remote = parse(json.loads(item.payload, parse_float=Decimal))
         except (ShapeError, ValueError) as exc:
@@ -119,8 +126,11 @@ def retry_quarantined(
     return still
 
 
-def unresolved(account: str | None = None) -> QuerySet[QuarantinedItem]:
-    query = QuarantinedItem.objects.filter(resolved_at__isnull=True)
+def unresolved(
+    account: str | None = None, resource: str = QuarantinedItem.Resource.CHARGE
+) -> QuerySet[QuarantinedItem]:
+    """The quarantined items of ``resource`` (of ``account``) not stored nor dismissed yet."""
+    query = QuarantinedItem.objects.filter(resolved_at__isnull=True, resource=resource)
     return query.filter(account=account) if account else query
 
 

@@ -28,7 +28,7 @@ from ..client import Page, PayChargeClient
 from ..exceptions import NotFoundError, PayChargeError
 from ..models import Charge, SyncCheckpoint
 from .clients import get_client
-from .quarantine import quarantine, readable_alone, retry_quarantined
+from .quarantine import quarantine, readable_alone, retry_quarantined, unresolved
 from .upsert import PreparedCharges, UpsertResult, prepare_charges, upsert_charges, upsert_prepared
 
 logger = logging.getLogger("django_paycharge.services")
@@ -52,7 +52,7 @@ class SyncResult:
     stale: int = 0
     failed: int = 0
     removed: int = 0
-    #: Items that could not be stored (no usable id): kept in QuarantinedItem.
+    #: Items that cannot be stored (no usable id) and are still quarantined after the run.
     quarantined: int = 0
     started: float = field(default_factory=time.monotonic)
 
@@ -114,7 +114,7 @@ def sync_charges(
     result = SyncResult()
     started_at = checkpoint.run_started_at
     assert started_at is not None
-    result.quarantined += retry_quarantined(name)
+    retry_quarantined(name)
     try:
         high_water = _read_pages(
             client,
@@ -131,6 +131,7 @@ def sync_charges(
     except PayChargeError as exc:
         SyncCheckpoint.objects.filter(pk=checkpoint.pk).update(last_error=str(exc)[:2000])
         raise
+    result.quarantined = unresolved(name).count()
     SyncCheckpoint.objects.filter(pk=checkpoint.pk).update(
         high_water=high_water,
         run_from=None,
@@ -202,7 +203,7 @@ def _read_pages(
             ahead: Future[tuple[Page[RemoteCharge], PreparedCharges]] | None = None
             if page.items and page.has_more:
                 ahead = pool.submit(fetch, str(page.items[-1].id))
-            result.quarantined += quarantine(account, page.rejected)
+            quarantine(account, page.rejected)
             try:
                 written = result.created + result.updated
                 high_water = _store_page(

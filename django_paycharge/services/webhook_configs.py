@@ -20,7 +20,7 @@ from ..exceptions import ConfigurationError
 from ..models import QuarantinedItem, WebhookConfiguration
 from ..models.fit import fit_row
 from .clients import get_client
-from .quarantine import quarantine, retry_quarantined
+from .quarantine import quarantine, retry_quarantined, unresolved
 from .sync import Progress, SyncResult
 
 
@@ -51,7 +51,7 @@ def sync_webhooks(
     result = SyncResult()
     seen: list[uuid.UUID] = []
     now = timezone.now()
-    result.quarantined = retry_quarantined(
+    retry_quarantined(
         name,
         resource=QuarantinedItem.Resource.WEBHOOK,
         parse=parse_webhook,
@@ -69,7 +69,8 @@ def sync_webhooks(
             result.updated += 1
         if progress and result.seen % 100 == 0:
             progress(result)
-    result.quarantined += quarantine(name, rejected, resource=QuarantinedItem.Resource.WEBHOOK)
+    quarantine(name, rejected, resource=QuarantinedItem.Resource.WEBHOOK)
+    result.quarantined = unresolved(name).filter(resource=QuarantinedItem.Resource.WEBHOOK).count()
     result.pages = 1 + result.seen // 100
     result.removed = (
         WebhookConfiguration.objects.filter(account=name, store_id=store, removed_at__isnull=True)

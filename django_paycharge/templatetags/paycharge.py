@@ -25,6 +25,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 from django import template
 from django.template.loader import render_to_string
 from django.utils.safestring import SafeString
+from django.utils.translation import gettext
 
 from .. import conf
 from ..models import IssuerToken
@@ -114,5 +115,13 @@ def paycharge_amount(amount: int | None, currency: str | None) -> str:
     """An amount in minor units, formatted in its currency: ``1000, "JPY"`` -> ``1,000 JPY``.
 
     ``{{ charge.requested_amount|paycharge_amount:charge.requested_currency }}``
+
+    An amount the gateway did not send (or sent in a form that could not be
+    read) is "unknown"; without its currency the minor units cannot be placed
+    (1000 is 1,000 yen or 10.00 dollars), so they are shown as such.
     """
+    if amount is None:
+        return gettext("unknown")
+    if not currency:
+        return gettext("%(amount)s (currency unknown)") % {"amount": f"{amount:,}"}
     return format_amount(amount, currency)
