@@ -100,7 +100,7 @@ def describe_error(error: Any) -> SafeString:
     code = error.get("code") if isinstance(error, dict) else None
     meaning = error_code_meaning(code)
     if code is None:
-        head = format_html("")
+        head = SafeString("")
     elif meaning is None:
         head = format_html("<p><strong>{}</strong> {}</p>", _("Code"), code)
     else:

@@ -67,3 +67,18 @@ def fit_row(model: type[models.Model], row: dict[str, Any]) -> dict[str, Any]:
         if fit is not None and value is not None:
             row[name] = fit(value)
     return row
+
+
+def without_nul(value: Any) -> Any:
+    """``value`` (text, or JSON of lists and dicts) with NUL characters as U+FFFD.
+
+    PostgreSQL refuses NUL in text and JSON: one such value would fail its
+    whole write on every sync. ``raw`` keeps everything else as received.
+    """
+    if isinstance(value, str):
+        return value.replace("\x00", "\ufffd")
+    if isinstance(value, dict):
+        return {without_nul(k): without_nul(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [without_nul(v) for v in value]
+    return value

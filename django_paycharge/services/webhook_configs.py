@@ -18,7 +18,7 @@ from ..client import Rejected, parse_webhook
 from ..client import WebhookConfiguration as RemoteWebhook
 from ..exceptions import ConfigurationError
 from ..models import QuarantinedItem, WebhookConfiguration
-from ..models.fit import fit_row
+from ..models.fit import fit_row, without_nul
 from .clients import get_client
 from .quarantine import quarantine, retry_quarantined, unresolved
 from .sync import Progress, SyncResult
@@ -100,7 +100,7 @@ def _upsert(remote: RemoteWebhook, account: str, now: datetime) -> bool:
     }
     if remote.auth_token_sha256:
         values["auth_token_digest"] = remote.auth_token_sha256
-    fit_row(WebhookConfiguration, values)
+    values = fit_row(WebhookConfiguration, without_nul(values))
     with transaction.atomic():
         _, created = WebhookConfiguration.objects.update_or_create(
             gateway_id=remote.id, defaults=values
