@@ -14,8 +14,8 @@ reads each distinct token once and remembers the answer in
 - the window is ordered (by token id), so successive runs make progress
   instead of re-reading an arbitrary sample.
 
-The background sync task runs it after every sync; ``paycharge_sync
---fill-payment-types N`` runs it from the command line.
+``paycharge_periodic`` runs it after every sync (its ``payment_types``
+step); ``paycharge_sync --fill-payment-types N`` runs it from the command line.
 """
 
 from __future__ import annotations
