@@ -114,3 +114,21 @@ def test_the_admin_shows_them_and_dismissing_stops_the_count(listing, admin_clie
     # Listed again: counted on its row, but a dismissed item stays dismissed.
     assert services.sync_charges().quarantined == 0
     assert QuarantinedItem.objects.get().times_seen == 2
+
+
+@pytest.mark.parametrize("created_on", ["2020-01-01T00:00:00Z", None])
+def test_an_open_charge_without_a_store_does_not_fail_the_sync(fake_gateway, created_on):
+    from django_paycharge.client import parse_charge
+    from django_paycharge.services.upsert import upsert_charges
+
+    # As a webhook payload or an odd list item may leave it: open, store unknown, and
+    # 150 final charges after it, so the sync reads it alone instead of re-listing.
+    orphan = parse_charge({"id": str(uuid.uuid4()), "status": "pending", "created_on": created_on})
+    final = [
+        parse_charge({"id": str(uuid.uuid4()), "status": "successful", "created_on": "2021-01-01"})
+        for _ in range(150)
+    ]
+    upsert_charges([orphan, *final], account="default")
+    result = services.sync_charges()  # once an AssertionError on every run
+    assert result.failed == 0
+    assert Charge.objects.get(gateway_id=orphan.id).store_id is None
