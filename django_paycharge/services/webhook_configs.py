@@ -56,7 +56,7 @@ def sync_webhooks(
         name,
         resource=QuarantinedItem.Resource.WEBHOOK,
         parse=parse_webhook,
-        store=lambda remote: _upsert(remote, name, now),
+        store=lambda remote: _upsert(remote, name, now, store),
     )
     rejected: list[Rejected] = []
     listing = client.webhooks.list(store, merchant_id=settings.merchant_id, rejected=rejected)
