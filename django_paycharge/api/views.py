@@ -24,9 +24,10 @@ from rest_framework.views import APIView
 from .. import access, conf, services
 from ..exceptions import ConfigurationError
 from ..models import Charge, WebhookConfiguration
-from ..services.charges import CREATE_ARGS
+from ..services.create import CREATE_ARGS
 from .create import ChargeCreateSerializer
 from .errors import api_exception_handler
+from .idempotency import caller_key, idempotent
 from .pagination import charge_page
 from .permissions import IsStaffUser, may_send_amount, permissions_from_setting
 from .serializers import (
@@ -39,6 +40,7 @@ from .serializers import (
 )
 
 ChargeHook = Callable[[Request, Mapping[str, Any]], Mapping[str, Any]]
+CREATE_PURPOSE = "charges.create"
 
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -126,6 +128,7 @@ class ChargeListCreateView(PayChargeAPIView):
         request=ChargeCreateSerializer,
         responses={201: ChargeSerializer, **_errors(400, 401, 403, 404, 409, 429, 502, 503)},
     )
+    @idempotent(CREATE_PURPOSE)
     def post(self, request: Request) -> Response:
         hook = conf.get_setting("API_CHARGE_HOOK")
         serializer = ChargeCreateSerializer(
@@ -140,6 +143,8 @@ class ChargeListCreateView(PayChargeAPIView):
         reference = params.pop("reference")
         if params["amount"] is None:
             params.update(_call_hook(hook, request, {**params, "reference": reference}))
+        # The header's key makes a retry join the first request's charge request.
+        params.setdefault("idempotency_key", caller_key(request, CREATE_PURPOSE))
         charge = services.create_charge(**params)
         if hasattr(request._request, "session"):
             access.grant_charge_access(request._request, charge)

@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 from ._client import PayChargeClient
+from ._transport import IN_PROGRESS_CODE
 from .types import (
     Charge,
     ChargeError,
@@ -20,6 +21,7 @@ from .types import (
 )
 
 __all__ = [
+    "IN_PROGRESS_CODE",
     "Charge",
     "ChargeError",
     "ChargeRedirect",

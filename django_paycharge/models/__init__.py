@@ -10,11 +10,13 @@ from .charges import (
     PaymentType,
     status_rank,
 )
+from .idempotency import ApiIdempotencyRecord
 from .sync import SyncCheckpoint
 from .webhooks import WebhookConfiguration, WebhookDelivery
 
 __all__ = [
     "FINAL_STATUSES",
+    "ApiIdempotencyRecord",
     "Charge",
     "ChargeMode",
     "ChargeRequest",

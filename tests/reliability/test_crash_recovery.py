@@ -31,9 +31,11 @@ def test_sigkill_around_the_post_then_recover_gives_one_charge(
             token = fake_gateway_server.create_transaction_token(payment_type)["id"]
             child = run_child("crash_child.py", [point, token, str(500 + n)], env)
             assert child.returncode == -signal.SIGKILL, (child.stdout, child.stderr)
-            # The crash left exactly what it should: a committed, pending request.
+            # The crash left exactly what it should: a committed request, marked as sent
+            # with its outcome unknown (the POST may or may not have reached the gateway).
             request = ChargeRequest.objects.get()
-            assert request.state == "pending" and request.charge_id is None
+            assert request.state == "unknown" and request.charge_id is None
+            assert request.sent_at is not None
             assert Charge.objects.count() == 0
             assert len(fake_gateway_server.charges) == (1 if point == "after_post" else 0)
 
