@@ -178,8 +178,13 @@ def check_sqlite_busy_timeout(app_configs: Any = None, **kwargs: Any) -> list[Ch
     is locked" when another connection writes (its busy time-out does not apply
     to that upgrade); an IMMEDIATE one waits its turn, up to the time-out.
     """
+    return sqlite_busy_timeout_messages(getattr(settings, "DATABASES", {}))
+
+
+def sqlite_busy_timeout_messages(databases: Mapping[str, Any]) -> list[CheckMessage]:
+    """The W003 warnings for ``databases`` (a ``DATABASES``-shaped mapping)."""
     messages: list[CheckMessage] = []
-    for alias, database in getattr(settings, "DATABASES", {}).items():
+    for alias, database in databases.items():
         if not str(database.get("ENGINE", "")).endswith("sqlite3"):
             continue
         options = database.get("OPTIONS") or {}

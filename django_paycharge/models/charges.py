@@ -199,6 +199,18 @@ class ChargeRequest(models.Model):
     def __str__(self) -> str:
         return f"{self.caller_key or self.idempotency_key} ({self.state})"
 
+    @property
+    def charged_nothing(self) -> bool:
+        """Known to have charged nothing: refused, or abandoned and settled as "not charged".
+
+        A new payment attempt (with a new key) is safe only then, or once the
+        charge it made has failed. See ``services.check_charge_request``.
+        """
+        if self.state == self.State.FAILED:
+            return True
+        error = self.error if isinstance(self.error, dict) else {}
+        return self.state == self.State.ABANDONED and error.get("outcome") == "not_charged"
+
 
 class IssuerToken(models.Model):
     """The latest issuer token fetched for a charge (online wallet or bank transfer)."""

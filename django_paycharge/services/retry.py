@@ -51,7 +51,7 @@ def retry_transient(
     *,
     using: str = DEFAULT_DB_ALIAS,
     durable: bool = False,
-    attempts: int = ATTEMPTS,
+    attempts: int | None = None,
     sleep: Callable[[float], object] = time.sleep,
 ) -> T:
     """Run ``func`` in its own transaction on ``using``; run it again on a transient error.
@@ -64,6 +64,7 @@ def retry_transient(
     if connections[using].in_atomic_block:
         with transaction.atomic(using=using, durable=durable):
             return func()
+    attempts = attempts or ATTEMPTS
     for attempt in range(attempts):
         try:
             with transaction.atomic(using=using, durable=durable):
