@@ -172,5 +172,7 @@ LOGGING = {
     "loggers": {
         "django_paycharge": {"handlers": ["console"], "level": "INFO"},
         "shop": {"handlers": ["console"], "level": "INFO"},
+        # A 500's traceback in the log, with DEBUG off too (no locals: no secrets).
+        "django.request": {"handlers": ["console"], "level": "ERROR", "propagate": False},
     },
 }

@@ -17,7 +17,9 @@ from django.views.decorators.http import require_GET, require_POST
 
 from django_paycharge import services
 from django_paycharge.exceptions import (
+    ChargeOutcomeUnknownError,
     ChargeStateError,
+    IdempotencyKeyReusedError,
     InvalidParametersError,
     PayChargeError,
 )
@@ -25,7 +27,7 @@ from django_paycharge.models import IssuerToken
 
 from .checkout import checkout_context
 from .models import Order, Product
-from .payments import failure_message, pay_order
+from .payments import OrderNotPayable, failure_message, pay_order
 
 logger = logging.getLogger("shop.views")
 SESSION_KEY = "shop_orders"
@@ -92,6 +94,18 @@ def pay(request: HttpRequest, public_id: uuid.UUID) -> HttpResponse:
     token_id = request.POST.get("transaction_token_id", "").strip()
     try:
         charge = pay_order(request, order, token_id)
+    except OrderNotPayable:
+        return redirect("shop:order", public_id=order.public_id)  # paid from another tab
+    except IdempotencyKeyReusedError:
+        # Another tab (or a second click with another card) is paying this order right now.
+        messages.info(request, _("This order is already being paid in another window."))
+        return redirect("shop:order", public_id=order.public_id)
+    except ChargeOutcomeUnknownError:
+        error = _(
+            "We could not confirm whether your payment went through. Please do not pay "
+            "again: check this order again in a few minutes."
+        )
+        return _checkout_again(request, order, error)
     except InvalidParametersError as exc:
         fields = ", ".join(e.field for e in exc.errors) or "?"
         error = _("The payment details were not accepted (%(fields)s). Please try again.") % {
