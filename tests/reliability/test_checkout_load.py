@@ -104,5 +104,6 @@ def test_200_checkouts_with_webhooks_meanwhile_answer_no_error(
         CHECKOUTS,
         damage,
         note=f"{len(deliveries)} webhook deliveries, {late} answered after the gateway's "
-        f"time-out (redelivered), {unprocessed} stored but left for paycharge_process_webhooks",
+        f"time-out (redelivered), {unprocessed} stored but left for paycharge_process_webhooks"
+        + (f"; outcomes {dict(outcomes)}" if errors else ""),
     )
