@@ -8,73 +8,17 @@ gateway's answer meets it, as a webhook or a worker writing at that moment would
 from __future__ import annotations
 
 import logging
-import sqlite3
-import threading
-import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from datetime import timedelta
 
 import pytest
-from django.db import DatabaseError, connection
+from django.db import DatabaseError
 
 from django_paycharge import services
 from django_paycharge.models import Charge, ChargeRequest
 from django_paycharge.services import retry
+from tests.db_locks import locked_database
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-@contextmanager
-def locked_database(start: float, hold: float) -> Iterator[None]:
-    """Another connection locks the charges for ``hold`` s, from ``start`` s on; ours won't wait."""
-    settings = connection.settings_dict
-    ready = threading.Event()
-    if connection.vendor == "sqlite":
-        connection.ensure_connection()
-        connection.connection.execute("PRAGMA busy_timeout = 0")  # Django's default shop: 5 s
-
-        def hold_lock() -> None:
-            time.sleep(start)
-            other = sqlite3.connect(settings["NAME"], isolation_level=None)
-            other.execute("BEGIN IMMEDIATE")
-            ready.set()
-            time.sleep(hold)
-            other.execute("ROLLBACK")
-            other.close()
-
-    else:
-        import psycopg
-
-        with connection.cursor() as cursor:
-            cursor.execute("SET lock_timeout = '100ms'")
-
-        def hold_lock() -> None:
-            time.sleep(start)
-            with psycopg.connect(
-                host=settings["HOST"],
-                port=settings["PORT"],
-                user=settings["USER"],
-                password=settings["PASSWORD"] or None,
-                dbname=settings["NAME"],
-            ) as other:
-                table = Charge._meta.db_table
-                other.execute(f'LOCK TABLE "{table}" IN EXCLUSIVE MODE')
-                ready.set()
-                time.sleep(hold)
-
-    thread = threading.Thread(target=hold_lock)
-    thread.start()
-    try:
-        yield
-    finally:
-        thread.join()
-        assert ready.is_set()
-        if connection.vendor == "sqlite":
-            connection.connection.execute("PRAGMA busy_timeout = 20000")
-        else:
-            with connection.cursor() as cursor:
-                cursor.execute("RESET lock_timeout")
 
 
 def test_the_store_after_a_yes_is_retried_and_the_charge_returned(fake_gateway, caplog):
