@@ -126,6 +126,16 @@ class ChargeListCreateView(PayChargeAPIView):
     @api_schema(
         operation_id="charges_create",
         request=ChargeCreateSerializer,
+        parameters=[
+            OpenApiParameter(
+                "Idempotency-Key",
+                str,
+                OpenApiParameter.HEADER,
+                description="Your key for this payment (1-255 printable ASCII characters, no "
+                "spaces). The same key and body replay the first answer; another body is 409 "
+                "idempotency_key_reused. Send it again after 503 charge_outcome_unknown.",
+            )
+        ],
         responses={201: ChargeSerializer, **_errors(400, 401, 403, 404, 409, 429, 502, 503)},
     )
     @idempotent(CREATE_PURPOSE)

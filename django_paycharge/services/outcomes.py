@@ -21,6 +21,8 @@ from .charge_requests import (
 from .charges import refresh_charge
 
 State = ChargeRequest.State
+# Final statuses of a charge that took no money.
+_TOOK_NOTHING = frozenset({"failed", "error", "canceled"})
 
 
 def send_charge_request(request: ChargeRequest) -> Charge:
@@ -87,6 +89,9 @@ class ChargeCheck:
 
     @property
     def may_pay_again(self) -> bool:
+        """Nothing was taken and nothing will be: refused, not charged, or its charge failed."""
+        if self.outcome == "charged":
+            return self.charge is not None and self.charge.status in _TOOK_NOTHING
         return self.outcome in ("refused", "not_charged")
 
 

@@ -241,3 +241,13 @@ def test_a_double_submit_with_the_same_key_joins_the_first_request(fake_gateway,
     assert len(fake_gateway.charges) == 1 and Charge.objects.count() == 1
     with pytest.raises(ValueError):
         services.idempotency_key_for(ChargeRequest(params={}), 1)
+
+
+def test_a_declined_charge_makes_a_new_attempt_safe(fake_gateway, card_token):
+    charge = services.create_charge(
+        transaction_token_id=card_token, amount=100, currency="JPY", idempotency_key="o-decl"
+    )
+    assert not services.check_charge_request("o-decl").may_pay_again  # it took the money
+    Charge.objects.filter(pk=charge.pk).update(status="failed")
+    check = services.check_charge_request("o-decl")
+    assert check.outcome == "charged" and check.may_pay_again
