@@ -26,6 +26,7 @@ from ..client import IN_PROGRESS_CODE, PayChargeClient
 from ..client.types import Charge as RemoteCharge
 from ..exceptions import (
     APIError,
+    InvalidParametersError,
     PayChargeError,
     RateLimitError,
     ServerError,
@@ -46,6 +47,8 @@ _UNKNOWN_STATUSES = frozenset({408, 425, 429})
 
 def is_refusal(exc: PayChargeError) -> bool:
     """True when the gateway's answer says it did not, and will not, create this charge."""
+    if isinstance(exc, InvalidParametersError):
+        return True  # refused before anything was sent
     if not isinstance(exc, APIError) or isinstance(exc, ServerError | RateLimitError):
         return False
     if exc.http_status in _UNKNOWN_STATUSES:
