@@ -61,11 +61,13 @@ def _name(receiver: Any) -> str:
     return f"{module}.{name}" if module else name
 
 
-_SIGNAL_NAMES = {
-    id(charge_created): "charge_created",
-    id(charge_updated): "charge_updated",
-    id(charge_status_changed): "charge_status_changed",
-    id(charge_returned): "charge_returned",
-    id(issuer_token_fetched): "issuer_token_fetched",
-    id(webhook_received): "webhook_received",
+#: Every signal of the app, by name.
+SIGNALS: dict[str, Signal] = {
+    "charge_created": charge_created,
+    "charge_updated": charge_updated,
+    "charge_status_changed": charge_status_changed,
+    "charge_returned": charge_returned,
+    "issuer_token_fetched": issuer_token_fetched,
+    "webhook_received": webhook_received,
 }
+_SIGNAL_NAMES = {id(signal): name for name, signal in SIGNALS.items()}

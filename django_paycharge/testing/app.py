@@ -159,13 +159,14 @@ class FakeApp:
         ``IDEMPOTENCY_KEY_IN_PROGRESS`` until the work is done, then replayed.
         """
         claimed = threading.Event()
-        worker = threading.Thread(
-            target=self._dispatch,
-            args=(method, path, query, headers, body, delay),
-            kwargs={"claimed": claimed},
-            name="fake-gateway-slow-request",
-            daemon=True,
-        )
+
+        def work() -> None:
+            try:
+                self._dispatch(method, path, query, headers, body, delay, claimed)
+            finally:
+                claimed.set()  # also when it was refused before holding a key
+
+        worker = threading.Thread(target=work, name="fake-gateway-slow-request", daemon=True)
         worker.start()
         claimed.wait(timeout=5)  # the key is held before the client can retry
         time.sleep(read_timeout)
@@ -188,22 +189,6 @@ class FakeApp:
         claimed: threading.Event | None = None,
     ) -> FakeResponse:
         """Answer a routed request; ``claimed`` is set once its idempotency key is held."""
-        try:
-            return self._run(method, path, query, headers, body, delay, claimed)
-        finally:
-            if claimed is not None:
-                claimed.set()
-
-    def _run(
-        self,
-        method: str,
-        path: str,
-        query: str,
-        headers: Mapping[str, str],
-        body: bytes,
-        delay: float,
-        claimed: threading.Event | None,
-    ) -> FakeResponse:
         request: Request | None = None
         key = ""
         try:

@@ -12,14 +12,10 @@ from rest_framework.test import APIClient
 
 from django_paycharge.models import ApiIdempotencyRecord, Charge, ChargeRequest
 
-from .conftest import API, assert_error
+from .conftest import assert_error
+from .test_charge_create import STOREFRONT, URL
 
 pytestmark = pytest.mark.django_db
-URL = f"{API}/charges/"
-STOREFRONT = {
-    "API_CREATE_PERMISSION_CLASSES": ["rest_framework.permissions.AllowAny"],
-    "API_CHARGE_HOOK": "tests.api.hooks.order_amount",
-}
 
 
 @pytest.fixture

@@ -26,7 +26,8 @@ from typing import Any
 
 import requests
 
-ROOT = Path(__file__).resolve().parents[2]
+# nox runs the suite from a copy of tests/ and says where the repository is.
+ROOT = Path(os.environ.get("PAYCHARGE_REPO") or Path(__file__).resolve().parents[2])
 SHOP = ROOT / "example_project"
 CARD = {
     "cardholder": "TARO YAMADA",
@@ -274,21 +275,3 @@ class Customer:
             allow_redirects=False,
             timeout=timeout,
         )
-
-
-def postgres_url(name_prefix: str) -> str:
-    """A new, empty database on the suite's PostgreSQL cluster, as a DATABASE_URL."""
-    import uuid
-
-    import psycopg
-
-    host = os.environ.get("PAYCHARGE_TEST_PG_HOST", "127.0.0.1")
-    port = os.environ.get("PAYCHARGE_TEST_PG_PORT", "5432")
-    user = os.environ.get("PAYCHARGE_TEST_PG_USER", "postgres")
-    password = os.environ.get("PAYCHARGE_TEST_PG_PASSWORD", "")
-    name = f"{name_prefix}_{uuid.uuid4().hex[:12]}"
-    dsn = f"host={host} port={port} user={user} dbname=postgres"
-    with psycopg.connect(dsn, password=password or None, autocommit=True) as connection:
-        connection.execute(f'CREATE DATABASE "{name}"')
-    auth = f"{user}:{password}" if password else user
-    return f"postgres://{auth}@{host}:{port}/{name}"

@@ -17,7 +17,9 @@ from typing import Any
 import requests
 from django.db import connection
 
-from .shop_stack import Customer, postgres_url, start_stack
+from tests.pg_databases import new_postgres_database
+
+from .shop_stack import Customer, start_stack
 
 CHECKOUTS = 200
 CUSTOMERS = 4
@@ -61,7 +63,7 @@ def test_200_checkouts_with_webhooks_meanwhile_answer_no_error(
     tmp_path: Path, reliability_record: Any
 ) -> None:
     sqlite = connection.vendor == "sqlite"
-    url = f"sqlite:///{tmp_path / 'shop.sqlite3'}" if sqlite else postgres_url("shop_load")
+    url = f"sqlite:///{tmp_path / 'shop.sqlite3'}" if sqlite else new_postgres_database("shop_load")
     stack = start_stack(tmp_path, url, shops=2)
     try:
         if sqlite:  # the shop really runs on Django's defaults: W003 says so

@@ -18,7 +18,9 @@ import pytest
 import requests
 from django.db import connection
 
-from .shop_stack import Customer, Stack, postgres_url, start_stack
+from tests.pg_databases import new_postgres_database
+
+from .shop_stack import Customer, Stack, start_stack
 
 READ_TIMEOUT = 1.0
 NOTHING_CHARGED = "Nothing was charged"
@@ -29,7 +31,7 @@ ALREADY_PAYING = "already being paid in another window"
 def shop(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     data = tmp_path_factory.mktemp("shop")
     sqlite = connection.vendor == "sqlite"
-    url = f"sqlite:///{data / 'shop.sqlite3'}" if sqlite else postgres_url("shop_pay")
+    url = f"sqlite:///{data / 'shop.sqlite3'}" if sqlite else new_postgres_database("shop_pay")
     stack = start_stack(data, url, shops=2, env={"PAYCHARGE_TIMEOUT": str(READ_TIMEOUT)})
     yield stack
     stack.stop()
