@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 from datetime import timedelta
+from typing import Any
 
 from django.db.models import Q
 from django.utils import timezone
@@ -48,6 +49,10 @@ class RecoveryResult:
             "abandoned": self.abandoned,
             "found": self.found,
         }
+
+    def as_dict(self) -> dict[str, Any]:
+        """The counts and the abandoned keys, as JSON (task results, periodic reports)."""
+        return {**self.counts(), "abandoned_keys": list(self.abandoned_keys)}
 
 
 def recover_charge_requests(
