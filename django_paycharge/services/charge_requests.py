@@ -11,13 +11,13 @@ promise, kept by the database, that it is never sent again.
 from __future__ import annotations
 
 import logging
-import random
 import time
 from dataclasses import dataclass
 from datetime import timedelta
+from secrets import SystemRandom
 from typing import Any
 
-from django.db import DatabaseError
+from django.db import DatabaseError, router
 from django.db.models import F
 from django.utils import timezone
 
@@ -43,6 +43,7 @@ State = ChargeRequest.State
 _OPEN = ChargeRequest.OPEN_STATES
 # Answers that do not say whether the gateway did the work (or say "not yet").
 _UNKNOWN_STATUSES = frozenset({408, 425, 429})
+_jitter = SystemRandom()
 
 
 def is_refusal(exc: PayChargeError) -> bool:
@@ -94,7 +95,7 @@ def ask_gateway(request: ChargeRequest, *, budget: float) -> Asked:
                 return Asked(refused=exc)
             _update(request, (State.UNKNOWN,), error=error_record(exc, "unknown"))
             cap = min(account.retry_backoff_max, account.retry_backoff * 2**rounds)
-            pause = cap * (0.5 + random.random() / 2)  # noqa: S311 - jitter, not a secret
+            pause = cap * (0.5 + _jitter.random() / 2)
             rounds += 1
             if time.monotonic() + pause >= deadline:
                 logger.warning(
@@ -168,10 +169,11 @@ def link_charge(request: ChargeRequest, charge: Charge) -> None:
             )
         )
         if moved:  # once per request, whoever stored it
-            signals.send(signals.charge_created, sender=Charge, charge=charge)
+            signals.send(signals.charge_created, sender=Charge, charge=charge, using=alias)
 
+    alias = router.db_for_write(ChargeRequest)
     try:
-        retry_transient(link)
+        retry_transient(link, using=alias)
     except DatabaseError:
         logger.exception("Charge request %s not linked to its charge yet", request_name(request))
 
@@ -265,7 +267,7 @@ def _update(
         return ChargeRequest.objects.filter(pk=request.pk, state__in=states).update(**values)
 
     try:
-        return bool(retry_transient(write))
+        return bool(retry_transient(write, using=router.db_for_write(ChargeRequest)))
     except DatabaseError:
         if not quiet:
             raise

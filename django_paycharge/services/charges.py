@@ -6,6 +6,7 @@ import logging
 import time
 import uuid
 
+from django.db import router
 from django.utils.translation import gettext
 
 from .. import conf
@@ -40,12 +41,19 @@ def store_remote_charge(remote: RemoteCharge, *, account: str, payment_type: str
     """Upsert one charge read from the gateway (guarded: never regresses a status).
 
     Run again through transient database errors (SQLite busy, deadlocks): what
-    the gateway said must not be lost to a moment of contention.
+    the gateway said must not be lost to a moment of contention. Written to, and
+    read back from, the database the routers choose for writing charges.
     """
+    alias = router.db_for_write(Charge)
     result = retry_transient(
         lambda: upsert_charges(
-            [remote], account=account, payment_types={remote.id: payment_type}, load=True
-        )
+            [remote],
+            account=account,
+            payment_types={remote.id: payment_type},
+            load=True,
+            using=alias,
+        ),
+        using=alias,
     )
     return result.charges[remote.id]
 

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from django.db import models
+from django.db import models, router
 
 from .. import conf
 from ..client._params import charge_create_body
@@ -171,9 +171,12 @@ def _caller_key(key: uuid.UUID | str) -> str:
 
 def _open_request(params: dict[str, Any], account: str, key: str | None) -> ChargeRequest:
     """The committed request for ``key`` (created now, or the one made by an earlier call)."""
+    alias = router.db_for_write(ChargeRequest)
     if key is None:
         return retry_transient(
-            lambda: ChargeRequest.objects.create(params=params, account=account), durable=True
+            lambda: ChargeRequest.objects.create(params=params, account=account),
+            using=alias,
+            durable=True,
         )
     # The key sent to the gateway is a random UUID, never the caller's: keys like
     # "order-42-attempt-1" would collide between two shops (staging and live, say)
@@ -191,7 +194,7 @@ def _open_request(params: dict[str, Any], account: str, key: str | None) -> Char
             defaults={"params": params, "account": account, "idempotency_key": gateway_key},
         )
 
-    request, created = retry_transient(open_or_join, durable=True)
+    request, created = retry_transient(open_or_join, using=alias, durable=True)
     if not created and (request.params != params or request.account != account):
         raise IdempotencyKeyReusedError()
     return request

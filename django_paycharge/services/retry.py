@@ -16,12 +16,13 @@ read has to become a write.
 from __future__ import annotations
 
 import logging
-import random
 import time
 from collections.abc import Callable
+from secrets import SystemRandom
 from typing import TypeVar
 
-from django.db import DEFAULT_DB_ALIAS, OperationalError, connections, transaction
+from django.db import DEFAULT_DB_ALIAS, OperationalError, connections, router, transaction
+from django.db.models import F
 
 from ..models import ChargeRequest
 
@@ -33,6 +34,8 @@ logger = logging.getLogger("django_paycharge.services")
 ATTEMPTS = 8
 PAUSE = 0.05
 PAUSE_MAX = 1.0
+
+_jitter = SystemRandom()
 
 # SQLSTATEs of PostgreSQL's conflicts that a retry resolves.
 _PG_RETRY_STATES = frozenset({"40001", "40P01", "55P03"})  # serialization, deadlock, lock
@@ -83,7 +86,7 @@ def retry_transient(
             # Half fixed, half random: writers spread out, and the pauses add up to a
             # known minimum (about 1.8 s over the eight attempts) however the dice fall.
             cap = min(PAUSE_MAX, PAUSE * 2**attempt)
-            pause = cap / 2 + random.random() * cap / 2  # noqa: S311 - jitter, not a secret
+            pause = cap / 2 + _jitter.random() * cap / 2
             logger.info(
                 "Write on %s met %s (attempt %d of %d): trying again in %.0f ms",
                 using,
@@ -104,8 +107,7 @@ def _lock_for_writing(using: str) -> None:
     options = connection.settings_dict.get("OPTIONS") or {}
     if str(options.get("transaction_mode") or "").upper() in ("IMMEDIATE", "EXCLUSIVE"):
         return  # BEGIN IMMEDIATE already did
-    table = connection.ops.quote_name(ChargeRequest._meta.db_table)
-    with connection.cursor() as cursor:
-        # Only model metadata is interpolated. An UPDATE that matches no row still
-        # opens SQLite's write transaction.
-        cursor.execute(f"UPDATE {table} SET id = id WHERE 1 = 0")  # noqa: S608
+    if not router.allow_migrate_model(using, ChargeRequest):
+        return  # the app's tables live in another database: nothing of ours to touch
+    # An UPDATE that matches no row (ids start at 1) still opens SQLite's write transaction.
+    ChargeRequest.objects.using(using).filter(pk=0).update(attempts=F("attempts"))

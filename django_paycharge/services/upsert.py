@@ -184,9 +184,12 @@ def upsert_charges(
     payment_types: dict[Any, str] | None = None,
     load: bool = False,
     now: datetime | None = None,
+    using: str = DEFAULT_DB_ALIAS,
 ) -> UpsertResult:
     """Store a page of charges read from the gateway. Returns counts (and rows when ``load``)."""
-    prepared = prepare_charges(items, account=account, payment_types=payment_types, now=now)
+    prepared = prepare_charges(
+        items, account=account, payment_types=payment_types, now=now, using=using
+    )
     return upsert_prepared(prepared, load=load)
 
 
