@@ -172,6 +172,7 @@ def test_recovery_never_fails_a_request_whose_key_is_still_in_progress(
             "still_pending": 1,
             "abandoned": 0,
             "found": 0,
+            "left_alone": 0,
         }
         request.refresh_from_db()
         assert request.state == "unknown" and request.error["code"] == IN_PROGRESS
