@@ -93,7 +93,7 @@ def _fill_all() -> dict[str, int]:
 
 def _recover() -> dict[str, Any]:
     """Charge requests left in flight, and captures, cancels and refunds (under "actions")."""
-    counts: dict[str, Any] = dict(services.recover_charge_requests())
+    counts: dict[str, Any] = services.recover_charge_requests().as_dict()
     counts["actions"] = services.recover_action_requests()
     return counts
 

@@ -12,12 +12,14 @@ from ..models import (
     Cancel,
     Charge,
     ChargeActionRequest,
+    QuarantinedItem,
     Refund,
     WebhookConfiguration,
     WebhookDelivery,
 )
 from .charges import ChargeAdmin
 from .paginator import EstimatedCountPaginator
+from .quarantine import QuarantinedItemAdmin
 from .refunds import CancelAdmin, ChargeActionRequestAdmin, RefundAdmin
 from .webhooks import WebhookConfigurationAdmin, WebhookDeliveryAdmin
 
@@ -27,12 +29,14 @@ admin.site.register(WebhookDelivery, WebhookDeliveryAdmin)
 admin.site.register(Refund, RefundAdmin)
 admin.site.register(Cancel, CancelAdmin)
 admin.site.register(ChargeActionRequest, ChargeActionRequestAdmin)
+admin.site.register(QuarantinedItem, QuarantinedItemAdmin)
 
 __all__ = [
     "CancelAdmin",
     "ChargeActionRequestAdmin",
     "ChargeAdmin",
     "EstimatedCountPaginator",
+    "QuarantinedItemAdmin",
     "RefundAdmin",
     "WebhookConfigurationAdmin",
     "WebhookDeliveryAdmin",

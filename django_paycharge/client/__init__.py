@@ -8,6 +8,8 @@
 from __future__ import annotations
 
 from ._client import PayChargeClient
+from ._parse import ShapeError, parse_charge, parse_webhook
+from ._transport import IN_PROGRESS_CODE
 from .lifecycle_types import Cancel, Capture, Refund, ThreeDSIssuerToken
 from .types import (
     Charge,
@@ -15,12 +17,14 @@ from .types import (
     ChargeRedirect,
     IssuerToken,
     Page,
+    Rejected,
     ThreeDS,
     TransactionToken,
     WebhookConfiguration,
 )
 
 __all__ = [
+    "IN_PROGRESS_CODE",
     "Cancel",
     "Capture",
     "Charge",
@@ -30,8 +34,12 @@ __all__ = [
     "Page",
     "PayChargeClient",
     "Refund",
+    "Rejected",
+    "ShapeError",
     "ThreeDS",
     "ThreeDSIssuerToken",
     "TransactionToken",
     "WebhookConfiguration",
+    "parse_charge",
+    "parse_webhook",
 ]

@@ -12,7 +12,6 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from ._parse import (
-    ShapeError,
     _datetime,
     _decimal,
     _dict,
@@ -29,11 +28,9 @@ T = TypeVar("T")
 __all__ = ["parse_cancel", "parse_capture", "parse_refund", "parse_three_ds_issuer_token"]
 
 
-def _soft(parse: Callable[[Any, str], T | None], value: Any, name: str) -> T | None:
-    try:
-        return parse(value, name)
-    except ShapeError:
-        return None
+def _soft(parse: Callable[[Any], T | None], value: Any, name: str) -> T | None:
+    # The shared readers now answer None themselves for a value they cannot type.
+    return parse(value)
 
 
 def _text(value: Any) -> str | None:

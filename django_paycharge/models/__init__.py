@@ -10,6 +10,8 @@ from .charges import (
     PaymentType,
     status_rank,
 )
+from .idempotency import ApiIdempotencyRecord
+from .quarantine import QuarantinedItem
 from .refunds import (
     COUNTED_REFUND_STATUSES,
     Cancel,
@@ -21,11 +23,13 @@ from .refunds import (
     with_refunded_amounts,
 )
 from .sync import SyncCheckpoint
+from .tokens import TransactionTokenInfo
 from .webhooks import WebhookConfiguration, WebhookDelivery
 
 __all__ = [
     "COUNTED_REFUND_STATUSES",
     "FINAL_STATUSES",
+    "ApiIdempotencyRecord",
     "Cancel",
     "Charge",
     "ChargeActionRequest",
@@ -35,9 +39,11 @@ __all__ = [
     "IssuerToken",
     "OperationStatus",
     "PaymentType",
+    "QuarantinedItem",
     "Refund",
     "RefundReason",
     "SyncCheckpoint",
+    "TransactionTokenInfo",
     "WebhookConfiguration",
     "WebhookDelivery",
     "refunded_amount",

@@ -175,14 +175,16 @@ def result_of(request: ChargeActionRequest, link: str) -> Any:
     return send_request(request)
 
 
-def refused(kind: str, status: str) -> ChargeStateError:
+def refused(kind: str, status: str | None) -> ChargeStateError:
     """The error for a capture, cancel or refund the charge's status does not allow."""
     messages = {
         Kind.CAPTURE: gettext("Only an authorized charge can be captured; its status is %(s)s."),
         Kind.CANCEL: gettext("This charge cannot be canceled in its status %(s)s."),
         Kind.REFUND: gettext("Only a successful charge can be refunded; its status is %(s)s."),
     }
-    return ChargeStateError(messages[Kind(kind)] % {"s": status}, status=status)
+    return ChargeStateError(
+        messages[Kind(kind)] % {"s": status or gettext("unknown")}, status=status
+    )
 
 
 def succeeded(request: ChargeActionRequest, **links: Any) -> None:

@@ -56,7 +56,7 @@ def fetch_issuer_token(charge: Charge) -> IssuerToken:
         _require_awaiting(fresh.status)
         raise
     stored = _store(charge, remote.raw, remote.payment_type or charge.payment_type, remote)
-    signals.issuer_token_fetched.send(sender=Charge, charge=charge, issuer_token=stored)
+    signals.send(signals.issuer_token_fetched, sender=Charge, charge=charge, issuer_token=stored)
     return stored
 
 
@@ -79,7 +79,7 @@ def fetch_three_ds_issuer_token(charge: Charge) -> IssuerToken:
         _require_awaiting(fresh.status, three_ds=True)
         raise
     stored = _store(charge, remote.raw, remote.payment_type or "card", remote)
-    signals.issuer_token_fetched.send(sender=Charge, charge=charge, issuer_token=stored)
+    signals.send(signals.issuer_token_fetched, sender=Charge, charge=charge, issuer_token=stored)
     return stored
 
 
@@ -110,7 +110,7 @@ _TEXT_FIELDS = (
 )
 
 
-def _require_awaiting(status: str, *, three_ds: bool = False) -> None:
+def _require_awaiting(status: str | None, *, three_ds: bool = False) -> None:
     if status == "awaiting":
         return
     if three_ds:
@@ -123,4 +123,4 @@ def _require_awaiting(status: str, *, three_ds: bool = False) -> None:
             "The bank account can only be shown while the charge is awaiting payment; "
             "its status is now %(status)s."
         )
-    raise ChargeStateError(message % {"status": status}, status=status)
+    raise ChargeStateError(message % {"status": status or _("unknown")}, status=status)

@@ -27,6 +27,7 @@ from django.utils import timezone
 from .. import signals
 from ..client import Charge as RemoteCharge
 from ..models import FINAL_STATUSES, Charge, status_rank
+from ..models.fit import fit_row
 from ..models.payload import PayloadEncoder
 from . import _upsert_sql as _sql
 
@@ -76,7 +77,6 @@ _INSERT_COLUMNS = (
 )
 _FINAL_RANK = status_rank(next(iter(FINAL_STATUSES)))
 _NESTED = ("error", "redirect", "three_ds")
-_NOT_NULL_TEXT = ("transaction_token_type", "requested_currency", "status", "mode")
 _UPDATE_COLUMNS = (*_MIRRORED, "status_rank", "raw", "raw_digest", "synced_at")
 
 
@@ -184,9 +184,12 @@ def upsert_charges(
     payment_types: dict[Any, str] | None = None,
     load: bool = False,
     now: datetime | None = None,
+    using: str = DEFAULT_DB_ALIAS,
 ) -> UpsertResult:
     """Store a page of charges read from the gateway. Returns counts (and rows when ``load``)."""
-    prepared = prepare_charges(items, account=account, payment_types=payment_types, now=now)
+    prepared = prepare_charges(
+        items, account=account, payment_types=payment_types, now=now, using=using
+    )
     return upsert_prepared(prepared, load=load)
 
 
@@ -206,7 +209,7 @@ def upsert_prepared(prepared: PreparedCharges, *, load: bool = False) -> UpsertR
         except _LostRace:
             continue  # rolled back: the rows the other writer inserted are visible now
         break
-    _send_signals(events, result.charges if load else None)
+    _send_signals(events, result.charges if load else None, prepared.alias)
     return result
 
 
@@ -227,16 +230,14 @@ def _row(item: RemoteCharge, account: str, payment_type: str, now: datetime) -> 
     for name in _NESTED:
         value = row[name]
         row[name] = value.raw if value is not None else None
-    row["metadata"] = row["metadata"] if row["metadata"] is not None else {}
-    for name in _NOT_NULL_TEXT:
-        row[name] = row[name] or ""
-    row["created_on"] = row["created_on"] or now
+    # Unknown stays unknown (NULL), and so does a value too big for its column.
+    fit_row(Charge, row)
     text = _canonical_json(item.raw)
     row.update(
         gateway_id=item.id,
         account=account,
         payment_type=payment_type,
-        status_rank=status_rank(item.status or ""),
+        status_rank=status_rank(row["status"]),
         raw=_sql.EncodedJSON(text),
         raw_digest=_digest_of_text(text),  # of what the gateway sent, even if cleaned below
         synced_at=now,
@@ -364,35 +365,36 @@ def _insert_sql(conn: BaseDatabaseWrapper, source: str, on_conflict: str) -> str
 
 
 def _send_signals(
-    events: list[tuple[str, Any, str | None]], loaded: dict[Any, Charge] | None
+    events: list[tuple[str, Any, str | None]], loaded: dict[Any, Charge] | None, alias: str
 ) -> None:
     receivers = signals.charge_updated.has_listeners(
         Charge
     ) or signals.charge_status_changed.has_listeners(Charge)
     if not events or not receivers:
         return
-    charges = loaded or Charge.objects.in_bulk(
+    # Read from the alias just written: a replica could still hold the old rows.
+    charges = loaded or Charge.objects.using(alias).in_bulk(
         [gid for _, gid, _ in events], field_name="gateway_id"
     )
     for _kind, gid, old_status in events:
         charge = charges.get(gid)
         if charge is None:
             continue
-        # send_robust: one failing receiver must not stop the others, nor the signals of
-        # the page's other charges (the change is committed and will not be seen again).
-        results = signals.charge_updated.send_robust(
-            sender=Charge, charge=charge, previous_status=old_status
+        # One failing receiver stops neither the others nor the signals of the page's
+        # other charges (the change is committed and will not be seen again).
+        signals.send(
+            signals.charge_updated,
+            sender=Charge,
+            using=alias,
+            charge=charge,
+            previous_status=old_status,
         )
         if old_status != charge.status:
-            results += signals.charge_status_changed.send_robust(
-                sender=Charge, charge=charge, previous_status=old_status, status=charge.status
+            signals.send(
+                signals.charge_status_changed,
+                sender=Charge,
+                using=alias,
+                charge=charge,
+                previous_status=old_status,
+                status=charge.status,
             )
-        for receiver, outcome in results:
-            if isinstance(outcome, Exception):
-                logger.error(
-                    "Signal receiver %s failed for charge %s: %s",
-                    getattr(receiver, "__qualname__", receiver),
-                    gid,
-                    type(outcome).__name__,
-                    exc_info=outcome,
-                )

@@ -49,7 +49,9 @@ def _return(request: HttpRequest, *, three_ds: bool) -> HttpResponse:
     except PayChargeError as exc:
         logger.warning("Return for charge %s: gateway unavailable (%s)", charge.gateway_id, exc)
         return render(request, "django_paycharge/return_retry.html", {"charge": charge}, status=503)
-    signals.charge_returned.send(sender=Charge, charge=charge, request=request, three_ds=three_ds)
+    signals.send(
+        signals.charge_returned, sender=Charge, charge=charge, request=request, three_ds=three_ds
+    )
     return HttpResponseRedirect(next_url(request, charge))
 
 

@@ -190,7 +190,7 @@ def test_a_lost_refund_answer_is_replayed_for_the_same_key(gw: Gw) -> None:
     first = gw.post(f"{BASE}/{charge['id']}/refunds", json=body, headers=key)
     again = gw.post(f"{BASE}/{charge['id']}/refunds", json=body, headers=key)
     assert again.json()["id"] == first.json()["id"]
-    assert again.headers["Idempotency-Status"] == "replayed"
+    assert again.headers["Idempotency-Status"] == "retrieved_idempotent_response"
     assert len(gw.handle.state.refunds) == 1
     other = gw.post(f"{BASE}/{charge['id']}/refunds", json={**body, "amount": 1}, headers=key)
     assert other.status_code == 409 and other.json()["code"] == "IDEMPOTENCY_KEY_CONFLICT"

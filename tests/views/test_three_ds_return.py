@@ -43,7 +43,9 @@ def answer_challenge(fake_gateway, token: IssuerToken, result: str) -> str:
     return answer.headers["Location"]
 
 
-def test_the_customer_authenticates_and_comes_back_to_a_paid_charge(client, fake_gateway, settings):
+def test_the_customer_authenticates_and_comes_back_to_a_paid_charge(
+    client, fake_gateway, settings, django_capture_on_commit_callbacks
+):
     settings.PAYCHARGE = {**settings.PAYCHARGE, "RETURN_URL": "/done/{charge_id}/"}
     charge = three_ds_charge(fake_gateway)
     assert charge.status == "awaiting" and charge.payment_type == "card"
@@ -55,7 +57,9 @@ def test_the_customer_authenticates_and_comes_back_to_a_paid_charge(client, fake
     returned = []
     signals.charge_returned.connect(lambda **kw: returned.append(kw["three_ds"]), weak=False)
     try:
-        response = client.get(location.removeprefix("https://testserver"))
+        # Signals are sent after the commit: run the callbacks this test's transaction holds.
+        with django_capture_on_commit_callbacks(execute=True):
+            response = client.get(location.removeprefix("https://testserver"))
     finally:
         signals.charge_returned.receivers.clear()
     assert response.status_code == 302 and response["Location"] == f"/done/{charge.gateway_id}/"
