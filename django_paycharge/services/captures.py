@@ -7,6 +7,7 @@ import uuid
 from collections.abc import Mapping
 from typing import Any
 
+from django.db import router
 from django.utils.translation import gettext
 
 from .. import signals
@@ -25,7 +26,7 @@ from .actions import (
 )
 from .charges import refresh_charge, store_remote_charge
 from .clients import get_client
-from .lifecycle_store import send_after_commit, store_cancel
+from .lifecycle_store import store_cancel
 
 logger = logging.getLogger("django_paycharge.services")
 
@@ -99,8 +100,12 @@ def _send_capture(request: ChargeActionRequest) -> Charge:
             gettext("The capture failed: %(reason)s.") % {"reason": detail}, status=fresh.status
         )
     succeeded(request)
-    send_after_commit(
-        signals.charge_captured, sender=Charge, charge=fresh, amount=request.params.get("amount")
+    signals.send(
+        signals.charge_captured,
+        sender=Charge,
+        using=router.db_for_write(Charge),  # where refresh_charge stored ``fresh``
+        charge=fresh,
+        amount=request.params.get("amount"),
     )
     return fresh
 

@@ -3,19 +3,17 @@
 Several paths store the same refund at the same moment (the service's own
 answer, a ``refund_finished`` webhook, a sync): each store locks the row (or
 loses the insert race and then locks it), and a status only moves forward,
-so a stale read never takes a refund back to ``pending``. Signals go out
-once the change is committed, through ``send_robust``: a failing receiver is
-logged and never undoes the change.
+so a stale read never takes a refund back to ``pending``. Signals go through
+:func:`django_paycharge.signals.send`: once the change is committed on the
+alias it was written to, and a failing receiver is logged and never undoes it.
 """
 
 from __future__ import annotations
 
-import logging
 from decimal import Decimal
 from typing import Any
 
-from django.db import IntegrityError, transaction
-from django.dispatch import Signal
+from django.db import IntegrityError, router, transaction
 from django.utils import timezone
 
 from .. import signals
@@ -25,26 +23,8 @@ from ..client.lifecycle_types import operation_rank
 from ..models import Cancel, Charge, Refund
 from .upsert import _without_nul
 
-logger = logging.getLogger("django_paycharge.services")
-
 _MAX_BIGINT = 2**63 - 1
 _MAX_FORMATTED = Decimal(10) ** 20  # DecimalField(max_digits=24, decimal_places=4)
-
-
-def send_after_commit(signal: Signal, **kwargs: Any) -> None:
-    """``signal.send_robust(**kwargs)`` once the current transaction commits; failures logged."""
-
-    def send() -> None:
-        for receiver, outcome in signal.send_robust(**kwargs):
-            if isinstance(outcome, Exception):
-                logger.error(
-                    "Signal receiver %s failed: %s",
-                    getattr(receiver, "__qualname__", receiver),
-                    type(outcome).__name__,
-                    exc_info=outcome,
-                )
-
-    transaction.on_commit(send)
 
 
 def _text(value: Any, max_length: int) -> str | None:
@@ -92,7 +72,7 @@ def _upsert(
     model: type[Any], gateway_id: Any, values: dict[str, Any]
 ) -> tuple[Any, str | None, bool]:
     """Lock or insert the row, move it forward; ``(row, previous status, created)``."""
-    with transaction.atomic():
+    with transaction.atomic(using=router.db_for_write(model)):
         row = model.objects.select_for_update().filter(gateway_id=gateway_id).first()
         if row is None:
             try:
@@ -115,14 +95,18 @@ def _upsert(
 
 def store_refund(remote: RemoteRefund, *, charge: Charge) -> Refund:
     """Insert or move forward the mirror of one refund of ``charge``; signals after commit."""
-    with transaction.atomic():
+    alias = router.db_for_write(Refund)
+    with transaction.atomic(using=alias):
         refund, previous, created = _upsert(Refund, remote.id, _refund_values(remote, charge))
         if created:
-            send_after_commit(signals.refund_created, sender=Refund, refund=refund, charge=charge)
+            signals.send(
+                signals.refund_created, sender=Refund, using=alias, refund=refund, charge=charge
+            )
         if created or previous != refund.status:
-            send_after_commit(
+            signals.send(
                 signals.refund_status_changed,
                 sender=Refund,
+                using=alias,
                 refund=refund,
                 charge=charge,
                 previous_status=previous,
@@ -134,9 +118,12 @@ def store_refund(remote: RemoteRefund, *, charge: Charge) -> Refund:
 
 def store_cancel(remote: RemoteCancel, *, charge: Charge) -> Cancel:
     """Insert or move forward the mirror of one cancel; ``charge_canceled`` when it succeeds."""
-    with transaction.atomic():
+    alias = router.db_for_write(Cancel)
+    with transaction.atomic(using=alias):
         cancel, previous, _created = _upsert(Cancel, remote.id, _common(remote, charge))
         if cancel.status == "successful" and previous != "successful":
-            send_after_commit(signals.charge_canceled, sender=Charge, charge=charge, cancel=cancel)
+            signals.send(
+                signals.charge_canceled, sender=Charge, using=alias, charge=charge, cancel=cancel
+            )
     result: Cancel = cancel
     return result
