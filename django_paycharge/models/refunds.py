@@ -43,13 +43,14 @@ class _ChargeChild(models.Model):
     charge = models.ForeignKey(Charge, on_delete=models.CASCADE, verbose_name=_("charge"))
     account = models.CharField(_("account"), max_length=64, default="default")
     store_id = models.UUIDField(_("store id"), null=True, blank=True)
+    # Unknown (NULL) when the gateway's value is missing or does not fit, as for charges.
     status = models.CharField(
-        _("status"), max_length=32, blank=True, choices=OperationStatus.choices
+        _("status"), max_length=32, null=True, blank=True, choices=OperationStatus.choices
     )
     status_rank = models.PositiveSmallIntegerField(_("status rank"), default=0, editable=False)
     error = models.JSONField(_("error"), null=True, blank=True, encoder=PayloadEncoder)
     metadata = models.JSONField(_("metadata"), null=True, blank=True, encoder=PayloadEncoder)
-    mode = models.CharField(_("mode"), max_length=16, blank=True)
+    mode = models.CharField(_("mode"), max_length=16, null=True, blank=True)
     created_on = models.DateTimeField(_("created on"), null=True, blank=True)
     updated_on = models.DateTimeField(_("updated on"), null=True, blank=True)
     raw = models.JSONField(_("raw payload"), default=dict, encoder=PayloadEncoder)

@@ -10,10 +10,9 @@ alias it was written to, and a failing receiver is logged and never undoes it.
 
 from __future__ import annotations
 
-from decimal import Decimal
 from typing import Any
 
-from django.db import IntegrityError, router, transaction
+from django.db import IntegrityError, models, router, transaction
 from django.utils import timezone
 
 from .. import signals
@@ -21,51 +20,37 @@ from ..client.lifecycle_types import Cancel as RemoteCancel
 from ..client.lifecycle_types import Refund as RemoteRefund
 from ..client.lifecycle_types import operation_rank
 from ..models import Cancel, Charge, Refund
-from .upsert import _without_nul
-
-_MAX_BIGINT = 2**63 - 1
-_MAX_FORMATTED = Decimal(10) ** 20  # DecimalField(max_digits=24, decimal_places=4)
+from ..models.fit import fit_row, without_nul
 
 
-def _text(value: Any, max_length: int) -> str | None:
-    """A value that fits the column, else None (the value stays in ``raw``)."""
-    if not isinstance(value, str) or len(value) > max_length:
-        return None
-    return str(_without_nul(value))
-
-
-def _common(remote: RemoteRefund | RemoteCancel, charge: Charge) -> dict[str, Any]:
-    return {
+def _values(
+    model: type[models.Model], remote: RemoteRefund | RemoteCancel, charge: Charge
+) -> dict[str, Any]:
+    """The row's columns; a value that does not fit its column is stored as unknown (NULL)."""
+    values: dict[str, Any] = {
         "charge": charge,
         "account": charge.account,
         "store_id": remote.store_id or charge.store_id,
-        "status": _text(remote.status, 32) or "",
+        "status": remote.status,
         "status_rank": operation_rank(remote.status),
-        "error": _without_nul(remote.error.raw) if remote.error is not None else None,
-        "metadata": _without_nul(remote.metadata),
-        "mode": _text(remote.mode, 16) or "",
+        "error": remote.error.raw if remote.error is not None else None,
+        "metadata": remote.metadata,
+        "mode": remote.mode,
         "created_on": remote.created_on,
         "updated_on": remote.updated_on,
-        "raw": _without_nul(remote.raw),
+        "raw": remote.raw,
         "synced_at": timezone.now(),
     }
-
-
-def _refund_values(remote: RemoteRefund, charge: Charge) -> dict[str, Any]:
-    amount = (
-        remote.amount if remote.amount is not None and abs(remote.amount) <= _MAX_BIGINT else None
-    )
-    formatted = remote.amount_formatted
-    if formatted is not None and (not formatted.is_finite() or abs(formatted) >= _MAX_FORMATTED):
-        formatted = None
-    return {
-        **_common(remote, charge),
-        "amount": amount,
-        "currency": _text(remote.currency, 3),
-        "amount_formatted": formatted,
-        "reason": _text(remote.reason, 64),
-        "message": _text(remote.message, 100_000),
-    }
+    if isinstance(remote, RemoteRefund):
+        values.update(
+            amount=remote.amount,
+            currency=remote.currency,
+            amount_formatted=remote.amount_formatted,
+            reason=remote.reason,
+            message=remote.message,
+        )
+    # The same fitting as charges: NUL as U+FFFD (PostgreSQL refuses it), too big as NULL.
+    return fit_row(model, without_nul(values))
 
 
 def _upsert(
@@ -97,7 +82,7 @@ def store_refund(remote: RemoteRefund, *, charge: Charge) -> Refund:
     """Insert or move forward the mirror of one refund of ``charge``; signals after commit."""
     alias = router.db_for_write(Refund)
     with transaction.atomic(using=alias):
-        refund, previous, created = _upsert(Refund, remote.id, _refund_values(remote, charge))
+        refund, previous, created = _upsert(Refund, remote.id, _values(Refund, remote, charge))
         if created:
             signals.send(
                 signals.refund_created, sender=Refund, using=alias, refund=refund, charge=charge
@@ -120,7 +105,7 @@ def store_cancel(remote: RemoteCancel, *, charge: Charge) -> Cancel:
     """Insert or move forward the mirror of one cancel; ``charge_canceled`` when it succeeds."""
     alias = router.db_for_write(Cancel)
     with transaction.atomic(using=alias):
-        cancel, previous, _created = _upsert(Cancel, remote.id, _common(remote, charge))
+        cancel, previous, _created = _upsert(Cancel, remote.id, _values(Cancel, remote, charge))
         if cancel.status == "successful" and previous != "successful":
             signals.send(
                 signals.charge_canceled, sender=Charge, using=alias, charge=charge, cancel=cancel
