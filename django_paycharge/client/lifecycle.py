@@ -30,7 +30,7 @@ from ._parse import page_parser, parse_charge
 from ._transport import Transport
 from .lifecycle_params import capture_body, metadata_body, refund_body
 from .lifecycle_types import Cancel, Capture, Refund, ThreeDSIssuerToken
-from .types import Charge, Page
+from .types import Charge, Page, Rejected
 from .validation import Checker, validate_bool, validate_idempotency_key
 
 __all__ = ["Cancels", "ChargeOperations", "Refunds", "ThreeDSIssuerTokens"]
@@ -187,15 +187,20 @@ class _ChargeChildren(Generic[T]):
         limit: int | None = None,
         cursor: uuid.UUID | str | None = None,
         cursor_direction: str | None = None,
+        rejected: list[Rejected] | None = None,
     ) -> Iterator[T]:
-        """Every refund (or cancel) of the charge, following ``has_more``."""
+        """Every refund (or cancel) of the charge, following ``has_more``.
+
+        Items that could not be read (no usable ``id``) are appended to
+        ``rejected`` when it is given, as :meth:`Charges.list` does.
+        """
         path, params = self._list_request(store_id, charge_id, limit, cursor, cursor_direction)
 
         def fetch(after: str | None) -> Page[T]:
             query = params if after is None else {**params, "cursor": after}
             return self._transport.request("GET", path, self._page, params=query)
 
-        return follow(fetch, params.get("cursor"))
+        return follow(fetch, params.get("cursor"), rejected)
 
     def _list_request(
         self, store_id: Any, charge_id: Any, limit: Any, cursor: Any, direction: Any

@@ -121,4 +121,9 @@ class Migration(migrations.Migration):
             model_name='chargeactionrequest',
             index=models.Index(fields=['charge', 'kind', 'state'], name='paycharge_action_charge'),
         ),
+        migrations.AlterField(
+            model_name='quarantineditem',
+            name='resource',
+            field=models.CharField(choices=[('charge', 'Charge'), ('webhook', 'Webhook configuration'), ('refund', 'Refund'), ('cancel', 'Cancel')], max_length=16, verbose_name='resource'),
+        ),
     ]

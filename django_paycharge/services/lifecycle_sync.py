@@ -18,18 +18,25 @@ from django.db.models import QuerySet
 from django.utils.translation import gettext
 
 from .. import conf
+from ..client import Rejected, ShapeError
+from ..client._lifecycle_parse import parse_cancel, parse_refund
 from ..client.lifecycle_types import CANCEL_EVENT, REFUND_EVENT
+from ..client.lifecycle_types import Cancel as RemoteCancel
+from ..client.lifecycle_types import Refund as RemoteRefund
 from ..exceptions import NotFoundError, PayChargeError, ServiceError
-from ..models import Charge
+from ..models import Charge, QuarantinedItem
 from .actions import store_of
 from .charges import refresh_charge
 from .clients import get_client
 from .lifecycle_store import store_cancel, store_refund
+from .quarantine import quarantine, retry_quarantined, unresolved
 
 logger = logging.getLogger("django_paycharge.services")
 
 #: Webhook events handled here (``services.deliveries`` dispatches them).
 LIFECYCLE_EVENTS = frozenset({REFUND_EVENT, CANCEL_EVENT})
+#: Quarantined list items of these kinds are tried again by every refunds sync.
+QUARANTINED = (QuarantinedItem.Resource.REFUND, QuarantinedItem.Resource.CANCEL)
 #: Charges that can have refunds or cancels worth syncing.
 SYNCED_STATUSES = ("successful", "canceled", "authorized")
 
@@ -72,16 +79,23 @@ def apply_lifecycle_event(account: str, event: str, data: Any) -> Charge:
 
 
 def sync_charge_children(charge: Charge) -> tuple[int, int]:
-    """Read every refund and cancel of one charge and store them; ``(refunds, cancels)``."""
+    """Read every refund and cancel of one charge and store them; ``(refunds, cancels)``.
+
+    A listed item without a usable ``id`` is quarantined, as a charge would be.
+    """
     client = get_client(charge.account)
     store = store_of(charge)
     refunds = cancels = 0
-    for refund in client.refunds.list(store, charge.gateway_id, limit=100):
+    rejected: list[Rejected] = []
+    for refund in client.refunds.list(store, charge.gateway_id, limit=100, rejected=rejected):
         store_refund(refund, charge=charge)
         refunds += 1
-    for cancel in client.cancels.list(store, charge.gateway_id, limit=100):
+    quarantine(charge.account, rejected, resource=QuarantinedItem.Resource.REFUND)
+    rejected = []
+    for cancel in client.cancels.list(store, charge.gateway_id, limit=100, rejected=rejected):
         store_cancel(cancel, charge=charge)
         cancels += 1
+    quarantine(charge.account, rejected, resource=QuarantinedItem.Resource.CANCEL)
     return refunds, cancels
 
 
@@ -97,9 +111,18 @@ def sync_refunds(
     By default every ``successful``, ``canceled`` or ``authorized`` charge of
     the account (and store, and created at or after ``since``). A charge whose
     lists cannot be read is counted in ``failed`` and the others go on.
+    ``quarantined`` counts the refund and cancel items still quarantined after
+    the run (tried again first).
     """
+    name = account or conf.DEFAULT_ACCOUNT
+    retry_quarantined(
+        name, resource=QuarantinedItem.Resource.REFUND, parse=_refund, store=_store_refund
+    )
+    retry_quarantined(
+        name, resource=QuarantinedItem.Resource.CANCEL, parse=_cancel, store=_store_cancel
+    )
     if charges is None:
-        charges = _candidates(account or conf.DEFAULT_ACCOUNT, store, since)
+        charges = _candidates(name, store, since)
     counts = {"charges": 0, "refunds": 0, "cancels": 0, "failed": 0}
     for charge in charges:
         try:
@@ -111,7 +134,38 @@ def sync_refunds(
         counts["charges"] += 1
         counts["refunds"] += refunds
         counts["cancels"] += cancels
+    counts["quarantined"] = sum(unresolved(name, resource).count() for resource in QUARANTINED)
     return counts
+
+
+# A quarantined refund or cancel is stored under its charge, which the payload must name.
+def _charge_of(remote: RemoteRefund | RemoteCancel) -> Charge:
+    charge = None
+    if remote.charge_id is not None:
+        charge = Charge.objects.filter(gateway_id=remote.charge_id).first()
+    if charge is None:
+        raise ShapeError("its charge_id names no charge of the mirror")
+    return charge
+
+
+def _refund(payload: Any) -> RemoteRefund:
+    remote = parse_refund(payload)
+    _charge_of(remote)
+    return remote
+
+
+def _cancel(payload: Any) -> RemoteCancel:
+    remote = parse_cancel(payload)
+    _charge_of(remote)
+    return remote
+
+
+def _store_refund(remote: RemoteRefund) -> object:
+    return store_refund(remote, charge=_charge_of(remote))
+
+
+def _store_cancel(remote: RemoteCancel) -> object:
+    return store_cancel(remote, charge=_charge_of(remote))
 
 
 def _candidates(account: str, store: Any, since: datetime | None) -> Iterable[Charge]:

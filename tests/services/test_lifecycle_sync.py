@@ -125,7 +125,7 @@ def test_sync_refunds_reads_each_charges_refunds_and_cancels(fake_gateway):
     paid_charge(fake_gateway, capture=False)  # authorized, nothing to find
     services.sync_charges()  # the mirror learns the charges' statuses first
     counts = services.sync_refunds()
-    assert counts == {"charges": 3, "refunds": 3, "cancels": 1, "failed": 0}
+    assert counts == {"charges": 3, "refunds": 3, "cancels": 1, "failed": 0, "quarantined": 0}
     assert sorted(Refund.objects.values_list("amount", flat=True)) == [100, 200, 300]
     assert Cancel.objects.get().charge_id == authorized.pk
     assert services.sync_refunds() == counts  # again: nothing new, nothing doubled
@@ -137,5 +137,6 @@ def test_paycharge_sync_refunds_option(fake_gateway, capsys):
     refund_on_gateway(fake_gateway, paid, 100)
     call_command("paycharge_sync", "--refunds")
     out = capsys.readouterr().out
-    assert "Refunds and cancels: 1 charges read, 1 refunds, 0 cancels, 0 failed." in out
+    summary = "Refunds and cancels: 1 charges read, 1 refunds, 0 cancels, 0 failed, 0 quarantined."
+    assert summary in out
     assert Refund.objects.count() == 1

@@ -95,8 +95,10 @@ class Command(PayChargeCommand):
             counts = services.sync_refunds(options["account"], options["store"], since=since)
             self.stdout.write(
                 f"Refunds and cancels: {counts['charges']} charges read, {counts['refunds']} "
-                f"refunds, {counts['cancels']} cancels, {counts['failed']} failed."
+                f"refunds, {counts['cancels']} cancels, {counts['failed']} failed, "
+                f"{counts['quarantined']} quarantined."
             )
+            quarantined += counts["quarantined"]
         if options["fill_payment_types"]:
             filled = services.fill_payment_types(
                 options["account"], limit=options["fill_payment_types"]
