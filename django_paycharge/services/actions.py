@@ -40,6 +40,7 @@ from ..exceptions import (
     ServiceError,
 )
 from ..models import Charge, ChargeActionRequest
+from .charge_requests import error_record
 from .charges import refresh_charge
 
 logger = logging.getLogger("django_paycharge.services")
@@ -215,13 +216,12 @@ def settle(
 
 
 def record_error(request: ChargeActionRequest, exc: PayChargeError, *, final: bool) -> None:
-    error = {
-        "type": type(exc).__name__,
-        "message": exc.message,
-        "http_status": exc.http_status,
-        "code": exc.code,
-        "request_id": exc.request_id,
-    }
+    """Keep the error on the request (the same record a charge request keeps); fail it if final.
+
+    Final: the gateway refused it. Otherwise its outcome is unknown and it stays
+    pending for the next send or ``paycharge_recover``.
+    """
+    error = error_record(exc, "refused" if final else "unknown")
     update: dict[str, Any] = {"error": error, "updated_at": timezone.now()}
     if final:
         update["state"] = ChargeActionRequest.State.FAILED

@@ -81,6 +81,7 @@ def test_the_gateway_refuses_what_the_mirror_did_not_know(fake_gateway, paid):
     assert info.value.errors[0].field == "amount"
     request = ChargeActionRequest.objects.get()
     assert request.state == "failed" and request.error["http_status"] == 400
+    assert request.error["outcome"] == "refused"  # the record a charge request keeps, too
     assert Refund.objects.count() == 0
 
 
