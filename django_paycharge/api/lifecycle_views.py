@@ -2,9 +2,12 @@
 
 Who may: ``PAYCHARGE["API_ACTION_PERMISSION_CLASSES"]``, by default active
 staff who also hold the action's permission (``django_paycharge.refund_charge``
-and so on, as in the admin). A request's ``Idempotency-Key`` header becomes
-the service's key: the same key with the same body answers the same result
-without acting twice; with another body it is refused.
+and so on, as in the admin). The ``Idempotency-Key`` header works as for
+creating a charge (:func:`.idempotency.idempotent`): the same key and body
+replay the first answer, another body is 409 ``idempotency_key_reused``, and a
+request retried after a 5xx joins the service request of the first one
+(:func:`.idempotency.caller_key`), so nothing is captured, canceled or
+refunded twice.
 """
 
 from __future__ import annotations
@@ -14,16 +17,15 @@ from typing import Any
 from django.utils.translation import gettext_lazy as _
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter
-from rest_framework import exceptions, serializers
+from rest_framework import serializers
 from rest_framework.permissions import BasePermission
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from .. import services
-from ..client.validation import validate_idempotency_key
-from ..exceptions import InvalidParametersError
 from ..models import Cancel, Refund
+from .idempotency import caller_key, idempotent
 from .lifecycle_serializers import (
     CancelRequestSerializer,
     CancelSerializer,
@@ -39,8 +41,14 @@ IDEMPOTENCY_HEADER = OpenApiParameter(
     "Idempotency-Key",
     OpenApiTypes.STR,
     OpenApiParameter.HEADER,
-    description="Up to 255 printable ASCII characters. Repeat it to retry safely.",
+    description="Your key for this action (1-255 printable ASCII characters, no spaces). The "
+    "same key and body replay the first answer; another body is 409 idempotency_key_reused; "
+    "while the first request runs, 409 idempotency_key_in_progress.",
 )
+#: ``Idempotency-Key`` scopes (with the caller) of the three actions.
+CAPTURE_PURPOSE = "charges.capture"
+REFUND_PURPOSE = "charges.refund"
+CANCEL_PURPOSE = "charges.cancel"
 
 
 class HasChargeActionPermission(BasePermission):
@@ -53,17 +61,6 @@ class HasChargeActionPermission(BasePermission):
         if codename is None or request.method in ("GET", "HEAD", "OPTIONS"):
             return True
         return bool(request.user and request.user.has_perm(f"django_paycharge.{codename}"))
-
-
-def idempotency_key(request: Request) -> str | None:
-    """The ``Idempotency-Key`` header, checked; None when absent."""
-    value = request.headers.get("Idempotency-Key")
-    if value is None:
-        return None
-    try:
-        return validate_idempotency_key(value, "Idempotency-Key")
-    except InvalidParametersError as exc:
-        raise exceptions.ValidationError({"Idempotency-Key": [exc.errors[0].reason]}) from None
 
 
 def _body(serializer_class: type[serializers.Serializer[Any]], request: Request) -> dict[str, Any]:
@@ -96,12 +93,13 @@ class ChargeCaptureView(_ActionView):
         description="409 charge_status when the charge is not authorized (or its "
         "authorization has expired: status failed).",
     )
+    @idempotent(CAPTURE_PURPOSE)
     def post(self, request: Request, charge_id: str) -> Response:
         charge = _get_charge(request, charge_id)
         charge = services.capture_charge(
             charge,
             **_body(CaptureRequestSerializer, request),
-            idempotency_key=idempotency_key(request),
+            idempotency_key=caller_key(request, CAPTURE_PURPOSE),
             requested_by=_who(request),
         )
         return Response(ChargeSerializer(charge, context={"request": request}).data)
@@ -129,12 +127,13 @@ class ChargeRefundsView(_ActionView):
         responses={201: RefundSerializer, **_errors(400, 401, 403, 404, 409, 502, 503)},
         description="The refund is usually pending; refund_finished webhooks finish it.",
     )
+    @idempotent(REFUND_PURPOSE)
     def post(self, request: Request, charge_id: str) -> Response:
         charge = _get_charge(request, charge_id)
         refund = services.refund_charge(
             charge,
             **_body(RefundRequestSerializer, request),
-            idempotency_key=idempotency_key(request),
+            idempotency_key=caller_key(request, REFUND_PURPOSE),
             requested_by=_who(request),
         )
         return Response(RefundSerializer(refund).data, status=201)
@@ -161,12 +160,13 @@ class ChargeCancelsView(_ActionView):
         request=CancelRequestSerializer,
         responses={201: CancelSerializer, **_errors(400, 401, 403, 404, 409, 502, 503)},
     )
+    @idempotent(CANCEL_PURPOSE)
     def post(self, request: Request, charge_id: str) -> Response:
         charge = _get_charge(request, charge_id)
         cancel = services.cancel_charge(
             charge,
             **_body(CancelRequestSerializer, request),
-            idempotency_key=idempotency_key(request),
+            idempotency_key=caller_key(request, CANCEL_PURPOSE),
             requested_by=_who(request),
         )
         return Response(CancelSerializer(cancel).data, status=201)

@@ -8,7 +8,7 @@ import pytest
 from rest_framework.test import APIClient
 
 from django_paycharge import services
-from django_paycharge.models import Cancel, ChargeActionRequest, Refund
+from django_paycharge.models import ApiIdempotencyRecord, Cancel, ChargeActionRequest, Refund
 
 from .conftest import API, _user, assert_error, gateway_charge, mirror_charges
 
@@ -36,12 +36,15 @@ def test_refund_with_an_idempotency_key_refunds_once(gateway, operator):
     again = operator.post(url(charge, "refunds"), body, format="json", **headers)
     assert first.status_code == again.status_code == 201
     assert first.json() == again.json()
+    assert first["Idempotency-Status"] == "successfully_stored"
+    assert again["Idempotency-Status"] == "retrieved_idempotent_response"
     data = first.json()
     assert (data["amount"], data["currency"], data["reason"]) == (500, "JPY", "customer_request")
     assert data["charge_id"] == str(charge.gateway_id) and data["status"] == "successful"
     assert len(gateway.state.refunds) == 1
     request = ChargeActionRequest.objects.get()
-    assert (request.idempotency_key, request.requested_by) == ("order-9-refund-1", "operator")
+    # The service's key is the header's, scoped to this caller and action (as for creates).
+    assert request.idempotency_key.startswith("api-") and request.requested_by == "operator"
     other = operator.post(url(charge, "refunds"), {"amount": 1}, format="json", **headers)
     assert_error(other, 409, "idempotency_key_reused")
     listed = operator.get(url(charge, "refunds"))
@@ -135,3 +138,39 @@ def test_the_charge_list_shows_refunded_amounts_in_one_query(
     with django_assert_max_num_queries(6):  # session, user, page: never one per charge
         items = operator.get(f"{API}/charges/").json()["items"]
     assert [c["refunded_amount"] for c in items] == [40, 40, 40]
+
+
+def test_a_retry_after_a_lost_answer_joins_the_first_refund(gateway, operator):
+    """A 5xx is not kept: the retry runs, and the service resends the same request."""
+    charge = gateway_charge(gateway)
+    gateway.add_fault("POST", r"/refunds$", action="drop_after", count=1)
+    headers = {"HTTP_IDEMPOTENCY_KEY": "order-9-refund-2"}
+    lost = operator.post(url(charge, "refunds"), {"amount": 400}, format="json", **headers)
+    assert lost.status_code >= 500 and "Idempotency-Status" not in lost
+    again = operator.post(url(charge, "refunds"), {"amount": 400}, format="json", **headers)
+    assert again.status_code == 201 and again["Idempotency-Status"] == "successfully_stored"
+    assert len(gateway.state.refunds) == 1 and Refund.objects.count() == 1
+    assert ChargeActionRequest.objects.get().state == "succeeded"
+
+
+def test_the_same_key_from_another_operator_is_another_request(gateway, operator):
+    charge = gateway_charge(gateway)
+    other = APIClient()
+    perms = ("refund_charge",)
+    other.force_login(_user("other-operator", staff=True, perms=perms))
+    headers = {"HTTP_IDEMPOTENCY_KEY": "refund-1"}
+    for client in (operator, other):
+        answer = client.post(url(charge, "refunds"), {"amount": 100}, format="json", **headers)
+        assert answer.status_code == 201 and answer["Idempotency-Status"] == "successfully_stored"
+    assert len(gateway.state.refunds) == 2 and ChargeActionRequest.objects.count() == 2
+
+
+def test_an_action_still_running_answers_409_in_progress(gateway, operator):
+    charge = gateway_charge(gateway)
+    headers = {"HTTP_IDEMPOTENCY_KEY": "cancel-while-running"}
+    # As if a first request with this key and body were still running (no answer kept yet).
+    first = operator.post(url(charge, "cancels"), {}, format="json", **headers)
+    ApiIdempotencyRecord.objects.update(status_code=None, response=None)
+    running = operator.post(url(charge, "cancels"), {}, format="json", **headers)
+    assert_error(running, 409, "idempotency_key_in_progress")
+    assert first.status_code == 201 and len(gateway.state.cancels) == 1
