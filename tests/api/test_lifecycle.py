@@ -174,3 +174,18 @@ def test_an_action_still_running_answers_409_in_progress(gateway, operator):
     running = operator.post(url(charge, "cancels"), {}, format="json", **headers)
     assert_error(running, 409, "idempotency_key_in_progress")
     assert first.status_code == 201 and len(gateway.state.cancels) == 1
+
+
+def test_a_refused_body_echoing_a_nul_is_kept_and_replayed(gateway, operator):
+    """The 400 names the caller's metadata key, NUL included: PostgreSQL cannot store NUL."""
+    charge = gateway_charge(gateway)
+    body = {"metadata": {"size\x00": {"nested": 1}}}
+    headers = {"HTTP_IDEMPOTENCY_KEY": "refund-nul"}
+    first = operator.post(url(charge, "refunds"), body, format="json", **headers)
+    assert_error(first, 400, "validation_error")
+    assert first["Idempotency-Status"] == "successfully_stored"
+    again = operator.post(url(charge, "refunds"), body, format="json", **headers)
+    assert again.status_code == 400
+    assert again["Idempotency-Status"] == "retrieved_idempotent_response"
+    assert again.json()["errors"][0]["field"] == "metadata.size\ufffd"
+    assert not gateway.state.refunds
