@@ -55,6 +55,8 @@ def pretty_json(value: Any) -> SafeString:
     if value is None or value == {} or value == []:
         return format_html('<span class="quiet">{}</span>', _("(none)"))
     text = json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True, default=str)
+    # JSON can carry half a surrogate pair ("\ud800"), which no page can encode.
+    text = text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
     return format_html('<pre class="paycharge-json">{}</pre>', text)
 
 

@@ -192,7 +192,7 @@ class DeliveryStatusFilter(admin.SimpleListFilter):
     """The statuses, and "stuck": claimed by a process whose lease ran out (it died)."""
 
     title = gettext_lazy("status")
-    parameter_name = "status"
+    parameter_name = "status__exact"  # the URL parameter of the plain status filter it replaces
     STUCK = "stuck"
 
     def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, Any]]:

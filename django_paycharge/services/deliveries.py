@@ -66,10 +66,10 @@ def store_delivery(
         problem = str(exc)
         payload = None
     if payload is not None:
-        event = _storable(str(payload.get("event") or ""))[:64]
+        event = _storable_value(str(payload.get("event") or ""))[:64]
         raw_id = payload.get("id")
         delivery_id = (
-            _storable(str(raw_id))[:64] if isinstance(raw_id, str | int) and raw_id else None
+            _storable_value(str(raw_id))[:64] if isinstance(raw_id, str | int) and raw_id else None
         )
     if delivery_id:
         key = f"id:{delivery_id}"
@@ -115,6 +115,15 @@ def _storable(text: str) -> str:
     answered 503 and the gateway retried forever.
     """
     return text.replace("\x00", "\ufffd")
+
+
+def _storable_value(text: str) -> str:
+    """A string parsed from the body, storable: no NUL, and no lone surrogate.
+
+    JSON may escape half a surrogate pair (``"\\ud800"``), which no database
+    can encode; it would make the delivery unstorable, answered 503 forever.
+    """
+    return _storable(text.encode("utf-8", "surrogatepass").decode("utf-8", "replace"))
 
 
 def _parse(text: str) -> dict[str, Any]:
