@@ -54,7 +54,8 @@ def test_unreadable_bodies_are_400(request, storefront, who, name):
 
 
 def test_the_message_says_the_body_is_nested_too_deeply(anon, storefront):
-    body = assert_error(anon.post(URL, "[" * 1536, content_type="application/json"), 400, "parse_error")
+    response = anon.post(URL, "[" * 1536, content_type="application/json")
+    body = assert_error(response, 400, "parse_error")
     assert "nested too deeply" in body["message"]
     body = assert_error(
         anon.post(URL, nested(MAX_DEPTH + 1), content_type="application/json"), 400, "parse_error"

@@ -55,9 +55,7 @@ def hook(fake_gateway, settings, client):
 
 
 @pytest.mark.parametrize(("name", "body"), BODIES, ids=[b[0] for b in BODIES])
-def test_any_authenticated_body_is_stored_answered_200_and_displays(
-    hook, admin_client, name, body
-):
+def test_any_authenticated_body_is_stored_answered_200_and_displays(hook, admin_client, name, body):
     response = hook.post(
         "/payments/webhook/", data=body, content_type="application/json",
         HTTP_AUTHORIZATION=f"Bearer {TOKEN}",
@@ -115,7 +113,5 @@ def test_the_return_view_answers_4xx_to_any_query(client, query):
 
 
 def test_the_return_view_ignores_a_hostile_body(client):
-    response = client.post(
-        "/payments/return/", data=b"[" * 1536, content_type="application/json"
-    )
+    response = client.post("/payments/return/", data=b"[" * 1536, content_type="application/json")
     assert 400 <= response.status_code < 500
