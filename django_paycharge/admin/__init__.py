@@ -10,8 +10,9 @@ from django.contrib import admin
 
 from ..models import Charge, WebhookConfiguration, WebhookDelivery
 from .charges import ChargeAdmin
+from .deliveries import WebhookDeliveryAdmin
 from .paginator import EstimatedCountPaginator
-from .webhooks import WebhookConfigurationAdmin, WebhookDeliveryAdmin
+from .webhooks import WebhookConfigurationAdmin
 
 admin.site.register(Charge, ChargeAdmin)
 admin.site.register(WebhookConfiguration, WebhookConfigurationAdmin)
