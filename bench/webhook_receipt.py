@@ -25,7 +25,16 @@ import time
 from typing import Any
 
 from bench._common import PYTHON, ROOT, Databases, FakeServer, bench_env, median, pg_connect
-from bench.webhooks import TOKEN, CpuMeter, _priority, free_port, plan, send_all, wait_http
+from bench.webhooks import (
+    TOKEN,
+    CpuMeter,
+    _priority,
+    free_port,
+    plan,
+    send_all,
+    stop,
+    wait_http,
+)
 
 OURS = "/payments/webhook/"
 MINIMAL = "/minimal-webhook/"
@@ -78,13 +87,7 @@ def run(
             )  # fmt: skip
         once = _exactly_once(db, sent_ours, args.drain_timeout)
     finally:
-        for proc in procs:
-            proc.terminate()
-        for proc in procs:
-            try:
-                proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+        stop(procs)
     return {"rows": rows, "once": once, "errors": errors}
 
 

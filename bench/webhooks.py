@@ -449,13 +449,7 @@ def _variant(
         pending = len(unique) - _counts(db)["done"]
         drained, at_end = _drain(db, len(unique), args.drain_timeout)
     finally:
-        for proc in procs:
-            proc.terminate()
-        for proc in procs:
-            try:
-                proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+        stop(procs)
     once = [
         len(unique),
         at_end["stored"],
@@ -466,6 +460,17 @@ def _variant(
         pending / drained if pending > 0 and drained > 0 else float("nan"),
     ]
     return {"rows": rows, "cpu": cpu_rows, "once": once, "repeats": repeats, "resent": resent}
+
+
+def stop(procs: list[subprocess.Popen[Any]]) -> None:
+    """Terminate the benchmark's processes, and kill those that do not stop."""
+    for proc in procs:
+        proc.terminate()
+    for proc in procs:
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
 
 
 def _priority(nice: str) -> Any:
