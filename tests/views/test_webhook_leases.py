@@ -224,3 +224,32 @@ def test_the_sweep_takes_over_and_reschedules_while_claims_remain(hook, settings
     sweeps.delete()
     assert tasks.sweep_webhook_leases.call() == {}
     assert not DBTaskResult.objects.exists()  # nothing claimed: the sweep stops
+
+
+@pytest.mark.parametrize("value", [0, -1, "300", True, None, 86401])
+def test_a_malformed_lease_is_an_error_naming_the_key(settings, value):
+    from django.core.checks import run_checks
+
+    from django_paycharge import conf
+    from django_paycharge.exceptions import ConfigurationError
+
+    settings.PAYCHARGE = {**settings.PAYCHARGE, "WEBHOOK_LEASE_SECONDS": value}
+    with pytest.raises(ConfigurationError, match=r"PAYCHARGE\['WEBHOOK_LEASE_SECONDS'\]"):
+        conf.webhook_lease()
+    assert "django_paycharge.E008" in {m.id for m in run_checks()}
+
+
+def test_a_lease_shorter_than_a_gateway_request_is_warned_about(settings):
+    from django.core.checks import run_checks
+
+    settings.PAYCHARGE = {
+        **settings.PAYCHARGE,
+        "TIMEOUT": (5, 30),
+        "MAX_RETRIES": 3,
+        "RETRY_BACKOFF_MAX": 8,
+        "WEBHOOK_LEASE_SECONDS": 60,
+    }
+    [warning] = [m for m in run_checks() if m.id == "django_paycharge.W004"]
+    assert "(60 s)" in warning.msg and "(164 s)" in warning.msg  # (5 + 30) x 4 + 8 x 3
+    settings.PAYCHARGE = {**settings.PAYCHARGE, "WEBHOOK_LEASE_SECONDS": 300}
+    assert "django_paycharge.W004" not in {m.id for m in run_checks()}
