@@ -6,14 +6,14 @@ from typing import Any
 
 from django.contrib import admin, messages
 from django.db.models import QuerySet
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.formats import date_format
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy
+from django.utils.translation import gettext_lazy, ngettext
 
 from ..models import WebhookDelivery
 from ..services import deliveries, leases
@@ -112,6 +112,27 @@ class WebhookDeliveryAdmin(ReadOnlyAdmin):
 
     def has_reprocess_permission(self, request: HttpRequest) -> bool:
         return request.user.has_perm("django_paycharge.reprocess_webhookdelivery")
+
+    def changelist_view(
+        self, request: HttpRequest, extra_context: dict[str, Any] | None = None
+    ) -> HttpResponse:
+        if request.method == "GET":
+            stuck = WebhookDelivery.objects.filter(leases.stuck(timezone.now())).count()
+            if stuck:
+                self.message_user(
+                    request,
+                    ngettext(
+                        "%(count)d delivery is stuck: the process that claimed it died or "
+                        "hangs. The next worker or paycharge_process_webhooks run takes it over.",
+                        "%(count)d deliveries are stuck: the processes that claimed them died "
+                        "or hang. The next worker or paycharge_process_webhooks run takes them "
+                        "over.",
+                        stuck,
+                    )
+                    % {"count": stuck},
+                    messages.WARNING,
+                )
+        return super().changelist_view(request, extra_context)
 
     @admin.display(description=gettext_lazy("status"), ordering="status")
     def status_badge(self, delivery: WebhookDelivery) -> SafeString:

@@ -237,7 +237,12 @@ def _claimed(*, expired):
 
 def test_stuck_and_live_claims_are_shown_as_they_are(admin_client):
     dead, alive = _claimed(expired=True), _claimed(expired=False)
-    listing = admin_client.get(DELIVERIES).content.decode()
+    response = admin_client.get(DELIVERIES)
+    assert texts(response) == [
+        "1 delivery is stuck: the process that claimed it died or hangs. The next worker or "
+        "paycharge_process_webhooks run takes it over."
+    ]
+    listing = response.content.decode()
     assert listing.count("Stuck: its worker died") == 1
     assert listing.count("Processing (lease until") == 1
     detail = admin_client.get(
