@@ -9,11 +9,15 @@ Ids are stable and never reused once retired:
 - E005 STORE_ID or MERCHANT_ID is not a UUID
 - E006 TIMEOUT, MAX_RETRIES, RETRY_BACKOFF or RETRY_BACKOFF_MAX is malformed
 - E007 PAYCHARGE or PAYCHARGE['ACCOUNTS'] is not a dict
-- E008 an app-wide key is malformed (WEBHOOK_AUTH_TOKENS, RETURN_URL, ...)
+- E008 a webhook or app-wide key is malformed (an account's WEBHOOK_AUTH_TOKENS,
+  WEBHOOK_LEASE_SECONDS, RETURN_URL, ...)
+- E020 background-work settings are wrong (TASKS mode, TASK_BACKEND alias, TASK_QUEUE,
+  DELIVERY_HANDOFF, SWEEP_AFTER, DELIVERY_RETENTION_DAYS)
+- E021 WIDGET_JWT is not a JWT, or is the server's JWT (pages would show it)
 - W001 PAYCHARGE holds a key this app does not know (a typo?)
 - W002 the exception reporter filter would show PAYCHARGE['JWT'] on error pages and e-mails
-- W003 a named account has no WEBHOOK_AUTH_TOKENS of its own (the default account's are used)
-- W004 WEBHOOK_LEASE_SECONDS is shorter than one gateway request may take
+- W004 a named account has no WEBHOOK_AUTH_TOKENS of its own (the default account's are used)
+- W005 WEBHOOK_LEASE_SECONDS is shorter than one gateway request may take
 """
 
 from __future__ import annotations
@@ -77,6 +81,7 @@ def check_paycharge_settings(app_configs: Any = None, **kwargs: Any) -> list[Che
         messages.extend(_account_messages(name))
         messages.extend(_webhook_token_messages(name))
     messages.extend(_app_wide_messages(user))
+    messages.extend(_task_messages(user))
     messages.extend(_lease_messages())
     messages.extend(_reporter_filter_messages())
     return messages
@@ -99,8 +104,8 @@ def _reporter_filter_messages() -> list[CheckMessage]:
             % {"path": path},
             hint=_(
                 "Set DEFAULT_EXCEPTION_REPORTER_FILTER = "
-                "'django_paycharge.debug.PayChargeExceptionReporterFilter' (or a subclass "
-                "whose hidden_settings matches JWT)."
+                "'django_paycharge.debug.PayChargeExceptionReporterFilter', or mix "
+                "django_paycharge.debug.HideJWTMixin into your own filter."
             ),
             id=_id("W002"),
         )
@@ -120,6 +125,14 @@ def _account_messages(name: str) -> list[CheckMessage]:
         )
         for key, message in conf.account_problems(where, raw)
     ]
+    messages.extend(
+        Error(
+            message,
+            hint=_("Fix %(setting)s.") % {"setting": f"{where}['WIDGET_JWT']"},
+            id=_id("E021"),
+        )
+        for message in conf.widget_problems(where, raw)
+    )
     base_url = raw.get("BASE_URL")
     if (
         isinstance(base_url, str)
@@ -181,7 +194,7 @@ def _webhook_token_messages(name: str) -> list[CheckMessage]:
                 "own tokens ([] to accept only its synced webhook configurations' tokens)."
             )
             % {"name": repr(name)},
-            id=_id("W003"),
+            id=_id("W004"),
         )
     ]
 
@@ -212,8 +225,77 @@ def _lease_messages() -> list[CheckMessage]:
             )
             % {"lease": lease, "longest": longest},
             hint=_("Raise WEBHOOK_LEASE_SECONDS, or lower TIMEOUT or MAX_RETRIES."),
-            id=_id("W004"),
+            id=_id("W005"),
         )
+    ]
+
+
+def _task_messages(user: Mapping[str, Any]) -> list[CheckMessage]:
+    """Background work: a mode, backend alias or queue that could never run (E020)."""
+    from .tasks import MODES
+
+    problems: list[str] = []
+    mode = user.get("TASKS", conf.DEFAULTS["TASKS"])
+    if mode not in MODES:
+        problems.append(
+            _("PAYCHARGE['TASKS'] is %(value)s; it must be one of %(modes)s.")
+            % {"value": repr(mode), "modes": ", ".join(MODES)}
+        )
+    alias = user.get("TASK_BACKEND", conf.DEFAULTS["TASK_BACKEND"])
+    queue = user.get("TASK_QUEUE", conf.DEFAULTS["TASK_QUEUE"])
+    backends = getattr(settings, "TASKS", None) or {}
+    if not isinstance(alias, str) or not alias:
+        problems.append(_("PAYCHARGE['TASK_BACKEND'] must be the alias of a backend in TASKS."))
+    elif alias not in backends and ("TASK_BACKEND" in user or mode == "background"):
+        problems.append(
+            _("PAYCHARGE['TASK_BACKEND'] is %(alias)s, but TASKS has no such backend (%(known)s).")
+            % {"alias": repr(alias), "known": ", ".join(map(repr, backends)) or _("none")}
+        )
+    if not isinstance(queue, str) or not queue:
+        problems.append(_("PAYCHARGE['TASK_QUEUE'] must be a non-empty queue name."))
+    elif isinstance(alias, str) and alias in backends and mode != "inline":
+        problems.extend(_binding_problems())
+    problems.extend(_handoff_problems(user.get("DELIVERY_HANDOFF")))
+    sweep = user.get("SWEEP_AFTER", conf.DEFAULTS["SWEEP_AFTER"])
+    if not isinstance(sweep, int | float) or isinstance(sweep, bool) or sweep < 0:
+        problems.append(_("PAYCHARGE['SWEEP_AFTER'] must be a number of seconds, 0 or more."))
+    days = user.get("DELIVERY_RETENTION_DAYS", conf.DEFAULTS["DELIVERY_RETENTION_DAYS"])
+    if not isinstance(days, int) or isinstance(days, bool) or days < 1:
+        problems.append(_("PAYCHARGE['DELIVERY_RETENTION_DAYS'] must be an integer of at least 1."))
+    return [Error(p, hint=_("See docs/deployment.md."), id=_id("E020")) for p in problems]
+
+
+def _binding_problems() -> list[str]:
+    """What the backend itself says when our tasks are bound to it (a queue it lacks, ...)."""
+    from . import tasks
+
+    if tasks.tasks_framework() is None:
+        return [_("TASKS names a backend, but no tasks framework is installed (django-tasks).")]
+    try:
+        for task in tasks.ALL_TASKS:
+            tasks.routed(task)
+    except Exception as exc:  # the backend's own error names what is wrong
+        return [
+            _("Our tasks cannot run on PAYCHARGE['TASK_BACKEND'] / ['TASK_QUEUE']: %(error)s")
+            % {"error": exc}
+        ]
+    return []
+
+
+def _handoff_problems(hook: Any) -> list[str]:
+    if hook is None or callable(hook):
+        return []
+    if isinstance(hook, str) and hook:
+        from django.utils.module_loading import import_string
+
+        try:
+            if callable(import_string(hook)):
+                return []
+        except ImportError:
+            pass
+    return [
+        _("PAYCHARGE['DELIVERY_HANDOFF'] must be the dotted path of a callable (got %(value)s).")
+        % {"value": repr(hook)}
     ]
 
 

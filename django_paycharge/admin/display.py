@@ -11,6 +11,7 @@ from django.utils.translation import gettext_lazy as _
 
 from .. import conf
 from ..money import format_amount as format_amount
+from ..money import format_money as format_money
 
 #: Colours of the status badges (background, text); unknown statuses are grey.
 STATUS_COLOURS: dict[str, tuple[str, str]] = {

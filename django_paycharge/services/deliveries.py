@@ -12,7 +12,7 @@ import json
 import logging
 import uuid
 from collections.abc import Callable, Mapping
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.db.models import Q
@@ -233,17 +233,25 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"[:2000]
 
 
-def pending_deliveries(*, failed: bool = False) -> list[int]:
+def pending_deliveries(*, failed: bool = False, before: datetime | None = None) -> list[int]:
     """Deliveries to process: waiting, stuck (lease ran out), and failed ones with ``failed``.
 
-    Stuck deliveries whose every attempt died are left failed first (see
-    :func:`.leases.give_up_exhausted`).
+    ``before``: only waiting ones received (failed ones: last tried) before
+    then, so a periodic sweep leaves alone what a worker is about to take.
+    Stuck ones are included whatever their age (their lease already says
+    their worker is gone); those whose every attempt died are left failed
+    first (see :func:`.leases.give_up_exhausted`).
     """
     now = timezone.now()
     leases.give_up_exhausted(now)
-    query = leases.waiting(now)
+    waiting = Q(status=WebhookDelivery.Status.RECEIVED)
+    retry = Q(status=WebhookDelivery.Status.FAILED, attempts__lt=MAX_ATTEMPTS)
+    if before is not None:
+        waiting &= Q(received_at__lt=before)
+        retry &= Q(processed_at__lt=before)
+    query = waiting | (leases.stuck(now) & Q(attempts__lt=MAX_ATTEMPTS))
     if failed:
-        query |= Q(status=WebhookDelivery.Status.FAILED, attempts__lt=MAX_ATTEMPTS)
+        query |= retry
     pks = WebhookDelivery.objects.filter(query).order_by("received_at").values_list("pk", flat=True)
     return list(pks)
 

@@ -151,7 +151,7 @@ def _warn_inherited(account: str) -> None:
         logger.warning(
             "A webhook delivery to account %r was accepted with the default account's token "
             "(PAYCHARGE['WEBHOOK_AUTH_TOKENS']): deprecated, give the account its own "
-            "WEBHOOK_AUTH_TOKENS (check django_paycharge.W003)",
+            "WEBHOOK_AUTH_TOKENS (check django_paycharge.W004)",
             account,
         )
 

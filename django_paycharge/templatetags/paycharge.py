@@ -28,7 +28,7 @@ from django.utils.safestring import SafeString
 
 from .. import conf
 from ..models import IssuerToken
-from ..money import format_amount
+from ..money import format_money
 
 register = template.Library()
 logger = logging.getLogger("django_paycharge.templatetags")
@@ -111,8 +111,19 @@ def paycharge_issuer_token(
 
 @register.filter
 def paycharge_amount(amount: int | None, currency: str | None) -> str:
-    """An amount in minor units, formatted in its currency: ``1000, "JPY"`` -> ``1,000 JPY``.
+    """An amount in minor units, in the reader's locale: ``1000, "JPY"`` -> ``￥1,000`` (ja).
 
     ``{{ charge.requested_amount|paycharge_amount:charge.requested_currency }}``
+    (see :func:`django_paycharge.money.format_money`).
     """
-    return format_amount(amount, currency)
+    return format_money(amount, currency)
+
+
+@register.simple_tag
+def paycharge_widget_jwt(account: str | None = None) -> str:
+    """The JWT for the payment widget in a page: ``PAYCHARGE["WIDGET_JWT"]``, a browser app
+    token's. Never the server's ``JWT`` (``conf.widget_jwt`` refuses it).
+
+    ``<form data-jwt="{% paycharge_widget_jwt %}">`` (escaped like any value).
+    """
+    return conf.widget_jwt(account)

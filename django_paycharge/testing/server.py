@@ -11,6 +11,7 @@ printed on purpose) and stops cleanly on SIGINT/SIGTERM. No Django needed.
 from __future__ import annotations
 
 import argparse
+import secrets
 import signal
 import socket
 import socketserver
@@ -19,7 +20,7 @@ import threading
 from http import HTTPStatus
 from http.server import ThreadingHTTPServer
 
-from ._common import TEST_JWT, TEST_MERCHANT_ID, TEST_SECRET, TEST_STORE_ID
+from ._common import TEST_JWT, TEST_MERCHANT_ID, TEST_SECRET, TEST_STORE_ID, TEST_WIDGET_JWT
 from .app import FakeApp
 from .handle import FakeGateway
 from .seeding import seed_charges
@@ -171,6 +172,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--port", type=int, default=0, help="0 picks a free port")
     parser.add_argument("--secret", default=TEST_SECRET)
     parser.add_argument("--jwt", default=TEST_JWT)
+    parser.add_argument(
+        "--widget-jwt", default=TEST_WIDGET_JWT, help="a browser app token's JWT (no secret)"
+    )
     parser.add_argument("--store-id", default=TEST_STORE_ID)
     parser.add_argument("--merchant-id", default=TEST_MERCHANT_ID)
     parser.add_argument("--seed", type=int, default=0, help="create N charges at start")
@@ -185,6 +189,8 @@ def main(argv: list[str] | None = None) -> int:
         processing_delay=args.processing_delay,
         polling_timeout=args.polling_timeout,
     )
+    # A browser token: its secret is never given out, so only ``Bearer jwt`` works (widgets).
+    state.add_app_token(secrets.token_urlsafe(24), args.widget_jwt, store_id=args.store_id)
     if args.seed:
         seed_charges(state, args.seed)
     stop = threading.Event()

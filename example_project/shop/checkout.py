@@ -8,6 +8,8 @@ from django.conf import settings
 from django.http import HttpRequest
 from django.utils.translation import gettext as _
 
+from django_paycharge import conf
+
 from .models import Order
 
 #: Online wallet brands offered (the fake gateway accepts any brand name).
@@ -45,13 +47,14 @@ def script_texts() -> dict[str, Any]:
 def checkout_context(request: HttpRequest, order: Order) -> dict[str, Any]:
     """The checkout template's context.
 
-    The JWT is the app token's public half, made for browser widgets: it can
-    create transaction tokens and nothing else. The secret never leaves the server.
+    The JWT is a browser app token's (``PAYCHARGE["WIDGET_JWT"]``), made for
+    widgets: it can create transaction tokens and nothing else. The server's app
+    token (its JWT and secret) never leaves the server.
     """
     return {
         "order": order,
         "gateway_url": settings.PAYCHARGE["BASE_URL"],
-        "widget_jwt": settings.PAYCHARGE["JWT"] or "",
+        "widget_jwt": conf.widget_jwt(),
         "texts": script_texts(),
         "wallet_brands": WALLET_BRANDS,
         "convenience_stores": CONVENIENCE_STORES,

@@ -37,8 +37,8 @@ def test_changelist_shows_the_columns(admin_client, make_charge):
     response = admin_client.get(CHANGELIST)
     assert response.status_code == 200
     html = response.content.decode()
-    assert "12.34 USD" in html
-    assert "1,500 JPY" in html
+    assert "$12.34" in html  # the reader's locale (English here), through Babel
+    assert "¥1,500" in html
     assert "paycharge-status-failed" in html and "paycharge-status-successful" in html
     assert html.count("paycharge-test") == 1  # only the test-mode row is marked
     assert "order-usd" in html
@@ -167,7 +167,7 @@ def test_detail_page_shows_every_field_read_only(admin_client, make_charge):
     assert "330: insufficient funds" in html
     assert "<details>" in html and "raw-marker-123" in html
     assert "&quot;items&quot;: [" in html  # indented JSON
-    assert "9.99 USD" in html and "0.36 USD" in html
+    assert "$9.99" in html and "$0.36" in html
     assert "SHOP*ORDER" in html
     assert 'name="_save"' not in html  # read-only: no save button
     for field in (

@@ -13,6 +13,7 @@ import json
 import os
 import re
 import urllib.request
+from pathlib import Path
 from typing import Any
 
 import django
@@ -113,6 +114,8 @@ def test_card_payment_marks_the_order_paid(demo: Demo, browser_page: Any) -> Non
     tokens_requests: list[Any] = []
     page.on("request", lambda r: tokens_requests.append(r) if r.url.endswith("/tokens") else None)
     price = buy(page, demo, product=0, quantity=2)
+    checkout_html = page.content()
+    widget_jwt = page.locator("#checkout").get_attribute("data-jwt")
     pay(page, "card", card_number=CARD_SUCCESS)
     public_id = landed_order_id(page)
     assert page.locator("#order-status").inner_text() == "Paid"
@@ -125,6 +128,12 @@ def test_card_payment_marks_the_order_paid(demo: Demo, browser_page: Any) -> Non
     authorization = token_request.headers["authorization"]
     assert authorization.startswith("Bearer ey") and authorization.count(".") == 2
     assert "demo-" not in authorization  # the app token's secret never reaches the browser
+    # ...nor the server's JWT (the fake gateway prints it at start): the widget has a
+    # browser app token of its own, and the checkout page shows only that one.
+    log = (Path(demo.env["SHOP_DATA_DIR"]) / "gateway.log").read_text()
+    server_jwt = re.search(r"^\s+JWT=(\S+)$", log, re.MULTILINE).group(1)
+    assert authorization == f"Bearer {widget_jwt}" and widget_jwt != server_jwt
+    assert server_jwt not in checkout_html
 
     state = order_state(demo, public_id)
     assert state["order"]["status"] == "paid" and state["order"]["paid"]

@@ -108,7 +108,7 @@ def test_a_named_account_without_tokens_of_its_own_falls_back_with_a_warning(
         **settings.PAYCHARGE,
         "ACCOUNTS": {**settings.PAYCHARGE["ACCOUNTS"], "tokyo": TOKYO},  # no WEBHOOK_AUTH_TOKENS
     }
-    warnings = [m for m in run_checks() if m.id == "django_paycharge.W003"]
+    warnings = [m for m in run_checks() if m.id == "django_paycharge.W004"]
     assert len(warnings) == 1 and "'tokyo'" in warnings[0].msg
     with caplog.at_level(logging.WARNING, logger="django_paycharge.webhooks"):
         assert post(client, URLS["tokyo"], DEFAULT_TOKEN).status_code == 200  # as before upgrading
@@ -122,7 +122,7 @@ def test_a_named_account_without_tokens_of_its_own_falls_back_with_a_warning(
             "tokyo": {**TOKYO, "WEBHOOK_AUTH_TOKENS": []},
         },
     }
-    assert not [m for m in run_checks() if m.id == "django_paycharge.W003"]
+    assert not [m for m in run_checks() if m.id == "django_paycharge.W004"]
     assert post(client, URLS["tokyo"], DEFAULT_TOKEN).status_code == 401
 
 

@@ -249,7 +249,7 @@ def test_a_lease_shorter_than_a_gateway_request_is_warned_about(settings):
         "RETRY_BACKOFF_MAX": 8,
         "WEBHOOK_LEASE_SECONDS": 60,
     }
-    [warning] = [m for m in run_checks() if m.id == "django_paycharge.W004"]
+    [warning] = [m for m in run_checks() if m.id == "django_paycharge.W005"]
     assert "(60 s)" in warning.msg and "(164 s)" in warning.msg  # (5 + 30) x 4 + 8 x 3
     settings.PAYCHARGE = {**settings.PAYCHARGE, "WEBHOOK_LEASE_SECONDS": 300}
-    assert "django_paycharge.W004" not in {m.id for m in run_checks()}
+    assert "django_paycharge.W005" not in {m.id for m in run_checks()}
