@@ -13,6 +13,7 @@ deliveries to a queue of the shop's own instead (see docs/deployment.md).
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections import Counter
 from collections.abc import Callable
@@ -73,6 +74,10 @@ class _InlineOnly:
     enqueue = using = get_backend = _unavailable
 
 
+# Cached: installed modules do not change while the process runs, and the webhook
+# receiver asks on every delivery (find_spec twice cost it 0.03 ms of CPU;
+# bench/webhooks.py, "receipt cost").
+@functools.cache
 def tasks_framework() -> Any | None:
     """``django.tasks`` on Django 6, the ``django_tasks`` backport on 5.2, or None."""
     for module in ("django.tasks", "django_tasks"):
@@ -226,8 +231,9 @@ def dispatch_delivery(delivery_pk: int, *, retry_failed: bool = False) -> None:
         if delivery is not None:
             hook(delivery)
     elif background_enabled():
-        if not retry_failed and _database_backend():
-            wake_drain()
+        drain = _routed_drain()
+        if not retry_failed and _database_backend(drain):
+            wake_drain(drain)
             return
         task = routed(process_webhook_delivery)
         task.enqueue(delivery_pk, True) if retry_failed else task.enqueue(delivery_pk)
@@ -276,20 +282,35 @@ _waiting_sql: dict[tuple[str, bool], str] = {}
 
 def drains_deliveries() -> bool:
     """Whether deliveries go through drain tasks: work goes to django-tasks-db."""
-    return background_enabled() and _database_backend()
+    return background_enabled() and _database_backend(_routed_drain())
 
 
-def _database_backend() -> bool:
+# (backend alias, queue) -> the drain task routed there. Routing a task validates
+# it anew each time, which the receiver would pay on every delivery.
+_drains: dict[tuple[str, str], BackgroundTask[[], Any]] = {}
+
+
+def _routed_drain() -> BackgroundTask[[], Any]:
+    key = (backend_alias(), str(conf.get_setting("TASK_QUEUE")))
+    if key not in _drains:
+        _drains[key] = routed(drain_webhook_deliveries)
+    return _drains[key]
+
+
+def _database_backend(drain: BackgroundTask[[], Any]) -> bool:
     try:
         from django_tasks_db.backend import DatabaseBackend
     except ImportError:
         return False
-    return isinstance(routed(drain_webhook_deliveries).get_backend(), DatabaseBackend)
+    return isinstance(drain.get_backend(), DatabaseBackend)
 
 
-def wake_drain() -> None:
-    """Make sure a drain task that has not started yet exists (call after a delivery committed)."""
-    task = routed(drain_webhook_deliveries)
+def wake_drain(drain: BackgroundTask[[], Any] | None = None) -> None:
+    """Make sure a drain task that has not started yet exists (call after a delivery committed).
+
+    ``drain``: the drain task already routed to the configured backend, if at hand.
+    """
+    task = drain or _routed_drain()
     if not _task_waiting(task):
         task.enqueue()
 

@@ -23,8 +23,10 @@ from django.db.models import Field, UniqueConstraint
 
 from ..models import WebhookDelivery
 
-# (alias, vendor) -> (SQL, fields in the order of its placeholders)
-_statements: dict[tuple[str, str], tuple[str, list[Field[Any, Any]]]] = {}
+# (alias, vendor) -> (SQL, fields in the order of its placeholders, and for each
+# field the database value of its default when that is a constant, else _UNSET)
+_statements: dict[tuple[str, str], tuple[str, list[Field[Any, Any]], list[Any]]] = {}
+_UNSET = object()
 
 
 def insert_delivery(values: dict[str, Any]) -> int | None:
@@ -37,12 +39,14 @@ def insert_delivery(values: dict[str, Any]) -> int | None:
     connection = connections[alias]
     if not _has_upsert(connection):
         return _insert_with_orm(values, alias)
-    sql, fields = _statement(alias, connection)
+    sql, fields, defaults = _statement(alias, connection)
     params = [
-        field.get_db_prep_save(
-            values[field.name] if field.name in values else field.get_default(), connection
-        )
-        for field in fields
+        field.get_db_prep_save(values[field.name], connection)
+        if field.name in values
+        else default
+        if default is not _UNSET
+        else field.get_db_prep_save(field.get_default(), connection)
+        for field, default in zip(fields, defaults, strict=True)
     ]
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
@@ -56,7 +60,9 @@ def _has_upsert(connection: BaseDatabaseWrapper) -> bool:
     )
 
 
-def _statement(alias: str, connection: BaseDatabaseWrapper) -> tuple[str, list[Field[Any, Any]]]:
+def _statement(
+    alias: str, connection: BaseDatabaseWrapper
+) -> tuple[str, list[Field[Any, Any]], list[Any]]:
     key = (alias, connection.vendor)
     if key not in _statements:
         meta = WebhookDelivery._meta
@@ -75,7 +81,11 @@ def _statement(alias: str, connection: BaseDatabaseWrapper) -> tuple[str, list[F
             f"ON CONFLICT ({', '.join(columns[n] for n in unique.fields)}) "
             f"DO NOTHING RETURNING {columns[meta.pk.name]}"
         )
-        _statements[key] = (sql, fields)
+        defaults = [
+            _UNSET if callable(f.default) else f.get_db_prep_save(f.get_default(), connection)
+            for f in fields
+        ]
+        _statements[key] = (sql, fields, defaults)
     return _statements[key]
 
 
