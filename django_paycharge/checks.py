@@ -10,7 +10,7 @@ Ids are stable and never reused once retired:
 - E006 TIMEOUT, MAX_RETRIES, RETRY_BACKOFF or RETRY_BACKOFF_MAX is malformed
 - E007 PAYCHARGE or PAYCHARGE['ACCOUNTS'] is not a dict
 - E008 a webhook or app-wide key is malformed (an account's WEBHOOK_AUTH_TOKENS,
-  WEBHOOK_LEASE_SECONDS, RETURN_URL, ...)
+  WEBHOOK_LEASE_SECONDS, RETURN_URL, SHOP_URL, ORDER_URL_HOOK...)
 - E020 background-work settings are wrong (TASKS mode, TASK_BACKEND alias, TASK_QUEUE,
   DELIVERY_HANDOFF, SWEEP_AFTER, DELIVERY_RETENTION_DAYS)
 - E021 WIDGET_JWT is not a JWT, or is the server's JWT (pages would show it)
@@ -27,6 +27,7 @@ from typing import Any
 
 from django.conf import settings
 from django.core.checks import CheckMessage, Error, Tags, Warning, register
+from django.utils.module_loading import import_string
 from django.utils.translation import gettext as _
 
 from . import conf
@@ -161,11 +162,19 @@ def _app_wide_messages(user: Mapping[str, Any]) -> list[CheckMessage]:
                 id=_id("E008"),
             )
         )
-    return_url = user.get("RETURN_URL", conf.DEFAULTS["RETURN_URL"])
-    if not isinstance(return_url, str) or not return_url:
-        messages.append(
-            Error(_("PAYCHARGE['RETURN_URL'] must be a non-empty URL or path."), id=_id("E008"))
-        )
+    for key in ("RETURN_URL", "SHOP_URL"):
+        url = user.get(key, conf.DEFAULTS[key])
+        if not isinstance(url, str) or not url:
+            messages.append(
+                Error(
+                    _("PAYCHARGE['%(key)s'] must be a non-empty URL or path.") % {"key": key},
+                    id=_id("E008"),
+                )
+            )
+    messages.extend(
+        Error(problem, hint=_("It gets the charge and returns a URL or None."), id=_id("E008"))
+        for problem in _hook_problems("ORDER_URL_HOOK", user.get("ORDER_URL_HOOK"))
+    )
     return messages
 
 
@@ -255,7 +264,7 @@ def _task_messages(user: Mapping[str, Any]) -> list[CheckMessage]:
         problems.append(_("PAYCHARGE['TASK_QUEUE'] must be a non-empty queue name."))
     elif isinstance(alias, str) and alias in backends and mode != "inline":
         problems.extend(_binding_problems())
-    problems.extend(_handoff_problems(user.get("DELIVERY_HANDOFF")))
+    problems.extend(_hook_problems("DELIVERY_HANDOFF", user.get("DELIVERY_HANDOFF")))
     sweep = user.get("SWEEP_AFTER", conf.DEFAULTS["SWEEP_AFTER"])
     if not isinstance(sweep, int | float) or isinstance(sweep, bool) or sweep < 0:
         problems.append(_("PAYCHARGE['SWEEP_AFTER'] must be a number of seconds, 0 or more."))
@@ -282,20 +291,19 @@ def _binding_problems() -> list[str]:
     return []
 
 
-def _handoff_problems(hook: Any) -> list[str]:
+def _hook_problems(key: str, hook: Any) -> list[str]:
+    """A hook setting: None, a callable, or the dotted path of an importable callable."""
     if hook is None or callable(hook):
         return []
     if isinstance(hook, str) and hook:
-        from django.utils.module_loading import import_string
-
         try:
             if callable(import_string(hook)):
                 return []
         except ImportError:
             pass
     return [
-        _("PAYCHARGE['DELIVERY_HANDOFF'] must be the dotted path of a callable (got %(value)s).")
-        % {"value": repr(hook)}
+        _("PAYCHARGE['%(key)s'] must be the dotted path of a callable (got %(value)s).")
+        % {"key": key, "value": repr(hook)}
     ]
 
 

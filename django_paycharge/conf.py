@@ -53,6 +53,7 @@ DEFAULTS: dict[str, Any] = {
     "RETURN_URL_HOOK": None,
     "ALLOW_HTTP_ISSUER_URLS": False,
     "CHARGE_ACCESS_HOOK": "django_paycharge.access.session_owns_charge",
+    "SHOP_URL": "/",
     "TASKS": "auto",
     # Background work (django_paycharge.tasks, .periodic; docs/deployment.md).
     "TASK_BACKEND": "default",
@@ -65,6 +66,7 @@ DEFAULTS: dict[str, Any] = {
     "ADMIN_CURRENCIES": ["JPY", "USD", "EUR", "GBP", "CNY", "KRW", "TWD", "HKD", "AUD", "SGD"],
     "ADMIN_ERROR_CODES": {},
     "ADMIN_MAX_GATEWAY_CALLS": 50,
+    "ORDER_URL_HOOK": None,
     # DRF API (django_paycharge.api): keys added here by the API work.
     "API_CHARGE_HOOK": None,
     "API_CREATE_PERMISSION_CLASSES": ["django_paycharge.api.permissions.IsStaffUser"],

@@ -116,13 +116,23 @@ class InvalidResponseError(PayChargeError):
 
 
 class APIError(PayChargeError):
-    """The gateway answered with a non-2xx status."""
+    """The gateway answered with a non-2xx status; ``code`` is the gateway's error code."""
+
+    #: True when trying again cannot help, whatever the status says.
+    permanent = False
 
 
 class BadRequestError(APIError):
     """400: the gateway rejected the request as invalid (``errors`` names the fields)."""
 
     default_message = gettext_noop("The payment service rejected the request as invalid.")
+
+
+class PaymentDetailsRejectedError(BadRequestError):
+    """The gateway refused the customer's payment details (token expired or used, card
+    locked, test card in live mode...): the customer must check them or pay another way."""
+
+    default_message = gettext_noop("The payment details were not accepted.")
 
 
 class AuthenticationError(APIError):
@@ -152,6 +162,28 @@ class ConflictError(APIError):
     default_message = gettext_noop("The request conflicts with the current state of the resource.")
 
 
+class IdempotencyKeyConflictError(ConflictError):
+    """409 ``IDEMPOTENCY_KEY_CONFLICT``: the key was used before for a different request."""
+
+    default_message = gettext_noop(
+        "The idempotency key was already used for a different request; use a new key."
+    )
+
+
+class WebhookURLExistsError(ConflictError):
+    """409 ``WEBHOOK_URL_EXISTS``: a webhook with this URL is already registered."""
+
+    default_message = gettext_noop("A webhook with this URL is already registered.")
+
+
+class UnsupportedByGatewayError(APIError):
+    """The connected payment system does not support this request (``NOT_SUPPORTED_BY_PROCESSOR``,
+    504 ``NO_GATEWAY_AVAILABLE_TO_PROCESS_THE_REQUEST``); not retried."""
+
+    default_message = gettext_noop("The payment system does not support this request.")
+    permanent = True
+
+
 class RateLimitError(APIError):
     """429: the gateway is rate limiting; retried with backoff before this is raised."""
 
@@ -176,11 +208,53 @@ _STATUS_CLASSES: dict[int, type[APIError]] = {
 }
 
 
+#: Codes of the gateway's documented error table whose meaning differs from their
+#: status's (a 403 ``CARD_LOCKED`` is the customer's card, not our app token), or
+#: that a caller must tell apart from others of the same status.
+PAYMENT_DETAILS_CODES = frozenset(
+    {
+        "CARD_BRAND_NOT_SUPPORTED",
+        "CARD_COUNTRY_NOT_SUPPORTED",
+        "CARD_LOCKED",
+        "CHARGE_TOO_QUICK",
+        "CVV_AUTHORIZATION_NOT_COMPLETED",
+        "CVV_REQUIRED",
+        "FORBIDDEN_IP",
+        "INVALID_TOKEN_TYPE",
+        "LAST_NAME_REQUIRED",
+        "NO_TEST_CARD_IN_LIVE_MODE",
+        "NON_SUBSCRIPTION_PAYMENT",
+        "NOT_ONE_TIME_TOKEN",
+        "PROCESSING_MODE_MISMATCH",
+        "RECURRING_TOKEN_DISABLED",
+        "TRANSACTION_ALREADY_PROCESSED",
+        "TRANSACTION_TOKEN_EXPIRED",
+    }
+)
+_CODE_CLASSES: dict[str, type[APIError]] = {
+    **dict.fromkeys(PAYMENT_DETAILS_CODES, PaymentDetailsRejectedError),
+    "IDEMPOTENCY_KEY_CONFLICT": IdempotencyKeyConflictError,
+    "WEBHOOK_URL_EXISTS": WebhookURLExistsError,
+    "NOT_SUPPORTED_BY_PROCESSOR": UnsupportedByGatewayError,
+    "NO_GATEWAY_AVAILABLE_TO_PROCESS_THE_REQUEST": UnsupportedByGatewayError,
+}
+
+
 def error_class_for_status(status: int) -> type[APIError]:
     """The exception class for an HTTP status of a failed answer."""
     if status >= 500:
         return ServerError
     return _STATUS_CLASSES.get(status, APIError)
+
+
+def error_class_for(status: int, code: str | None) -> type[APIError]:
+    """The exception class for a failed answer: by its code where the code's meaning
+    differs from the status's, by its status otherwise."""
+    by_code = _CODE_CLASSES.get(code or "")
+    # A 5xx keeps its retryable ServerError unless the code says retrying cannot help.
+    if by_code is not None and (status < 500 or by_code.permanent):
+        return by_code
+    return error_class_for_status(status)
 
 
 # Raised by services.

@@ -14,15 +14,15 @@ from django.http import HttpRequest, HttpResponse, HttpResponseBase, HttpRespons
 from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
-from django.utils.html import format_html
 from django.utils.safestring import SafeString
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
 from .. import services
-from ..exceptions import PayChargeError
+from ..exceptions import NotFoundError, PayChargeError
 from ..models import Charge, IssuerToken
 from . import display, export
+from .charge_extras import ChargeExtrasMixin, order_url_hook_is_set
 from .filters import (
     AccountFilter,
     AmountRangeFilter,
@@ -35,6 +35,7 @@ from .inlines import IssuerTokenInline, WebhookDeliveryInline, can_see_account_n
 from .issuer_tokens import fetch_issuer_token_action
 from .paginator import EstimatedCountPaginator
 from .readonly import ReadOnlyAdmin
+from .search import id_prefix_range
 
 #: Columns the changelist reads: nothing else (``raw`` and the JSON fields stay in the table).
 LIST_COLUMNS = (
@@ -60,7 +61,7 @@ class ChargeChangeList(ChangeList):
         return super().get_queryset(request, exclude_parameters).only(*LIST_COLUMNS)
 
 
-class ChargeAdmin(ReadOnlyAdmin):
+class ChargeAdmin(ChargeExtrasMixin, ReadOnlyAdmin):
     list_display = (
         "short_id",
         "status_badge",
@@ -91,7 +92,8 @@ class ChargeAdmin(ReadOnlyAdmin):
     # Only for Django to show the search box: get_search_results does the matching.
     search_fields = ("=gateway_id",)
     search_help_text = gettext_lazy(
-        "Exact charge id, transaction token id or merchant transaction id."
+        "A charge id or its first 8 or more characters (as in the list), or an exact "
+        "transaction token id or merchant transaction id."
     )
     ordering = ("-created_on", "-id")
     actions = ("refresh_from_gateway", fetch_issuer_token_action)
@@ -121,9 +123,9 @@ class ChargeAdmin(ReadOnlyAdmin):
                     "amount",
                     "charged",
                     "fee",
-                    ("requested_amount", "requested_currency", "requested_amount_formatted"),
-                    ("charged_amount", "charged_currency", "charged_amount_formatted"),
-                    ("fee_amount", "fee_currency", "fee_amount_formatted"),
+                    ("requested_amount", "requested_currency", "requested_formatted"),
+                    ("charged_amount", "charged_currency", "charged_formatted"),
+                    ("fee_amount", "fee_currency", "fee_formatted"),
                     "only_direct_currency",
                 )
             },
@@ -173,10 +175,22 @@ class ChargeAdmin(ReadOnlyAdmin):
         "raw_folded",
         "status_rank",
         "raw_digest_display",
+        "order",
+        "requested_formatted",
+        "charged_formatted",
+        "fee_formatted",
     )
 
     def has_call_gateway_permission(self, request: HttpRequest) -> bool:
         return request.user.has_perm("django_paycharge.call_gateway")
+
+    def get_fieldsets(self, request: HttpRequest, obj: Any = None) -> Any:
+        fieldsets = super().get_fieldsets(request, obj)
+        if not order_url_hook_is_set():
+            return fieldsets
+        # The shop's order, first thing on the page: PAYCHARGE["ORDER_URL_HOOK"].
+        (name, options), *rest = fieldsets
+        return [(name, {**options, "fields": ("order", *options["fields"])}), *rest]
 
     def get_inline_instances(self, request: HttpRequest, obj: Any = None) -> list[Any]:
         inlines = super().get_inline_instances(request, obj)
@@ -192,7 +206,7 @@ class ChargeAdmin(ReadOnlyAdmin):
     def get_search_results(
         self, request: HttpRequest, queryset: QuerySet[Charge], search_term: str
     ) -> tuple[QuerySet[Charge], bool]:
-        # Exact matches only, each on an indexed column: never a LIKE over the table.
+        # Each match on an indexed column: never a LIKE over the table.
         term = search_term.strip()
         if not term:
             return queryset, False
@@ -200,7 +214,9 @@ class ChargeAdmin(ReadOnlyAdmin):
         try:
             value = uuid.UUID(term)
         except ValueError:
-            pass
+            prefix = id_prefix_range(term)
+            if prefix is not None:
+                condition |= Q(gateway_id__range=prefix)
         else:
             condition |= Q(gateway_id=value) | Q(transaction_token_id=value)
         return queryset.filter(condition), False
@@ -230,15 +246,9 @@ class ChargeAdmin(ReadOnlyAdmin):
     # -- columns and fields --------------------------------------------------------------------
 
     @admin.display(description=gettext_lazy("charge id"))
-    def short_id(self, charge: Charge) -> SafeString:
-        # The full id is in the title and on the detail page; the search takes it whole.
-        text = str(charge.gateway_id)
-        return format_html(
-            '<span class="paycharge-id" title="{}" data-charge-id="{}">{}…</span>',
-            text,
-            text,
-            text[:8],
-        )
+    def short_id(self, charge: Charge) -> SafeString | str:
+        # The full id is in the title and on the detail page; the search takes these 8 too.
+        return display.short_id(charge.gateway_id, charge=True)
 
     @admin.display(description=gettext_lazy("status"), ordering="status")
     def status_badge(self, charge: Charge) -> SafeString:
@@ -271,7 +281,7 @@ class ChargeAdmin(ReadOnlyAdmin):
             token = charge.issuer_token
         except IssuerToken.DoesNotExist:
             return "-"
-        return token.call_method or token.payment_type
+        return token.call_method or token.payment_type or str(display.UNKNOWN)
 
     @admin.display(description=gettext_lazy("error"))
     def error_pretty(self, charge: Charge) -> SafeString:
@@ -310,6 +320,17 @@ class ChargeAdmin(ReadOnlyAdmin):
         try:
             fresh = services.refresh_charge(
                 charge.gateway_id, charge.store_id, account=charge.account
+            )
+        except NotFoundError:
+            self.message_user(
+                request,
+                _(
+                    "Charge %(id)s: the gateway has no such charge in store %(store)s "
+                    "(account %(account)s). It may belong to another store or account. "
+                    "The copy here was left as it was."
+                )
+                % {"id": charge.gateway_id, "store": charge.store_id, "account": charge.account},
+                messages.ERROR,
             )
         except PayChargeError as exc:
             self.message_user(

@@ -83,8 +83,8 @@ class WebhookDeliveryAdmin(ReadOnlyAdmin):
         "received_at",
         "event",
         "status_badge",
-        "delivery_id",
-        "charge_link",
+        "delivery_id_column",
+        "charge_column",
         "attempts",
         "account",
     )
@@ -151,6 +151,18 @@ class WebhookDeliveryAdmin(ReadOnlyAdmin):
             return "-"
         url = reverse("admin:django_paycharge_charge_change", args=[delivery.charge_id])
         return format_html('<a href="{}">{}</a>', url, delivery.charge.gateway_id)
+
+    # The list shows ids short (the whole id in the title): full UUIDs wrapped over four lines.
+    @admin.display(description=gettext_lazy("charge"))
+    def charge_column(self, delivery: WebhookDelivery) -> SafeString | str:
+        if delivery.charge is None:
+            return "-"
+        url = reverse("admin:django_paycharge_charge_change", args=[delivery.charge_id])
+        return display.short_id(delivery.charge.gateway_id, url=url, charge=True)
+
+    @admin.display(description=gettext_lazy("delivery id"), ordering="delivery_id")
+    def delivery_id_column(self, delivery: WebhookDelivery) -> SafeString | str:
+        return display.short_id(delivery.delivery_id)
 
     @admin.display(description=gettext_lazy("headers"))
     def headers_pretty(self, delivery: WebhookDelivery) -> SafeString:

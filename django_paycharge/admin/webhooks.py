@@ -10,12 +10,14 @@ from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.urls import URLPattern, path, reverse
+from django.utils.safestring import SafeString
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
 from .. import conf, services
 from ..exceptions import PayChargeError
 from ..models import WebhookConfiguration
+from . import display
 from .readonly import ReadOnlyAdmin
 
 #: The trigger the app needs: it tells the mirror that a charge reached a final status.
@@ -27,8 +29,8 @@ class WebhookConfigurationAdmin(ReadOnlyAdmin):
         "url",
         "triggers_list",
         "active",
-        "store_id",
-        "merchant_id",
+        "store_column",
+        "merchant_column",
         "updated_on",
         "removed_at",
         "account",
@@ -55,6 +57,14 @@ class WebhookConfigurationAdmin(ReadOnlyAdmin):
 
     def has_call_gateway_webhooks_permission(self, request: HttpRequest) -> bool:
         return request.user.has_perm("django_paycharge.call_gateway_webhooks")
+
+    @admin.display(description=gettext_lazy("store id"), ordering="store_id")
+    def store_column(self, config: WebhookConfiguration) -> SafeString | str:
+        return display.short_id(config.store_id)
+
+    @admin.display(description=gettext_lazy("merchant id"), ordering="merchant_id")
+    def merchant_column(self, config: WebhookConfiguration) -> SafeString | str:
+        return display.short_id(config.merchant_id)
 
     @admin.display(description=gettext_lazy("triggers"))
     def triggers_list(self, config: WebhookConfiguration) -> str:
@@ -138,7 +148,7 @@ def configuration_warnings() -> list[str]:
     for config in configs:
         if config.removed_at is not None:
             warnings.append(_("%(url)s was removed from the gateway.") % {"url": config.url})
-        elif not config.active:
+        elif config.active is False:
             warnings.append(_("%(url)s is inactive: it receives nothing.") % {"url": config.url})
         elif REQUIRED_TRIGGER not in (config.triggers or []):
             warnings.append(

@@ -29,6 +29,7 @@ from ..exceptions import (
     NetworkError,
     NotFoundError,
     PayChargeError,
+    PaymentDetailsRejectedError,
     RateLimitError,
     UnsupportedPaymentTypeError,
 )
@@ -143,6 +144,10 @@ def _gateway_error(exc: APIError) -> Response:
     logger.warning(
         "Payment gateway answered %s (%s, request id %s)", exc.http_status, exc.code, exc.request_id
     )
+    if isinstance(exc, PaymentDetailsRejectedError):
+        return error_response(
+            400, "payment_rejected", _("The payment details were not accepted."), exc.errors
+        )
     if isinstance(exc, BadRequestError):
         return error_response(
             400,

@@ -8,12 +8,14 @@
 from __future__ import annotations
 
 from ._client import PayChargeClient
+from ._parse import ShapeError, parse_charge, parse_webhook
 from .types import (
     Charge,
     ChargeError,
     ChargeRedirect,
     IssuerToken,
     Page,
+    Rejected,
     ThreeDS,
     TransactionToken,
     WebhookConfiguration,
@@ -26,7 +28,11 @@ __all__ = [
     "IssuerToken",
     "Page",
     "PayChargeClient",
+    "Rejected",
+    "ShapeError",
     "ThreeDS",
     "TransactionToken",
     "WebhookConfiguration",
+    "parse_charge",
+    "parse_webhook",
 ]

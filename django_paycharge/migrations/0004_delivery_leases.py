@@ -13,7 +13,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('django_paycharge', '0001_initial'),
+        ('django_paycharge', '0002_tolerant_reads'),
     ]
 
     operations = [

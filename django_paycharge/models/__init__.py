@@ -10,7 +10,9 @@ from .charges import (
     PaymentType,
     status_rank,
 )
+from .quarantine import QuarantinedItem
 from .sync import SyncCheckpoint
+from .tokens import TransactionTokenInfo
 from .webhooks import WebhookConfiguration, WebhookDelivery
 
 __all__ = [
@@ -21,7 +23,9 @@ __all__ = [
     "ChargeStatus",
     "IssuerToken",
     "PaymentType",
+    "QuarantinedItem",
     "SyncCheckpoint",
+    "TransactionTokenInfo",
     "WebhookConfiguration",
     "WebhookDelivery",
     "status_rank",

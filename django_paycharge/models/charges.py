@@ -36,7 +36,10 @@ _UNKNOWN_RANK = 2
 _FINAL_RANK = 3
 
 
-def status_rank(status: str) -> int:
+def status_rank(status: str | None) -> int:
+    """The rank of ``status``; a missing status ranks lowest, so any known one replaces it."""
+    if not status:
+        return 0
     if status in FINAL_STATUSES:
         return _FINAL_RANK
     return _RANKS.get(status, _UNKNOWN_RANK)
@@ -58,8 +61,11 @@ class Charge(models.Model):
     """A charge as the gateway last told us. Every field of the spec, plus bookkeeping.
 
     ``status``, ``mode`` and ``payment_type`` use choices for display, but keep
-    any value the gateway sends. The gateway is the source of truth: change a
-    charge through :mod:`django_paycharge.services`, never by saving it here.
+    any value the gateway sends. Every column the gateway may omit is nullable:
+    NULL means unknown (missing, null, or a value that does not fit the
+    column), and ``raw`` holds the payload exactly as received. The gateway is
+    the source of truth: change a charge through :mod:`django_paycharge.services`,
+    never by saving it here.
     """
 
     gateway_id = models.UUIDField(_("charge id"), unique=True)
@@ -69,7 +75,7 @@ class Charge(models.Model):
         _("transaction token id"), null=True, blank=True, db_index=True
     )
     transaction_token_type = models.CharField(
-        _("transaction token type"), max_length=32, blank=True
+        _("transaction token type"), max_length=32, null=True, blank=True
     )
     payment_type = models.CharField(
         _("payment type"), max_length=32, blank=True, choices=PaymentType.choices
@@ -79,7 +85,9 @@ class Charge(models.Model):
         _("merchant transaction id"), max_length=255, null=True, blank=True
     )
     requested_amount = models.BigIntegerField(_("requested amount"), null=True, blank=True)
-    requested_currency = models.CharField(_("requested currency"), max_length=3, blank=True)
+    requested_currency = models.CharField(
+        _("requested currency"), max_length=3, null=True, blank=True
+    )
     requested_amount_formatted = _formatted(_("requested amount (formatted)"))
     charged_amount = models.BigIntegerField(_("charged amount"), null=True, blank=True)
     charged_currency = models.CharField(_("charged currency"), max_length=3, null=True, blank=True)
@@ -87,18 +95,26 @@ class Charge(models.Model):
     fee_amount = models.BigIntegerField(_("fee amount"), null=True, blank=True)
     fee_currency = models.CharField(_("fee currency"), max_length=3, null=True, blank=True)
     fee_amount_formatted = _formatted(_("fee amount (formatted)"))
-    only_direct_currency = models.BooleanField(_("only direct currency"), default=False)
+    only_direct_currency = models.BooleanField(
+        _("only direct currency"), null=True, blank=True, default=None
+    )
     capture_at = models.DateTimeField(_("capture at"), null=True, blank=True)
     descriptor = models.CharField(_("descriptor"), max_length=255, null=True, blank=True)
     descriptor_phone_number = models.CharField(
         _("descriptor phone number"), max_length=64, null=True, blank=True
     )
-    status = models.CharField(_("status"), max_length=32, choices=ChargeStatus.choices)
+    status = models.CharField(
+        _("status"), max_length=32, null=True, blank=True, choices=ChargeStatus.choices
+    )
     status_rank = models.PositiveSmallIntegerField(_("status rank"), default=0, editable=False)
     error = models.JSONField(_("error"), null=True, blank=True, encoder=PayloadEncoder)
-    metadata = models.JSONField(_("metadata"), default=dict, blank=True, encoder=PayloadEncoder)
-    mode = models.CharField(_("mode"), max_length=16, blank=True, choices=ChargeMode.choices)
-    created_on = models.DateTimeField(_("created on"))
+    metadata = models.JSONField(
+        _("metadata"), null=True, blank=True, default=dict, encoder=PayloadEncoder
+    )
+    mode = models.CharField(
+        _("mode"), max_length=16, null=True, blank=True, choices=ChargeMode.choices
+    )
+    created_on = models.DateTimeField(_("created on"), null=True, blank=True)
     redirect = models.JSONField(_("redirect"), null=True, blank=True, encoder=PayloadEncoder)
     merchant_name = models.CharField(_("merchant name"), max_length=255, null=True, blank=True)
     store_name = models.CharField(_("store name"), max_length=255, null=True, blank=True)
@@ -185,7 +201,7 @@ class IssuerToken(models.Model):
     """The latest issuer token fetched for a charge (online wallet or bank transfer)."""
 
     charge = models.OneToOneField(Charge, on_delete=models.CASCADE, related_name="issuer_token")
-    payment_type = models.CharField(_("payment type"), max_length=32)
+    payment_type = models.CharField(_("payment type"), max_length=32, null=True, blank=True)
     call_method = models.CharField(_("call method"), max_length=32, blank=True)
     issuer_token = models.TextField(_("issuer token"), blank=True)
     payload = models.JSONField(_("payload"), null=True, blank=True, encoder=PayloadEncoder)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -22,6 +22,7 @@ from ..exceptions import (
     APIError,
     FieldError,
     InvalidParametersError,
+    NetworkError,
     PayChargeError,
     RateLimitError,
     ServerError,
@@ -261,8 +262,14 @@ def refresh_charge(
     *,
     account: str | None = None,
     polling: bool = False,
+    deadline: float | None = None,
 ) -> Charge:
-    """Read one charge from the gateway and update (or create) its mirror row."""
+    """Read one charge from the gateway and update (or create) its mirror row.
+
+    ``deadline`` (a :func:`time.monotonic` value) bounds the read; a new
+    charge's payment type is then left to the background fill, so the call
+    makes one request only.
+    """
     charge_uuid = uuid.UUID(str(charge_id))
     local = (
         Charge.objects.filter(gateway_id=charge_uuid)
@@ -276,24 +283,57 @@ def refresh_charge(
             gettext("The charge's store is unknown: pass store_id, or set PAYCHARGE['STORE_ID'].")
         )
     client = get_client(name)
-    remote = client.charges.retrieve(store, charge_uuid, polling=polling)
+    remote = client.charges.retrieve(store, charge_uuid, polling=polling, deadline=deadline)
     payment_type = ""
     # Known payment types are kept by the upsert: only a new charge costs a token read.
-    if local is None or not local.payment_type:
+    if deadline is None and (local is None or not local.payment_type):
         payment_type = transaction_token_payment_type(client, remote)
     return store_remote_charge(remote, account=name, payment_type=payment_type)
 
 
-def wait_for_charge(charge: Charge, *, timeout: float = 30.0) -> Charge:
+#: Pause after a polling answer that came back still ``pending`` without being held
+#: (a gateway or proxy that ignores ``polling=true``), doubled each time up to the cap.
+WAIT_BACKOFF = 0.1
+WAIT_BACKOFF_MAX = 2.0
+#: A polling answer back sooner than this was not held.
+_HELD = 0.5
+
+
+def wait_for_charge(
+    charge: Charge, *, timeout: float = 30.0, sleep: Callable[[float], object] = time.sleep
+) -> Charge:
     """Wait (within ``timeout`` seconds) for a ``pending`` charge to move on; return the freshest.
 
-    Uses the gateway's ``polling=true`` reads, which hold the answer until
-    the status changes or the gateway's own limit passes.
+    Uses the gateway's ``polling=true`` reads, which hold the answer until the
+    status changes or the gateway's own limit passes. Every read's time-out is
+    the time left, so the call returns within ``timeout`` plus one connect
+    time-out at most; a read that runs out of time returns what is known. An
+    answer that did not hold is followed by a growing pause, never a busy loop.
     """
     deadline = time.monotonic() + timeout
-    current = refresh_charge(charge.gateway_id, charge.store_id, account=charge.account)
-    while current.status == "pending" and time.monotonic() < deadline:
-        current = refresh_charge(
-            charge.gateway_id, charge.store_id, account=charge.account, polling=True
-        )
+    current = charge
+    backoff = WAIT_BACKOFF
+    polling = False  # the first read is a plain one: the charge may have moved on already
+    while current.status == "pending" or not polling:
+        if time.monotonic() >= deadline:
+            break
+        asked = time.monotonic()
+        try:
+            current = refresh_charge(
+                charge.gateway_id,
+                charge.store_id,
+                account=charge.account,
+                polling=polling,
+                deadline=deadline,
+            )
+        except NetworkError:
+            if time.monotonic() >= deadline:
+                break  # the read ran out of the time given: the caller gets what is known
+            raise
+        if current.status != "pending":
+            break
+        if polling and time.monotonic() - asked < _HELD:
+            sleep(max(0.0, min(backoff, deadline - time.monotonic())))
+            backoff = min(backoff * 2, WAIT_BACKOFF_MAX)
+        polling = True
     return current

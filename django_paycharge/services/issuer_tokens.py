@@ -69,13 +69,13 @@ def fetch_issuer_token(charge: Charge) -> IssuerToken:
     return stored
 
 
-def _require_awaiting(status: str) -> None:
+def _require_awaiting(status: str | None) -> None:
     if status != "awaiting":
         raise ChargeStateError(
             _(
                 "The bank account can only be shown while the charge is awaiting payment; "
                 "its status is now %(status)s."
             )
-            % {"status": status},
+            % {"status": status or _("unknown")},
             status=status,
         )

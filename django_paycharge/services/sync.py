@@ -28,6 +28,7 @@ from ..client import Page, PayChargeClient
 from ..exceptions import NotFoundError, PayChargeError
 from ..models import Charge, SyncCheckpoint
 from .clients import get_client
+from .quarantine import quarantine, readable_alone, retry_quarantined, unresolved
 from .upsert import PreparedCharges, UpsertResult, prepare_charges, upsert_charges, upsert_prepared
 
 logger = logging.getLogger("django_paycharge.services")
@@ -51,6 +52,8 @@ class SyncResult:
     stale: int = 0
     failed: int = 0
     removed: int = 0
+    #: Items that cannot be stored (no usable id) and are still quarantined after the run.
+    quarantined: int = 0
     started: float = field(default_factory=time.monotonic)
 
     @property
@@ -70,7 +73,17 @@ class SyncResult:
         self.stale += upserted.stale
 
     def as_dict(self) -> dict[str, Any]:
-        keys = ("pages", "seen", "created", "updated", "unchanged", "stale", "failed", "removed")
+        keys = (
+            "pages",
+            "seen",
+            "created",
+            "updated",
+            "unchanged",
+            "stale",
+            "failed",
+            "removed",
+            "quarantined",
+        )
         return {k: getattr(self, k) for k in keys}
 
 
@@ -101,6 +114,7 @@ def sync_charges(
     result = SyncResult()
     started_at = checkpoint.run_started_at
     assert started_at is not None
+    retry_quarantined(name)
     try:
         high_water = _read_pages(
             client,
@@ -117,6 +131,7 @@ def sync_charges(
     except PayChargeError as exc:
         SyncCheckpoint.objects.filter(pk=checkpoint.pk).update(last_error=str(exc)[:2000])
         raise
+    result.quarantined = unresolved(name).count()
     SyncCheckpoint.objects.filter(pk=checkpoint.pk).update(
         high_water=high_water,
         run_from=None,
@@ -188,6 +203,7 @@ def _read_pages(
             ahead: Future[tuple[Page[RemoteCharge], PreparedCharges]] | None = None
             if page.items and page.has_more:
                 ahead = pool.submit(fetch, str(page.items[-1].id))
+            quarantine(account, page.rejected)
             try:
                 written = result.created + result.updated
                 high_water = _store_page(
@@ -251,17 +267,19 @@ def _refresh_open(
     count = open_charges.count()
     if not count:
         return
+    # None when no open charge's creation time is known: those are read one by one.
     oldest = open_charges.aggregate(oldest=Min("created_on"))["oldest"]
-    span = Charge.objects.filter(account=account, created_on__gte=oldest)
+    span = Charge.objects.filter(account=account, created_on__gte=oldest or timezone.now())
     if store:
         span = span.filter(store_id=store)
-    if math.ceil(span.count() / PAGE_SIZE) <= count:
+    if oldest is not None and math.ceil(span.count() / PAGE_SIZE) <= count:
         # Idempotent and bounded: no resume point needed.
         _read_pages(client, account, store, oldest, None, result, progress)
         return
-    for charge in open_charges.only("gateway_id", "store_id").iterator(chunk_size=PAGE_SIZE):
+    alone = readable_alone(open_charges).only("gateway_id", "store_id")
+    for charge in alone.iterator(chunk_size=PAGE_SIZE):
         try:
-            assert charge.store_id is not None  # filtered above
+            assert charge.store_id is not None  # filtered by readable_alone
             remote = client.charges.retrieve(charge.store_id, charge.gateway_id)
         except NotFoundError:
             result.failed += 1

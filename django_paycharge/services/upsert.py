@@ -27,6 +27,7 @@ from django.utils import timezone
 from .. import signals
 from ..client import Charge as RemoteCharge
 from ..models import FINAL_STATUSES, Charge, status_rank
+from ..models.fit import fit_row
 from ..models.payload import PayloadEncoder
 from . import _upsert_sql as _sql
 
@@ -76,7 +77,6 @@ _INSERT_COLUMNS = (
 )
 _FINAL_RANK = status_rank(next(iter(FINAL_STATUSES)))
 _NESTED = ("error", "redirect", "three_ds")
-_NOT_NULL_TEXT = ("transaction_token_type", "requested_currency", "status", "mode")
 _UPDATE_COLUMNS = (*_MIRRORED, "status_rank", "raw", "raw_digest", "synced_at")
 
 
@@ -227,16 +227,14 @@ def _row(item: RemoteCharge, account: str, payment_type: str, now: datetime) -> 
     for name in _NESTED:
         value = row[name]
         row[name] = value.raw if value is not None else None
-    row["metadata"] = row["metadata"] if row["metadata"] is not None else {}
-    for name in _NOT_NULL_TEXT:
-        row[name] = row[name] or ""
-    row["created_on"] = row["created_on"] or now
+    # Unknown stays unknown (NULL), and so does a value too big for its column.
+    fit_row(Charge, row)
     text = _canonical_json(item.raw)
     row.update(
         gateway_id=item.id,
         account=account,
         payment_type=payment_type,
-        status_rank=status_rank(item.status or ""),
+        status_rank=status_rank(row["status"]),
         raw=_sql.EncodedJSON(text),
         raw_digest=_digest_of_text(text),  # of what the gateway sent, even if cleaned below
         synced_at=now,

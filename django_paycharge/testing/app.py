@@ -202,7 +202,7 @@ class FakeApp:
                 return handler, Request(method, path, params, q, query, headers, body), auth
         if path_known:
             raise ApiError(405, "METHOD_NOT_ALLOWED", [("method", method)])
-        raise ApiError(404, "RESOURCE_NOT_FOUND", [("path", "NOT_FOUND")])
+        raise ApiError(404, "NOT_FOUND", [("path", "NOT_FOUND")])
 
 
 def json_response(status: int, body: Any, headers: dict[str, str] | None = None) -> FakeResponse:

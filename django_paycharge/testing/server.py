@@ -180,6 +180,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0, help="create N charges at start")
     parser.add_argument("--processing-delay", type=float, default=0.0)
     parser.add_argument("--polling-timeout", type=float, default=2.0)
+    parser.add_argument(
+        "--webhook",
+        metavar="URL",
+        action="append",
+        default=[],
+        help="register a webhook configuration (charge_updated, charge_finished) for the "
+        "store, as a shop owner does in the gateway's console; repeatable",
+    )
+    parser.add_argument(
+        "--webhook-token",
+        default="test-webhook-token",
+        help="the auth token the fake sends with each --webhook delivery "
+        "(put it in PAYCHARGE['WEBHOOK_AUTH_TOKENS'])",
+    )
     args = parser.parse_args(argv)
     state = FakeState(
         secret=args.secret,
@@ -197,10 +211,14 @@ def main(argv: list[str] | None = None) -> int:
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, lambda *_: stop.set())
     server = RunningServer(args.host, args.port, state)
+    for url in args.webhook:
+        server.add_webhook(url, auth_token=args.webhook_token)
     # Test credentials, printed on purpose: a script starting the fake needs them.
     print(f"Fake payment gateway (TEST ONLY) listening at {server.base_url}")
     for key, value in server.settings().items():
         print(f"  {key}={value}")
+    for url in args.webhook:
+        print(f"  webhook: {url} (charge_updated, charge_finished)")
     print("Controls under /_fake/ (no auth). Stop with Ctrl-C or SIGTERM.", flush=True)
     while not stop.wait(0.5):
         pass

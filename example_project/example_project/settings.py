@@ -154,6 +154,9 @@ PAYCHARGE: dict[str, Any] = {
 
 #: The shop's own settings (read by shop.conf).
 SHOP_CURRENCY = env_str("SHOP_CURRENCY", "JPY")
+#: Seconds the pay request may take, waiting for a new charge to leave "pending"
+#: (what is still pending then is completed by the webhook).
+SHOP_PAY_TIME_LIMIT = float(env_str("SHOP_PAY_TIME_LIMIT", "20"))
 #: The demo bank page completes payments on the fake gateway; only for a gateway on loopback.
 SHOP_DEMO_BANK = env_bool("SHOP_DEMO_BANK", _loopback_http)
 

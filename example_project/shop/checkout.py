@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from django.conf import settings
@@ -21,6 +22,34 @@ CONVENIENCE_STORES = [
 ]
 
 
+def field_labels() -> dict[str, str]:
+    """The gateway's names of the payment details, in words a customer recognises."""
+    return {
+        "email": _("email"),
+        "data.card_number": _("card number"),
+        "data.exp_month": _("expiry month"),
+        "data.exp_year": _("expiry year"),
+        "data.cvv": _("security code"),
+        "data.cardholder": _("name on the card"),
+        "data.customer_name": _("your name"),
+        "data.convenience_store": _("convenience store"),
+        "data.brand": _("wallet"),
+    }
+
+
+def rejected_message(fields: Iterable[str]) -> str:
+    """Why the payment details were refused, naming only fields the customer filled in.
+
+    Anything else (``transaction_token_id`` for a token that is not one) is the
+    shop's or the gateway's business: the customer just starts again.
+    """
+    labels = field_labels()
+    names = list(dict.fromkeys(labels[f] for f in fields if f in labels))
+    if not names:
+        return _("The payment details were not accepted. Please enter them again.")
+    return _("Please check your payment details: %(fields)s.") % {"fields": ", ".join(names)}
+
+
 def script_texts() -> dict[str, Any]:
     """Translated texts for checkout.js (delivered with ``json_script``, not inline code)."""
     return {
@@ -30,17 +59,8 @@ def script_texts() -> dict[str, Any]:
         ),
         "rejected": _("Please check your payment details: %(fields)s."),
         "failed": _("The payment service refused the payment details. Please try again."),
-        "fields": {
-            "email": _("email"),
-            "data.card_number": _("card number"),
-            "data.exp_month": _("expiry month"),
-            "data.exp_year": _("expiry year"),
-            "data.cvv": _("security code"),
-            "data.cardholder": _("name on the card"),
-            "data.customer_name": _("your name"),
-            "data.convenience_store": _("convenience store"),
-            "data.brand": _("wallet"),
-        },
+        "fields": field_labels(),
+        "reasons": {"CARD_EXPIRED": _("This card has expired. Please use another card.")},
     }
 
 

@@ -12,8 +12,10 @@
 from __future__ import annotations
 
 import logging
+import time
 from typing import Any
 
+from django.conf import settings
 from django.db import transaction
 from django.dispatch import receiver
 from django.http import HttpRequest
@@ -29,8 +31,6 @@ from .models import Order
 
 logger = logging.getLogger("shop.payments")
 
-#: Seconds the checkout waits for a new charge to leave ``pending``.
-WAIT_SECONDS = 20.0
 
 _ORDER_STATUS = {
     "successful": Order.Status.PAID,
@@ -50,7 +50,14 @@ def pay_order(request: HttpRequest, order: Order, transaction_token_id: str) -> 
     until it leaves ``pending`` (the gateway's long-polling read), so the
     order page shows the outcome, or the bank account, at once. Raises the app's
     :class:`~django_paycharge.exceptions.PayChargeError` subclasses.
+
+    The wait gets what creating the charge left of ``SHOP_PAY_TIME_LIMIT``
+    seconds (each of its reads has the time left as its time-out), so the
+    request ends within that limit unless creating the charge alone takes
+    longer; an order still pending then shows as such, and the webhook
+    completes it.
     """
+    started = time.monotonic()
     charge = services.create_charge(
         transaction_token_id=transaction_token_id,
         amount=order.amount,
@@ -61,8 +68,9 @@ def pay_order(request: HttpRequest, order: Order, transaction_token_id: str) -> 
     )
     grant_charge_access(request, charge)
     _attach(order.pk, charge)
-    if charge.status == "pending":
-        charge = services.wait_for_charge(charge, timeout=WAIT_SECONDS)
+    left = settings.SHOP_PAY_TIME_LIMIT - (time.monotonic() - started)
+    if charge.status == "pending" and left > 0:
+        charge = services.wait_for_charge(charge, timeout=left)
     # The signal receiver normally did this already; applying the freshest state the
     # checkout knows keeps the order right even if that receiver ran and failed
     # elsewhere (a webhook processed at the same moment, say).
@@ -86,6 +94,8 @@ def _attach(order_pk: int, charge: Charge) -> None:
         if (
             current is not None
             and current.pk != charge.pk
+            and current.created_on is not None
+            and charge.created_on is not None
             and current.created_on > charge.created_on
         ):
             return
@@ -94,7 +104,7 @@ def _attach(order_pk: int, charge: Charge) -> None:
         order.save(update_fields=["charge", "status", "paid_at"])
 
 
-def _apply_status(order: Order, charge_status: str) -> None:
+def _apply_status(order: Order, charge_status: str | None) -> None:
     if order.status == Order.Status.PAID:
         return  # paid stays paid: a later failed attempt does not unpay it
     new = _ORDER_STATUS.get(charge_status)

@@ -19,11 +19,13 @@ from django_paycharge import services
 from django_paycharge.exceptions import (
     ChargeStateError,
     InvalidParametersError,
+    NotFoundError,
     PayChargeError,
+    PaymentDetailsRejectedError,
 )
 from django_paycharge.models import IssuerToken
 
-from .checkout import checkout_context
+from .checkout import checkout_context, rejected_message
 from .models import Order, Product
 from .payments import failure_message, pay_order
 
@@ -93,10 +95,15 @@ def pay(request: HttpRequest, public_id: uuid.UUID) -> HttpResponse:
     try:
         charge = pay_order(request, order, token_id)
     except InvalidParametersError as exc:
-        fields = ", ".join(e.field for e in exc.errors) or "?"
-        error = _("The payment details were not accepted (%(fields)s). Please try again.") % {
-            "fields": fields
-        }
+        return _checkout_again(request, order, rejected_message(e.field for e in exc.errors))
+    except (NotFoundError, PaymentDetailsRejectedError) as exc:
+        # The gateway knows no such transaction token, or refused it (expired, used,
+        # card locked...): trying again in a moment would not help the customer.
+        logger.info("Order %s: payment details refused (%s)", order.pk, exc.code)
+        error = _(
+            "The payment details were not accepted. Nothing was charged; please check them, "
+            "or choose another way to pay."
+        )
         return _checkout_again(request, order, error)
     except PayChargeError as exc:
         logger.warning("Order %s: charge not created (%s)", order.pk, type(exc).__name__)

@@ -131,7 +131,7 @@ def test_unknown_token_is_not_found(gw: Gw) -> None:
         "/charges",
         json={**_body(gw), "transaction_token_id": "9" * 8 + "-9999-4999-8999-" + "9" * 12},
     )
-    assert _fields(answer, 404, "RESOURCE_NOT_FOUND") == {"transaction_token_id"}
+    assert _fields(answer, 404, "NOT_FOUND") == {"transaction_token_id"}
 
 
 def test_merchant_transaction_id_unique_per_store(gw: Gw) -> None:
