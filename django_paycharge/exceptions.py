@@ -52,9 +52,15 @@ class FieldError:
 
 
 class PayChargeError(Exception):
-    """Base class of every error this app raises."""
+    """Base class of every error this app raises.
+
+    ``outcome`` is set on the errors :func:`services.create_charge` raises:
+    ``"refused"`` (final: nothing was charged and nothing will be charged for
+    this request) or ``"unknown"`` (:class:`ChargeOutcomeUnknownError`).
+    """
 
     default_message = gettext_noop("The payment service request failed.")
+    outcome: str | None = None
 
     def __init__(
         self,
@@ -97,6 +103,8 @@ class ConfigurationError(PayChargeError):
 
 class InvalidParametersError(PayChargeError, ValueError):
     """Input breaks a rule of the spec; raised before any HTTP request is sent."""
+
+    outcome = "refused"
 
     default_message = gettext_noop(
         "The request breaks a rule of the payment service; nothing was sent."
@@ -276,3 +284,54 @@ class ChargeStateError(ServiceError):
     def __init__(self, message: str | None = None, *, status: str | None = None, **kw: Any) -> None:
         super().__init__(message, **kw)
         self.status = status
+
+
+class IdempotencyKeyReusedError(ServiceError):
+    """The caller's idempotency key already belongs to a different charge request.
+
+    Nothing was sent for this call; the request that owns the key is unaffected
+    (two tabs paying one order: the second one gets this error).
+    """
+
+    default_message = gettext_noop(
+        "This idempotency key was already used for a different charge request; "
+        "use a new key for a new charge."
+    )
+    outcome = "refused"
+
+
+class ChargeOutcomeUnknownError(ServiceError):
+    """The gateway never said whether it created the charge, so the request was abandoned.
+
+    Abandoned means it is never sent again: no later recovery can charge it. The
+    gateway may still have created it: do not retry with a new token; check again
+    (:func:`services.check_charge_request`), and pay again only when the check
+    says nothing was charged. ``idempotency_key`` is the request's key.
+    """
+
+    default_message = gettext_noop(
+        "We could not confirm whether the payment was taken. Do not pay again with "
+        "another card or token: check again in a few minutes."
+    )
+    outcome = "unknown"
+
+    def __init__(
+        self, message: str | None = None, *, idempotency_key: str | None = None, **kw: Any
+    ) -> None:
+        super().__init__(message, **kw)
+        self.idempotency_key = idempotency_key
+
+
+class ChargeRequestAbandonedError(ServiceError):
+    """The request with this key was abandoned and nothing was charged: use a new key.
+
+    Raised when a caller asks again with the key of a request whose outcome has
+    since been settled as "not charged" (see :func:`services.check_charge_request`).
+    Paying again, with a new key, is safe.
+    """
+
+    default_message = gettext_noop(
+        "This payment attempt was abandoned and nothing was charged. "
+        "Pay again with a new idempotency key."
+    )
+    outcome = "refused"

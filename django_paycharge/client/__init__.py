@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from ._client import PayChargeClient
 from ._parse import ShapeError, parse_charge, parse_webhook
+from ._transport import IN_PROGRESS_CODE
 from .types import (
     Charge,
     ChargeError,
@@ -22,6 +23,7 @@ from .types import (
 )
 
 __all__ = [
+    "IN_PROGRESS_CODE",
     "Charge",
     "ChargeError",
     "ChargeRedirect",

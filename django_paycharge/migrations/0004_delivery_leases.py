@@ -13,7 +13,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('django_paycharge', '0002_tolerant_reads'),
+        ('django_paycharge', '0003_charge_request_outcomes'),
     ]
 
     operations = [

@@ -10,6 +10,7 @@ from .charges import (
     PaymentType,
     status_rank,
 )
+from .idempotency import ApiIdempotencyRecord
 from .quarantine import QuarantinedItem
 from .sync import SyncCheckpoint
 from .tokens import TransactionTokenInfo
@@ -17,6 +18,7 @@ from .webhooks import WebhookConfiguration, WebhookDelivery
 
 __all__ = [
     "FINAL_STATUSES",
+    "ApiIdempotencyRecord",
     "Charge",
     "ChargeMode",
     "ChargeRequest",

@@ -167,14 +167,29 @@ class ChargeRequest(models.Model):
     If the process dies or the network drops after the gateway took the charge,
     resending the same body with the same key (``paycharge_recover``) ends with
     one remote charge and one local row.
+
+    States: ``pending`` (committed, never sent), ``unknown`` (sent, no final
+    answer yet: the gateway may or may not have created it), ``succeeded``,
+    ``failed`` (the gateway refused it: final) and ``abandoned`` (never sent
+    again; the gateway may still have created it, see ``sent_at``).
     """
 
     class State(models.TextChoices):
-        PENDING = "pending", _("Pending (not confirmed by the gateway)")
+        PENDING = "pending", _("Pending (not sent yet)")
+        UNKNOWN = "unknown", _("Outcome unknown (sent, no answer yet)")
         SUCCEEDED = "succeeded", _("Succeeded")
-        FAILED = "failed", _("Failed")
+        FAILED = "failed", _("Failed (refused by the gateway)")
+        ABANDONED = "abandoned", _("Abandoned (never sent again)")
 
+    #: States that recovery may still send (with the request's own key).
+    OPEN_STATES = (State.PENDING, State.UNKNOWN)
+
+    #: The key sent to the gateway (always a UUID: the caller's own key stays local).
     idempotency_key = models.UUIDField(_("idempotency key"), unique=True, default=uuid.uuid4)
+    #: The caller's key (e.g. ``order-12-attempt-1``): one request per key, ever.
+    caller_key = models.CharField(
+        _("caller's key"), max_length=255, unique=True, null=True, blank=True
+    )
     account = models.CharField(_("account"), max_length=64, default="default")
     params = models.JSONField(_("request parameters"), encoder=PayloadEncoder)
     state = models.CharField(
@@ -183,7 +198,11 @@ class ChargeRequest(models.Model):
     charge = models.OneToOneField(
         Charge, null=True, blank=True, on_delete=models.SET_NULL, related_name="request"
     )
+    #: The gateway's id of the charge when it answered but the mirror could not store it yet.
+    charge_gateway_id = models.UUIDField(_("gateway charge id"), null=True, blank=True)
     attempts = models.PositiveIntegerField(_("attempts"), default=0)
+    #: When it was last sent: the gateway may finish a request some time after that.
+    sent_at = models.DateTimeField(_("last sent at"), null=True, blank=True)
     error = models.JSONField(_("error"), null=True, blank=True, encoder=PayloadEncoder)
     created_at = models.DateTimeField(_("created at"), auto_now_add=True)
     updated_at = models.DateTimeField(_("updated at"), auto_now=True)
@@ -194,7 +213,19 @@ class ChargeRequest(models.Model):
         indexes = [models.Index(fields=["state", "created_at"], name="paycharge_request_state")]
 
     def __str__(self) -> str:
-        return f"{self.idempotency_key} ({self.state})"
+        return f"{self.caller_key or self.idempotency_key} ({self.state})"
+
+    @property
+    def charged_nothing(self) -> bool:
+        """Known to have charged nothing: refused, or abandoned and settled as "not charged".
+
+        A new payment attempt (with a new key) is safe only then, or once the
+        charge it made has failed. See ``services.check_charge_request``.
+        """
+        if self.state == self.State.FAILED:
+            return True
+        error = self.error if isinstance(self.error, dict) else {}
+        return self.state == self.State.ABANDONED and error.get("outcome") == "not_charged"
 
 
 class IssuerToken(models.Model):

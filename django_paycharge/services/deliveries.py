@@ -94,16 +94,7 @@ def store_delivery(
     delivery = WebhookDelivery(pk=pk, **values)
     # Stored (and committed) whatever a receiver does: a failing one is logged,
     # never turned into an error answer that would make the gateway retry.
-    for receiver, result in signals.webhook_received.send_robust(
-        sender=WebhookDelivery, delivery=delivery
-    ):
-        if isinstance(result, Exception):
-            logger.error(
-                "A webhook_received receiver (%r) failed for delivery %s",
-                receiver,
-                delivery.pk,
-                exc_info=result,
-            )
+    signals.send(signals.webhook_received, sender=WebhookDelivery, delivery=delivery)
     return delivery, True
 
 

@@ -65,7 +65,7 @@ def fetch_issuer_token(charge: Charge) -> IssuerToken:
             "fetched_at": timezone.now(),
         },
     )
-    signals.issuer_token_fetched.send(sender=Charge, charge=charge, issuer_token=stored)
+    signals.send(signals.issuer_token_fetched, sender=Charge, charge=charge, issuer_token=stored)
     return stored
 
 

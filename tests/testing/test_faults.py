@@ -58,7 +58,7 @@ def test_drop_after_does_the_work_and_the_key_replays(gw: Gw) -> None:
     assert len(gw.handle.charges) == 1
     retry = gw.post("/charges", json=body, headers={"Idempotency-Key": "lost"})
     assert retry.status_code == 201
-    assert retry.headers["Idempotency-Status"] == "replayed"
+    assert retry.headers["Idempotency-Status"] == "retrieved_idempotent_response"
     assert retry.json()["id"] in gw.handle.charges
     assert len(gw.handle.charges) == 1
 
