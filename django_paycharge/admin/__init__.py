@@ -18,10 +18,11 @@ from ..models import (
     WebhookDelivery,
 )
 from .charges import ChargeAdmin
+from .deliveries import WebhookDeliveryAdmin
 from .paginator import EstimatedCountPaginator
 from .quarantine import QuarantinedItemAdmin
 from .refunds import CancelAdmin, ChargeActionRequestAdmin, RefundAdmin
-from .webhooks import WebhookConfigurationAdmin, WebhookDeliveryAdmin
+from .webhooks import WebhookConfigurationAdmin
 
 admin.site.register(Charge, ChargeAdmin)
 admin.site.register(WebhookConfiguration, WebhookConfigurationAdmin)

@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('django_paycharge', '0003_charge_request_outcomes'),
+        ('django_paycharge', '0004_delivery_leases'),
     ]
 
     operations = [
