@@ -129,7 +129,9 @@ class FakeApp:
             if fault.action == "drop_before":
                 return FakeResponse(0, {}, b"", "drop_before")
             return self._finish(_fault_answer(fault))
-        delay = (fault.latency or 0.0) if fault is not None and fault.action == "latency" else 0.0
+        delay = 0.0 if is_control else self.state.faults.latency
+        if fault is not None and fault.action == "latency":
+            delay += fault.latency or 0.0
         timed_out = read_timeout is not None and delay > read_timeout
         if timed_out:
             delay = float(read_timeout or 0.0)

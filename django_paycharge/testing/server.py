@@ -176,6 +176,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0, help="create N charges at start")
     parser.add_argument("--processing-delay", type=float, default=0.0)
     parser.add_argument("--polling-timeout", type=float, default=2.0)
+    parser.add_argument(
+        "--latency", type=float, default=0.0, help="seconds every API request waits first"
+    )
     args = parser.parse_args(argv)
     state = FakeState(
         secret=args.secret,
@@ -185,6 +188,7 @@ def main(argv: list[str] | None = None) -> int:
         processing_delay=args.processing_delay,
         polling_timeout=args.polling_timeout,
     )
+    state.faults.latency = args.latency
     if args.seed:
         seed_charges(state, args.seed)
     stop = threading.Event()
