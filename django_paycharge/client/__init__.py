@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 from ._client import PayChargeClient
+from ._paging import Prefetcher, RawPage
 from .types import (
     Charge,
     ChargeError,
@@ -26,6 +27,8 @@ __all__ = [
     "IssuerToken",
     "Page",
     "PayChargeClient",
+    "Prefetcher",
+    "RawPage",
     "ThreeDS",
     "TransactionToken",
     "WebhookConfiguration",
