@@ -152,6 +152,11 @@ def _app_wide_messages(user: Mapping[str, Any]) -> list[CheckMessage]:
                 id=_id("E008"),
             )
         )
+    for key, low, high in conf.INT_SETTINGS:
+        try:
+            conf.get_int_setting(key, low, high)
+        except ConfigurationError as exc:
+            messages.append(Error(exc.message, id=_id("E008")))
     return_url = user.get("RETURN_URL", conf.DEFAULTS["RETURN_URL"])
     if not isinstance(return_url, str) or not return_url:
         messages.append(

@@ -48,11 +48,13 @@ DEFAULTS: dict[str, Any] = {
     "ALLOW_HTTP_ISSUER_URLS": False,
     "CHARGE_ACCESS_HOOK": "django_paycharge.access.session_owns_charge",
     "TASKS": "auto",
+    "SYNC_WINDOWS": 8,
     # Admin (django_paycharge.admin): keys added here by the admin work.
     "ADMIN_ESTIMATED_COUNT_THRESHOLD": 10_000,
     "ADMIN_CURRENCIES": ["JPY", "USD", "EUR", "GBP", "CNY", "KRW", "TWD", "HKD", "AUD", "SGD"],
     "ADMIN_ERROR_CODES": {},
     "ADMIN_MAX_GATEWAY_CALLS": 50,
+    "ADMIN_SYNC_MAX_PAGES": 20,
     # DRF API (django_paycharge.api): keys added here by the API work.
     "API_CHARGE_HOOK": None,
     "API_CREATE_PERMISSION_CLASSES": ["django_paycharge.api.permissions.IsStaffUser"],
@@ -126,6 +128,22 @@ def get_setting(key: str) -> Any:
     if key not in DEFAULTS:
         raise KeyError(f"PAYCHARGE has no key {key!r}")
     return _user_settings().get(key, DEFAULTS[key])
+
+
+#: Whole-number keys and their ranges (checked by :func:`get_int_setting` and the system checks).
+INT_SETTINGS = (("SYNC_WINDOWS", 1, 64), ("ADMIN_SYNC_MAX_PAGES", 1, None))
+
+
+def get_int_setting(key: str, low: int, high: int | None = None) -> int:
+    """An app-wide whole-number key, checked: a ConfigurationError names the key and its range."""
+    value = get_setting(key)
+    if isinstance(value, int) and not isinstance(value, bool) and low <= value <= (high or value):
+        return value
+    if high is None:
+        message = _("PAYCHARGE['%(key)s'] must be an integer of at least %(low)d.")
+    else:
+        message = _("PAYCHARGE['%(key)s'] must be an integer from %(low)d to %(high)d.")
+    raise ConfigurationError(message % {"key": key, "low": low, "high": high})
 
 
 def account_names() -> list[str]:

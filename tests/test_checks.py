@@ -35,6 +35,9 @@ def test_missing_setting():
         ({"TIMEOUT": "5"}, "E006", "PAYCHARGE['TIMEOUT']"),
         ({"ACCOUNTS": []}, "E007", "PAYCHARGE['ACCOUNTS']"),
         ({"WEBHOOK_AUTH_TOKENS": "tok"}, "E008", "WEBHOOK_AUTH_TOKENS"),
+        ({"SYNC_WINDOWS": 0}, "E008", "PAYCHARGE['SYNC_WINDOWS']"),
+        ({"SYNC_WINDOWS": 65}, "E008", "PAYCHARGE['SYNC_WINDOWS']"),
+        ({"ADMIN_SYNC_MAX_PAGES": "20"}, "E008", "PAYCHARGE['ADMIN_SYNC_MAX_PAGES']"),
         ({"SECERT": "x"}, "W001", "SECERT"),
     ],
 )

@@ -10,7 +10,7 @@ from .charges import (
     PaymentType,
     status_rank,
 )
-from .sync import SyncCheckpoint
+from .sync import SyncCheckpoint, SyncWindow
 from .webhooks import WebhookConfiguration, WebhookDelivery
 
 __all__ = [
@@ -22,6 +22,7 @@ __all__ = [
     "IssuerToken",
     "PaymentType",
     "SyncCheckpoint",
+    "SyncWindow",
     "WebhookConfiguration",
     "WebhookDelivery",
     "status_rank",
