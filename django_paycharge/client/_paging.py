@@ -103,14 +103,19 @@ def _last_id(items: list[Any]) -> str | None:
 
 
 class Prefetcher(Generic[P]):
-    """The pages of one cursor walk, each requested while the one before is in use.
+    """The pages of one cursor walk, each requested as soon as its cursor is known.
 
     A thread of its own calls ``fetch(cursor)``, then ``follow(page)`` for the
-    next cursor (None: that page is the last), and sends the next request as
-    soon as the page it has is taken: the caller's work on a page overlaps
-    the gateway's answer time for the next. At most one page waits, so memory
-    stays flat however long the walk. Iterating yields ``(page, last)``.
+    next cursor (None: that page is the last), and sends the next request at
+    once: the caller's work on a page (typing, storing) overlaps the
+    gateway's answer time for the next. At most :data:`AHEAD` pages wait for
+    the caller, so memory stays flat however long the walk. Iterating yields
+    ``(page, last)``.
     """
+
+    #: Pages fetched and not yet taken, at most; a caller this far behind is the
+    #: bottleneck, and fetching more would only hold more pages in memory.
+    AHEAD = 2
 
     def __init__(
         self,
@@ -133,7 +138,7 @@ class Prefetcher(Generic[P]):
         try:
             while True:
                 with self._cond:
-                    while self._ready and not self._closed:
+                    while len(self._ready) >= self.AHEAD and not self._closed:
                         self._cond.wait()
                     if self._closed:
                         return

@@ -209,9 +209,10 @@ def _refresh_open(reading: Reading, readers: int) -> None:
     if store:
         span = span.filter(store_id=store)
     if math.ceil(span.count() / PAGE_SIZE) <= count:
-        Reading(
-            reading.client, account, store, reading.until, result, progress=reading.progress
-        ).read([Window(oldest, None)], readers)
+        windows = result.windows, result.windows_done  # the run's, not the refresh's
+        again = Reading(reading.client, account, store, reading.until, result)
+        again.read([Window(oldest, None)], readers)
+        result.windows, result.windows_done = windows
         return
     _refresh_one_by_one(reading.client, account, open_charges, result)
     if reading.progress:
