@@ -114,7 +114,8 @@ class Reading:
         # SQLite writes one page at a time: its readers take turns to store a page (type,
         # build, write). Taking turns only for the write, the writer held SQLite's lock
         # while it waited for the GIL behind the other readers' Python after every
-        # statement: 57 ms a page instead of 15 (``bench/run sync``, 8 windows at 50 ms).
+        # statement: 57 ms a page instead of 22-26 (8 windows at 50 ms a request, the
+        # SQLite rows of ``bench/run sync``; see docs/benchmarks.md).
         turns: AbstractContextManager[Any] = nullcontext()
         if readers > 1 and connections[self.alias].vendor == "sqlite":
             turns = threading.Lock()
