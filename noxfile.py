@@ -1,10 +1,21 @@
 """The version matrix, run against the built wheel: ``nox`` (or ``scripts/test``, which calls it).
 
 Sessions:
-- ``build``: builds the wheel and sdist into dist/ and checks what the wheel carries.
+- ``build``: builds the wheel and sdist into dist/, ``twine check --strict``, and
+  checks what the wheel carries (every non-Python file, LICENSE) and says (metadata).
+- ``sdist``: the sdist on its own: unpacked, installed with its own test group, and
+  a part of its own suite run from it.
 - ``tests``: the whole suite against the installed wheel (never the checkout):
   Django 5.2 LTS on Python 3.11, 6.0 on 3.12, 6.1 on 3.13, on SQLite; 6.1 on
-  3.13 also on PostgreSQL (a throwaway cluster from scripts/pg.sh).
+  3.13 also on PostgreSQL (a throwaway cluster from scripts/pg.sh). The queue
+  tests are left to:
+- ``queues``: the background-processing tests (tests/queues) on PostgreSQL with real
+  workers and a real Redis (scripts/redis.sh, started by scripts/test; or their own):
+  django-tasks-db, RQ (django-tasks-rq) and Celery on Django 5.2 (Celery through
+  django_paycharge.celery) and on Django 6.1 (Celery through django-tasks-celery).
+
+Test tools come from pyproject.toml's dependency groups (PEP 735), which pip
+installs with ``--group`` from 25.1 on.
 """
 
 from __future__ import annotations
@@ -14,13 +25,14 @@ import os
 import shlex
 import shutil
 import sys
+import tarfile
 import tempfile
 import zipfile
 from pathlib import Path
 
 import nox
 
-nox.options.sessions = ["build", "tests"]
+nox.options.sessions = ["build", "sdist", "tests", "queues"]
 nox.options.reuse_existing_virtualenvs = True
 
 ROOT = Path(__file__).parent
@@ -30,6 +42,8 @@ MATRIX = [
     ("3.13", "6.1", "sqlite"),
     ("3.13", "6.1", "postgres"),
 ]
+QUEUE_MATRIX = [("3.11", "5.2"), ("3.13", "6.1")]
+PIP = "pip>=25.1"  # the first to install PEP 735 dependency groups (--group)
 WHEEL_MUST_CONTAIN = [
     "django_paycharge/py.typed",
     "django_paycharge/migrations/0001_initial.py",
@@ -37,37 +51,118 @@ WHEEL_MUST_CONTAIN = [
     "django_paycharge/templates/django_paycharge/issuer_token/http_post.html",
     "django_paycharge/static/django_paycharge/",
     "django_paycharge/locale/ja/LC_MESSAGES/django.mo",
+    "django_paycharge/celery.py",
+]
+# What the wheel's METADATA must say (the issue tracker's first checks of a package).
+METADATA_MUST_CONTAIN = [
+    "License-Expression: MIT",
+    "License-File: LICENSE",
+    "Project-URL: Documentation,",
+    "Project-URL: Source,",
+    "Classifier: Development Status :: 4 - Beta",
+    "Classifier: Framework :: Django :: 5.2",
+    "Classifier: Framework :: Django :: 6.0",
+    "Classifier: Framework :: Django :: 6.1",
+    "Requires-Dist: babel>=2.12",
+    "Requires-Dist: djangorestframework>=3.15; extra == 'api'",
 ]
 
 
 @nox.session(python=False)
 def build(session: nox.Session) -> None:
-    """Build the wheel and sdist, and check the wheel carries every non-Python file."""
+    """Build the wheel and sdist; check them with twine and check what the wheel carries."""
     shutil.rmtree(ROOT / "dist", ignore_errors=True)
     session.run(sys.executable, "-m", "build", "--outdir", "dist", str(ROOT), silent=True)
+    session.run(
+        sys.executable, "-m", "twine", "check", "--strict", *glob.glob(str(ROOT / "dist/*"))
+    )
     wheel = _wheel()
-    names = zipfile.ZipFile(wheel).namelist()
+    archive = zipfile.ZipFile(wheel)
+    names = archive.namelist()
     missing = [m for m in WHEEL_MUST_CONTAIN if not any(n.startswith(m) for n in names)]
+    if not any(n.endswith(".dist-info/licenses/LICENSE") for n in names):
+        missing.append("LICENSE")
     if missing:
         session.error(f"{wheel} lacks {missing}")
     if any(n.startswith(("tests/", "example_project/", "bench/")) for n in names):
         session.error(f"{wheel} carries files that are not part of the app")
+    metadata = archive.read(next(n for n in names if n.endswith(".dist-info/METADATA"))).decode()
+    lines = metadata.splitlines()
+    absent = [m for m in METADATA_MUST_CONTAIN if not any(line.startswith(m) for line in lines)]
+    if absent:
+        session.error(f"{wheel}'s METADATA lacks {absent}")
+    from trove_classifiers import classifiers as known  # the list PyPI accepts
+
+    unknown = [c for c in (line.removeprefix("Classifier: ") for line in lines
+               if line.startswith("Classifier: ")) if c not in known]  # fmt: skip
+    if unknown:
+        session.error(f"PyPI would refuse the classifiers {unknown}")
+    if any(
+        line.startswith("Requires-Dist: djangorestframework") and "extra ==" not in line
+        for line in lines
+    ):
+        session.error("DRF must be required by the api extra only")
+    with tarfile.open(_sdist()) as sdist:
+        members = {n.split("/", 1)[-1] for n in sdist.getnames()}
+    for required in ("LICENSE", "pyproject.toml", "tests/conftest.py", "docs/openapi.yaml"):
+        if required not in members:
+            session.error(f"{_sdist()} lacks {required}")
     session.log(f"{Path(wheel).name}: {len(names)} files, all required ones present")
+
+
+@nox.session(python="3.13")
+def sdist(session: nox.Session) -> None:
+    """The sdist's own tests, run from the unpacked sdist (no checkout involved)."""
+    workdir = Path(tempfile.mkdtemp(prefix="paycharge-sdist-"))
+    with tarfile.open(_sdist()) as archive:
+        archive.extractall(workdir, filter="data")
+    (unpacked,) = workdir.iterdir()
+    session.install(PIP)
+    session.install(str(unpacked), "--group", f"{unpacked}/pyproject.toml:test")
+    with session.chdir(unpacked):
+        session.run(
+            "python", "-m", "pytest", "-p", "no:cacheprovider", "-q", "-m", "not queues",
+            "tests/test_conf.py", "tests/test_checks.py", "tests/services", "tests/commands",
+            env={"PAYCHARGE_TEST_DB": "sqlite"},
+        )  # fmt: skip
+    shutil.rmtree(workdir, ignore_errors=True)
 
 
 @nox.session
 @nox.parametrize(("python", "django", "db"), MATRIX, ids=[f"{d}-py{p}-{b}" for p, d, b in MATRIX])
 def tests(session: nox.Session, django: str, db: str) -> None:
     """The suite against the wheel, from a copy of tests/ outside the checkout."""
-    wheel = _wheel()
-    session.install(f"{wheel}[test]", f"django~={django}.0")
+    _install_with_groups(session, django, "test")
+    _run_suite(session, db, ["-m", "not queues", *session.posargs])
+
+
+@nox.session
+@nox.parametrize(("python", "django"), QUEUE_MATRIX, ids=[f"{d}-py{p}" for p, d in QUEUE_MATRIX])
+def queues(session: nox.Session, django: str) -> None:
+    """The background-processing tests on every queue backend, with real workers and Redis."""
+    extra = ["django-tasks-celery>=0.1"] if django >= "6" else []
+    _install_with_groups(session, django, "test", "queues", *extra)
+    _run_suite(session, "postgres", ["tests/queues", "-p", "no:randomly", *session.posargs])
+
+
+def _install_with_groups(session: nox.Session, django: str, *groups_and_packages: str) -> None:
+    """The wheel, Django ``django``, and pyproject.toml's groups (names) or packages."""
+    session.install(PIP)
+    args: list[str] = [_wheel(), f"django~={django}.0"]
+    for item in groups_and_packages:
+        is_group = item.isidentifier()
+        args += ["--group", f"{ROOT / 'pyproject.toml'}:{item}"] if is_group else [item]
+    session.install(*args)
+
+
+def _run_suite(session: nox.Session, db: str, pytest_args: list[str]) -> None:
     workdir = Path(tempfile.mkdtemp(prefix="paycharge-suite-"))
     # The suite and what it reads (the checked-in schema, the benchmarks it smoke-tests);
     # never the package itself, which must come from the wheel.
     for name in ("tests", "bench", "docs"):
         shutil.copytree(ROOT / name, workdir / name)
     shutil.copy(ROOT / "pyproject.toml", workdir / "pyproject.toml")
-    args = ["python", "-m", "pytest", "-p", "no:cacheprovider", *session.posargs]
+    args = ["python", "-m", "pytest", "-p", "no:cacheprovider", *pytest_args]
     env = {"PAYCHARGE_TEST_DB": db, "PAYCHARGE_REPO": str(ROOT)}
     with session.chdir(workdir):
         session.run(
@@ -84,6 +179,13 @@ def tests(session: nox.Session, django: str, db: str) -> None:
         else:
             session.run(*args, env=env)
     shutil.rmtree(workdir, ignore_errors=True)
+
+
+def _sdist() -> str:
+    found = sorted(glob.glob(str(ROOT / "dist" / "django_paycharge-*.tar.gz")))
+    if not found:
+        raise RuntimeError("No sdist in dist/: run the build session first (nox -s build).")
+    return found[-1]
 
 
 def _wheel() -> str:

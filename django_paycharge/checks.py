@@ -9,7 +9,10 @@ Ids are stable and never reused once retired:
 - E005 STORE_ID or MERCHANT_ID is not a UUID
 - E006 TIMEOUT, MAX_RETRIES, RETRY_BACKOFF or RETRY_BACKOFF_MAX is malformed
 - E007 PAYCHARGE or PAYCHARGE['ACCOUNTS'] is not a dict
-- E008 an app-wide key is malformed (WEBHOOK_AUTH_TOKENS, RETURN_URL, ...)
+- E008 an app-wide key is malformed (WEBHOOK_AUTH_TOKENS, RETURN_URL, SHOP_URL, ORDER_URL_HOOK...)
+- E020 background-work settings are wrong (TASKS mode, TASK_BACKEND alias, TASK_QUEUE,
+  DELIVERY_HANDOFF, SWEEP_AFTER, DELIVERY_RETENTION_DAYS)
+- E021 WIDGET_JWT is not a JWT, or is the server's JWT (pages would show it)
 - W001 PAYCHARGE holds a key this app does not know (a typo?)
 - W002 the exception reporter filter would show PAYCHARGE['JWT'] on error pages and e-mails
 """
@@ -21,6 +24,7 @@ from typing import Any
 
 from django.conf import settings
 from django.core.checks import CheckMessage, Error, Tags, Warning, register
+from django.utils.module_loading import import_string
 from django.utils.translation import gettext as _
 
 from . import conf
@@ -74,6 +78,7 @@ def check_paycharge_settings(app_configs: Any = None, **kwargs: Any) -> list[Che
     for name in [conf.DEFAULT_ACCOUNT, *accounts]:
         messages.extend(_account_messages(name))
     messages.extend(_app_wide_messages(user))
+    messages.extend(_task_messages(user))
     messages.extend(_reporter_filter_messages())
     return messages
 
@@ -95,8 +100,8 @@ def _reporter_filter_messages() -> list[CheckMessage]:
             % {"path": path},
             hint=_(
                 "Set DEFAULT_EXCEPTION_REPORTER_FILTER = "
-                "'django_paycharge.debug.PayChargeExceptionReporterFilter' (or a subclass "
-                "whose hidden_settings matches JWT)."
+                "'django_paycharge.debug.PayChargeExceptionReporterFilter', or mix "
+                "django_paycharge.debug.HideJWTMixin into your own filter."
             ),
             id=_id("W002"),
         )
@@ -116,6 +121,14 @@ def _account_messages(name: str) -> list[CheckMessage]:
         )
         for key, message in conf.account_problems(where, raw)
     ]
+    messages.extend(
+        Error(
+            message,
+            hint=_("Fix %(setting)s.") % {"setting": f"{where}['WIDGET_JWT']"},
+            id=_id("E021"),
+        )
+        for message in conf.widget_problems(where, raw)
+    )
     base_url = raw.get("BASE_URL")
     if (
         isinstance(base_url, str)
@@ -157,12 +170,88 @@ def _app_wide_messages(user: Mapping[str, Any]) -> list[CheckMessage]:
             conf.get_int_setting(key, low, high)
         except ConfigurationError as exc:
             messages.append(Error(exc.message, id=_id("E008")))
-    return_url = user.get("RETURN_URL", conf.DEFAULTS["RETURN_URL"])
-    if not isinstance(return_url, str) or not return_url:
-        messages.append(
-            Error(_("PAYCHARGE['RETURN_URL'] must be a non-empty URL or path."), id=_id("E008"))
-        )
+    for key in ("RETURN_URL", "SHOP_URL"):
+        url = user.get(key, conf.DEFAULTS[key])
+        if not isinstance(url, str) or not url:
+            messages.append(
+                Error(
+                    _("PAYCHARGE['%(key)s'] must be a non-empty URL or path.") % {"key": key},
+                    id=_id("E008"),
+                )
+            )
+    messages.extend(
+        Error(problem, hint=_("It gets the charge and returns a URL or None."), id=_id("E008"))
+        for problem in _hook_problems("ORDER_URL_HOOK", user.get("ORDER_URL_HOOK"))
+    )
     return messages
+
+
+def _task_messages(user: Mapping[str, Any]) -> list[CheckMessage]:
+    """Background work: a mode, backend alias or queue that could never run (E020)."""
+    from .tasks import MODES
+
+    problems: list[str] = []
+    mode = user.get("TASKS", conf.DEFAULTS["TASKS"])
+    if mode not in MODES:
+        problems.append(
+            _("PAYCHARGE['TASKS'] is %(value)s; it must be one of %(modes)s.")
+            % {"value": repr(mode), "modes": ", ".join(MODES)}
+        )
+    alias = user.get("TASK_BACKEND", conf.DEFAULTS["TASK_BACKEND"])
+    queue = user.get("TASK_QUEUE", conf.DEFAULTS["TASK_QUEUE"])
+    backends = getattr(settings, "TASKS", None) or {}
+    if not isinstance(alias, str) or not alias:
+        problems.append(_("PAYCHARGE['TASK_BACKEND'] must be the alias of a backend in TASKS."))
+    elif alias not in backends and ("TASK_BACKEND" in user or mode == "background"):
+        problems.append(
+            _("PAYCHARGE['TASK_BACKEND'] is %(alias)s, but TASKS has no such backend (%(known)s).")
+            % {"alias": repr(alias), "known": ", ".join(map(repr, backends)) or _("none")}
+        )
+    if not isinstance(queue, str) or not queue:
+        problems.append(_("PAYCHARGE['TASK_QUEUE'] must be a non-empty queue name."))
+    elif isinstance(alias, str) and alias in backends and mode != "inline":
+        problems.extend(_binding_problems())
+    problems.extend(_hook_problems("DELIVERY_HANDOFF", user.get("DELIVERY_HANDOFF")))
+    sweep = user.get("SWEEP_AFTER", conf.DEFAULTS["SWEEP_AFTER"])
+    if not isinstance(sweep, int | float) or isinstance(sweep, bool) or sweep < 0:
+        problems.append(_("PAYCHARGE['SWEEP_AFTER'] must be a number of seconds, 0 or more."))
+    days = user.get("DELIVERY_RETENTION_DAYS", conf.DEFAULTS["DELIVERY_RETENTION_DAYS"])
+    if not isinstance(days, int) or isinstance(days, bool) or days < 1:
+        problems.append(_("PAYCHARGE['DELIVERY_RETENTION_DAYS'] must be an integer of at least 1."))
+    return [Error(p, hint=_("See docs/deployment.md."), id=_id("E020")) for p in problems]
+
+
+def _binding_problems() -> list[str]:
+    """What the backend itself says when our tasks are bound to it (a queue it lacks, ...)."""
+    from . import tasks
+
+    if tasks.tasks_framework() is None:
+        return [_("TASKS names a backend, but no tasks framework is installed (django-tasks).")]
+    try:
+        for task in tasks.ALL_TASKS:
+            tasks.routed(task)
+    except Exception as exc:  # the backend's own error names what is wrong
+        return [
+            _("Our tasks cannot run on PAYCHARGE['TASK_BACKEND'] / ['TASK_QUEUE']: %(error)s")
+            % {"error": exc}
+        ]
+    return []
+
+
+def _hook_problems(key: str, hook: Any) -> list[str]:
+    """A hook setting: None, a callable, or the dotted path of an importable callable."""
+    if hook is None or callable(hook):
+        return []
+    if isinstance(hook, str) and hook:
+        try:
+            if callable(import_string(hook)):
+                return []
+        except ImportError:
+            pass
+    return [
+        _("PAYCHARGE['%(key)s'] must be the dotted path of a callable (got %(value)s).")
+        % {"key": key, "value": repr(hook)}
+    ]
 
 
 def _known_keys() -> str:

@@ -39,6 +39,8 @@ DEFAULTS: dict[str, Any] = {
     "MAX_RETRIES": 3,
     "RETRY_BACKOFF": 0.5,
     "RETRY_BACKOFF_MAX": 8.0,
+    # The JWT of a browser app token, for the payment widget (the page sees it).
+    "WIDGET_JWT": None,
     # App-wide.
     "ACCOUNTS": {},
     "WEBHOOK_AUTH_TOKENS": [],
@@ -47,14 +49,22 @@ DEFAULTS: dict[str, Any] = {
     "RETURN_URL_HOOK": None,
     "ALLOW_HTTP_ISSUER_URLS": False,
     "CHARGE_ACCESS_HOOK": "django_paycharge.access.session_owns_charge",
+    "SHOP_URL": "/",
     "TASKS": "auto",
     "SYNC_WINDOWS": 8,
+    # Background work (django_paycharge.tasks, .periodic; docs/deployment.md).
+    "TASK_BACKEND": "default",
+    "TASK_QUEUE": "default",
+    "DELIVERY_HANDOFF": None,
+    "SWEEP_AFTER": 300,
+    "DELIVERY_RETENTION_DAYS": 90,
     # Admin (django_paycharge.admin): keys added here by the admin work.
     "ADMIN_ESTIMATED_COUNT_THRESHOLD": 10_000,
     "ADMIN_CURRENCIES": ["JPY", "USD", "EUR", "GBP", "CNY", "KRW", "TWD", "HKD", "AUD", "SGD"],
     "ADMIN_ERROR_CODES": {},
     "ADMIN_MAX_GATEWAY_CALLS": 50,
     "ADMIN_SYNC_MAX_PAGES": 20,
+    "ORDER_URL_HOOK": None,
     # DRF API (django_paycharge.api): keys added here by the API work.
     "API_CHARGE_HOOK": None,
     "API_CREATE_PERMISSION_CLASSES": ["django_paycharge.api.permissions.IsStaffUser"],
@@ -74,11 +84,12 @@ ACCOUNT_KEYS = (
     "MAX_RETRIES",
     "RETRY_BACKOFF",
     "RETRY_BACKOFF_MAX",
+    "WIDGET_JWT",
 )
 # Credentials and the default store are never inherited by a named account:
 # mixing two accounts' credentials is the mistake this would invite.
-_NOT_INHERITED = ("SECRET", "JWT", "STORE_ID", "MERCHANT_ID")
-_CREDENTIALS = ("SECRET", "JWT")
+_NOT_INHERITED = ("SECRET", "JWT", "STORE_ID", "MERCHANT_ID", "WIDGET_JWT")
+_CREDENTIALS = ("SECRET", "JWT", "WIDGET_JWT")
 _LOOPBACK_HOSTS = {"127.0.0.1", "localhost", "::1"}
 
 
@@ -257,6 +268,46 @@ def get_account(name: str | None = None) -> Account:
         retry_backoff=float(raw["RETRY_BACKOFF"]),
         retry_backoff_max=float(raw["RETRY_BACKOFF_MAX"]),
     )
+
+
+# Its locals hold the credentials: keep them off DEBUG pages and error e-mails.
+@sensitive_variables()
+def widget_problems(where: str, raw: Mapping[str, Any]) -> list[str]:
+    """What is wrong with one account's ``WIDGET_JWT`` (empty when unset or fine)."""
+    value = raw.get("WIDGET_JWT")
+    setting = f"{where}['WIDGET_JWT']"
+    if value is None or value == "":
+        return []
+    if not isinstance(value, str) or not looks_like_jwt(value):
+        return [
+            _("%(setting)s is not a JWT (three base64url parts separated by dots).")
+            % {"setting": setting}
+        ]
+    if value == raw.get("JWT"):
+        return [
+            _(
+                "%(setting)s is the server's app token (JWT): pages would show it. Create an "
+                "app token for the browser (a widget token) and use its JWT."
+            )
+            % {"setting": setting}
+        ]
+    return []
+
+
+# Its locals hold the credentials: keep them off DEBUG pages and error e-mails.
+@sensitive_variables()
+def widget_jwt(name: str | None = None) -> str:
+    """The JWT a page may show to the payment widget: ``WIDGET_JWT``, never ``JWT``."""
+    where, raw = raw_account_settings(name)
+    problems = widget_problems(where, raw)
+    if problems:
+        raise ConfigurationError(problems[0])
+    if not raw.get("WIDGET_JWT"):
+        raise ConfigurationError(
+            _("%(setting)s is not set: copy the JWT of the browser app token (widget) here.")
+            % {"setting": f"{where}['WIDGET_JWT']"}
+        )
+    return str(raw["WIDGET_JWT"])
 
 
 def is_loopback_url(url: str) -> bool:

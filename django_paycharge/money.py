@@ -1,10 +1,30 @@
-"""Money as the gateway counts it: integers in minor units, formatted with ``Decimal``."""
+"""Money as the gateway counts it: integers in minor units, formatted with ``Decimal``.
+
+Arithmetic and storage use ISO-4217's minor units (:data:`CURRENCY_EXPONENTS`,
+the gateway's own). Display (:func:`format_money`) goes through Babel for the
+reader's locale (symbol, separators, the symbol's place), but keeps ISO's number
+of decimals: Babel's precision table (CLDR's) differs from ISO's for some 26
+codes (IQD, for instance), and an amount must read the same as it is charged.
+"""
 
 from __future__ import annotations
 
+import re
 from decimal import Decimal
+from functools import lru_cache
 
-__all__ = ["CURRENCY_EXPONENTS", "DEFAULT_EXPONENT", "currency_exponent", "format_amount"]
+from babel import Locale, UnknownLocaleError
+from babel.numbers import format_currency
+from django.utils import translation
+
+__all__ = [
+    "CURRENCY_EXPONENTS",
+    "DEFAULT_EXPONENT",
+    "currency_exponent",
+    "format_amount",
+    "format_money",
+    "to_major",
+]
 
 #: ISO-4217 minor-unit exponents that are not 2 (every other currency has 2).
 CURRENCY_EXPONENTS: dict[str, int] = {
@@ -54,6 +74,52 @@ def format_amount(amount: int | None, currency: str | None) -> str:
     if amount is None:
         return "-"
     exponent = currency_exponent(currency)
-    major = Decimal(int(amount)).scaleb(-exponent)
-    text = f"{major:,.{exponent}f}"
+    text = f"{to_major(amount, currency):,.{exponent}f}"
     return f"{text} {(currency or '').upper()}".strip()
+
+
+def to_major(amount: int, currency: str | None) -> Decimal:
+    """``(1050, "USD")`` -> ``Decimal("10.50")``: exact, with ISO-4217's decimals."""
+    return Decimal(int(amount)).scaleb(-currency_exponent(currency))
+
+
+_CODE = re.compile(r"[A-Za-z]{3}")
+_FRACTION = re.compile(r"\.0+")
+
+
+def format_money(amount: int | None, currency: str | None, locale: str | None = None) -> str:
+    """An amount in minor units as the reader of ``locale`` writes money (Babel).
+
+    ``(1000, "JPY")`` -> ``"￥1,000"`` in Japanese, ``"¥1,000"`` in English;
+    ``(1050, "USD", "fr")`` -> ``"10,50 $US"``. ``locale`` defaults to the active
+    language. Decimals follow ISO-4217, not Babel. A currency that is not a
+    three-letter code falls back to :func:`format_amount`.
+    """
+    if amount is None:
+        return "-"
+    if not currency or not _CODE.fullmatch(currency):
+        return format_amount(amount, currency)
+    code = currency.upper()
+    babel_locale = _babel_locale(locale or translation.get_language() or "en")
+    return format_currency(
+        to_major(amount, code),
+        code,
+        format=_pattern(babel_locale, currency_exponent(code)),
+        locale=babel_locale,
+        currency_digits=False,
+    )
+
+
+@lru_cache(maxsize=64)
+def _babel_locale(language: str) -> Locale:
+    try:
+        return Locale.parse(translation.to_locale(language))
+    except (UnknownLocaleError, ValueError):
+        return Locale.parse("en")
+
+
+@lru_cache(maxsize=256)
+def _pattern(locale: Locale, exponent: int) -> str:
+    # The locale's own currency pattern, with as many decimals as ISO-4217 says.
+    pattern = str(locale.currency_formats["standard"].pattern)
+    return _FRACTION.sub("." + "0" * exponent if exponent else "", pattern)

@@ -29,6 +29,10 @@ def credentials() -> str:
     values = {
         "PAYCHARGE_SECRET": "demo-" + secrets.token_urlsafe(24),
         "PAYCHARGE_JWT": make_jwt({"sub": f"demo-{uuid.uuid4()}", "store_id": str(store_id)}),
+        # The browser app token of the checkout page's widget: a JWT of its own, no secret.
+        "PAYCHARGE_WIDGET_JWT": make_jwt(
+            {"sub": f"widget-{uuid.uuid4()}", "store_id": str(store_id)}
+        ),
         "PAYCHARGE_STORE_ID": str(store_id),
         "PAYCHARGE_MERCHANT_ID": str(merchant_id),
         "PAYCHARGE_WEBHOOK_AUTH_TOKENS": "demo-webhook-" + secrets.token_urlsafe(24),

@@ -38,6 +38,9 @@ def test_missing_setting():
         ({"SYNC_WINDOWS": 0}, "E008", "PAYCHARGE['SYNC_WINDOWS']"),
         ({"SYNC_WINDOWS": 65}, "E008", "PAYCHARGE['SYNC_WINDOWS']"),
         ({"ADMIN_SYNC_MAX_PAGES": "20"}, "E008", "PAYCHARGE['ADMIN_SYNC_MAX_PAGES']"),
+        ({"SHOP_URL": ""}, "E008", "PAYCHARGE['SHOP_URL']"),
+        ({"ORDER_URL_HOOK": "shop.nowhere.order_url"}, "E008", "PAYCHARGE['ORDER_URL_HOOK']"),
+        ({"ORDER_URL_HOOK": 42}, "E008", "PAYCHARGE['ORDER_URL_HOOK']"),
         ({"SECERT": "x"}, "W001", "SECERT"),
     ],
 )
@@ -46,6 +49,12 @@ def test_each_problem_has_its_id_and_names_the_key(change, expected_id, names):
         messages = check_paycharge_settings()
     assert [m.id for m in messages] == [f"django_paycharge.{expected_id}"]
     assert names in messages[0].msg
+
+
+def test_an_importable_or_callable_order_url_hook_passes():
+    for hook in ("django_paycharge.access.session_owns_charge", lambda charge: None):
+        with override_settings(PAYCHARGE={**BASE, "ORDER_URL_HOOK": hook}):
+            assert check_paycharge_settings() == []
 
 
 def test_plain_http_is_allowed_for_loopback_and_in_debug():

@@ -18,7 +18,10 @@ PUBLIC_MODULES = [
     "django_paycharge.conf",
     "django_paycharge.debug",
     "django_paycharge.exceptions",
+    "django_paycharge.money",
+    "django_paycharge.periodic",
     "django_paycharge.services",
+    "django_paycharge.tasks",
     "django_paycharge.templatetags.paycharge",
     "django_paycharge.testing",
 ]
@@ -42,6 +45,15 @@ def test_public_functions_and_classes_have_docstrings(module_name):
         if getattr(obj, "__module__", "").startswith("django_paycharge") and not obj.__doc__:
             undocumented.append(f"{obj.__module__}.{name}")
     assert undocumented == []
+
+
+@pytest.mark.parametrize("module_name", [*PUBLIC_MODULES, "django_paycharge.celery"])
+def test_every_public_module_is_in_the_generated_api_reference(module_name):
+    # docs/reference/*.md hold mkdocstrings' "::: module" directives (built by mkdocs --strict).
+    directives = "".join(
+        page.read_text(encoding="utf-8") for page in (REPO / "docs" / "reference").glob("*.md")
+    )
+    assert f"::: {module_name}\n" in directives
 
 
 def test_the_package_reports_the_version_of_its_metadata():

@@ -179,10 +179,14 @@ def visible_text(html: str) -> str:
 _PLACEHOLDER = re.compile(r"%\(\w+\)[sd]")
 
 
-def english_detector() -> Callable[[str], list[str]]:
-    """A function listing the catalog's English strings (5+ letters, translated) found in a text."""
+def english_detector(*catalogs: Path) -> Callable[[str], list[str]]:
+    """A function listing the catalogs' English strings (5+ letters, translated) found in a text.
+
+    The app's catalog by default; the example shop's tests add the shop's.
+    """
     patterns = []
-    for entry in live_entries(PO).values():
+    entries = [e for path in catalogs or (PO,) for e in live_entries(path).values()]
+    for entry in entries:
         msgid = re.sub(r"\s+", " ", entry.msgid)
         literal = _PLACEHOLDER.sub("", msgid).strip()
         if len(literal) < 5 or entry.msgstrs[0] == entry.msgid:
@@ -308,6 +312,7 @@ def render_everything(client: Any, shop: dict[str, Any]) -> dict[str, str]:
     gateway.add_fault("GET", r"/charges/", action="status", status=503, count=5)
     query = {"serviceChargeId": str(online.gateway_id)}
     get("return retry", "/payments/return/", status=503, data=query)
+    get("charge not found", f"/payments/pay/{uuid.uuid4()}/", status=404)
     pages["system checks"] = check_texts()
     return pages
 

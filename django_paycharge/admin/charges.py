@@ -6,28 +6,36 @@ import uuid
 from typing import Any
 
 from django.contrib import admin, messages
+from django.contrib.admin.options import IncorrectLookupParameters
 from django.contrib.admin.views.main import ChangeList
 from django.core.exceptions import PermissionDenied
 from django.db.models import Q, QuerySet
-from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.http import HttpRequest, HttpResponse, HttpResponseBase, HttpResponseRedirect
 from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
-from django.utils.html import format_html
 from django.utils.safestring import SafeString
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
 from .. import services
-from ..exceptions import PayChargeError
+from ..exceptions import NotFoundError, PayChargeError
 from ..models import Charge, IssuerToken
-from . import display
-from .filters import AccountFilter, CurrencyFilter, StoreFilter
+from . import display, export
+from .charge_extras import ChargeExtrasMixin, order_url_hook_is_set
+from .filters import (
+    AccountFilter,
+    AmountRangeFilter,
+    CreatedRangeFilter,
+    CurrencyFilter,
+    StoreFilter,
+)
 from .gateway import limited, run_sync_now
 from .inlines import IssuerTokenInline, WebhookDeliveryInline, can_see_account_numbers
 from .issuer_tokens import fetch_issuer_token_action
 from .paginator import EstimatedCountPaginator
 from .readonly import ReadOnlyAdmin
+from .search import id_prefix_range
 
 #: Columns the changelist reads: nothing else (``raw`` and the JSON fields stay in the table).
 LIST_COLUMNS = (
@@ -53,7 +61,7 @@ class ChargeChangeList(ChangeList):
         return super().get_queryset(request, exclude_parameters).only(*LIST_COLUMNS)
 
 
-class ChargeAdmin(ReadOnlyAdmin):
+class ChargeAdmin(ChargeExtrasMixin, ReadOnlyAdmin):
     list_display = (
         "short_id",
         "status_badge",
@@ -74,6 +82,8 @@ class ChargeAdmin(ReadOnlyAdmin):
         AccountFilter,
         "payment_type",
         ("created_on", admin.DateFieldListFilter),
+        CreatedRangeFilter,
+        AmountRangeFilter,
     )
     list_select_related = ("issuer_token",)
     list_per_page = 50
@@ -82,7 +92,8 @@ class ChargeAdmin(ReadOnlyAdmin):
     # Only for Django to show the search box: get_search_results does the matching.
     search_fields = ("=gateway_id",)
     search_help_text = gettext_lazy(
-        "Exact charge id, transaction token id or merchant transaction id."
+        "A charge id or its first 8 or more characters (as in the list), or an exact "
+        "transaction token id or merchant transaction id."
     )
     ordering = ("-created_on", "-id")
     actions = ("refresh_from_gateway", fetch_issuer_token_action)
@@ -112,9 +123,9 @@ class ChargeAdmin(ReadOnlyAdmin):
                     "amount",
                     "charged",
                     "fee",
-                    ("requested_amount", "requested_currency", "requested_amount_formatted"),
-                    ("charged_amount", "charged_currency", "charged_amount_formatted"),
-                    ("fee_amount", "fee_currency", "fee_amount_formatted"),
+                    ("requested_amount", "requested_currency", "requested_formatted"),
+                    ("charged_amount", "charged_currency", "charged_formatted"),
+                    ("fee_amount", "fee_currency", "fee_formatted"),
                     "only_direct_currency",
                 )
             },
@@ -164,10 +175,22 @@ class ChargeAdmin(ReadOnlyAdmin):
         "raw_folded",
         "status_rank",
         "raw_digest_display",
+        "order",
+        "requested_formatted",
+        "charged_formatted",
+        "fee_formatted",
     )
 
     def has_call_gateway_permission(self, request: HttpRequest) -> bool:
         return request.user.has_perm("django_paycharge.call_gateway")
+
+    def get_fieldsets(self, request: HttpRequest, obj: Any = None) -> Any:
+        fieldsets = super().get_fieldsets(request, obj)
+        if not order_url_hook_is_set():
+            return fieldsets
+        # The shop's order, first thing on the page: PAYCHARGE["ORDER_URL_HOOK"].
+        (name, options), *rest = fieldsets
+        return [(name, {**options, "fields": ("order", *options["fields"])}), *rest]
 
     def get_inline_instances(self, request: HttpRequest, obj: Any = None) -> list[Any]:
         inlines = super().get_inline_instances(request, obj)
@@ -183,7 +206,7 @@ class ChargeAdmin(ReadOnlyAdmin):
     def get_search_results(
         self, request: HttpRequest, queryset: QuerySet[Charge], search_term: str
     ) -> tuple[QuerySet[Charge], bool]:
-        # Exact matches only, each on an indexed column: never a LIKE over the table.
+        # Each match on an indexed column: never a LIKE over the table.
         term = search_term.strip()
         if not term:
             return queryset, False
@@ -191,7 +214,9 @@ class ChargeAdmin(ReadOnlyAdmin):
         try:
             value = uuid.UUID(term)
         except ValueError:
-            pass
+            prefix = id_prefix_range(term)
+            if prefix is not None:
+                condition |= Q(gateway_id__range=prefix)
         else:
             condition |= Q(gateway_id=value) | Q(transaction_token_id=value)
         return queryset.filter(condition), False
@@ -221,15 +246,9 @@ class ChargeAdmin(ReadOnlyAdmin):
     # -- columns and fields --------------------------------------------------------------------
 
     @admin.display(description=gettext_lazy("charge id"))
-    def short_id(self, charge: Charge) -> SafeString:
-        # The full id is in the title and on the detail page; the search takes it whole.
-        text = str(charge.gateway_id)
-        return format_html(
-            '<span class="paycharge-id" title="{}" data-charge-id="{}">{}…</span>',
-            text,
-            text,
-            text[:8],
-        )
+    def short_id(self, charge: Charge) -> SafeString | str:
+        # The full id is in the title and on the detail page; the search takes these 8 too.
+        return display.short_id(charge.gateway_id, charge=True)
 
     @admin.display(description=gettext_lazy("status"), ordering="status")
     def status_badge(self, charge: Charge) -> SafeString:
@@ -237,15 +256,15 @@ class ChargeAdmin(ReadOnlyAdmin):
 
     @admin.display(description=gettext_lazy("amount"))
     def amount(self, charge: Charge) -> str:
-        return display.format_amount(charge.requested_amount, charge.requested_currency)
+        return display.format_money(charge.requested_amount, charge.requested_currency)
 
     @admin.display(description=gettext_lazy("charged"))
     def charged(self, charge: Charge) -> str:
-        return display.format_amount(charge.charged_amount, charge.charged_currency)
+        return display.format_money(charge.charged_amount, charge.charged_currency)
 
     @admin.display(description=gettext_lazy("fee"))
     def fee(self, charge: Charge) -> str:
-        return display.format_amount(charge.fee_amount, charge.fee_currency)
+        return display.format_money(charge.fee_amount, charge.fee_currency)
 
     @admin.display(description=gettext_lazy("mode"), ordering="mode")
     def mode_marker(self, charge: Charge) -> SafeString | str:
@@ -302,6 +321,17 @@ class ChargeAdmin(ReadOnlyAdmin):
             fresh = services.refresh_charge(
                 charge.gateway_id, charge.store_id, account=charge.account
             )
+        except NotFoundError:
+            self.message_user(
+                request,
+                _(
+                    "Charge %(id)s: the gateway has no such charge in store %(store)s "
+                    "(account %(account)s). It may belong to another store or account. "
+                    "The copy here was left as it was."
+                )
+                % {"id": charge.gateway_id, "store": charge.store_id, "account": charge.account},
+                messages.ERROR,
+            )
         except PayChargeError as exc:
             self.message_user(
                 request,
@@ -323,6 +353,7 @@ class ChargeAdmin(ReadOnlyAdmin):
         wrap = self.admin_site.admin_view
         return [
             path("sync/", wrap(self.sync_view), name="django_paycharge_charge_sync"),
+            path("export/", wrap(self.export_view), name="django_paycharge_charge_export"),
             path(
                 "<path:object_id>/refresh/",
                 wrap(self.refresh_view),
@@ -336,6 +367,21 @@ class ChargeAdmin(ReadOnlyAdmin):
             raise PermissionDenied
         run_sync_now(self, request)
         return HttpResponseRedirect(reverse("admin:django_paycharge_charge_changelist"))
+
+    def export_view(self, request: HttpRequest) -> HttpResponseBase:
+        """The changelist's charges, as filtered and searched, streamed as CSV."""
+        if not self.has_view_permission(request):
+            raise PermissionDenied
+        if "p" in request.GET:  # every page, not the one the link was on
+            query = request.GET.copy()
+            query.pop("p")
+            return HttpResponseRedirect(f"{request.path}?{query.urlencode()}")
+        try:
+            changelist = self.get_changelist_instance(request)
+        except IncorrectLookupParameters:
+            changelist_url = reverse("admin:django_paycharge_charge_changelist")
+            return HttpResponseRedirect(f"{changelist_url}?e=1")
+        return export.csv_response(changelist.queryset)
 
     def refresh_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
         if request.method != "POST" or not self.has_call_gateway_permission(request):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from decimal import Decimal
 from typing import Any
 
 from django.utils.html import format_html
@@ -10,7 +11,9 @@ from django.utils.safestring import SafeString
 from django.utils.translation import gettext_lazy as _
 
 from .. import conf
+from ..money import currency_exponent
 from ..money import format_amount as format_amount
+from ..money import format_money as format_money
 
 #: Colours of the status badges (background, text); unknown statuses are grey.
 STATUS_COLOURS: dict[str, tuple[str, str]] = {
@@ -100,3 +103,35 @@ def describe_error(error: Any) -> SafeString:
     else:
         head = format_html("<p><strong>{}</strong> {}: {}</p>", _("Code"), code, meaning)
     return format_html("{}{}", head, pretty_json(error))
+
+
+def short_id(value: Any, *, url: str | None = None, charge: bool = False) -> SafeString | str:
+    """A UUID as its first 8 characters (what the charge search takes), the whole in the title.
+
+    Full ids wrapped over four lines in the lists; ``charge=True`` marks the
+    element with ``data-charge-id`` so tests and scripts can find a charge's row.
+    """
+    if not value:
+        return "-"
+    text = str(value)
+    attrs = format_html(' data-charge-id="{}"', text) if charge else ""
+    if url:
+        return format_html(
+            '<a href="{}" class="paycharge-id" title="{}"{}>{}…</a>', url, text, attrs, text[:8]
+        )
+    return format_html('<span class="paycharge-id" title="{}"{}>{}…</span>', text, attrs, text[:8])
+
+
+def format_major_amount(value: Decimal | None, currency: str | None) -> str:
+    """A ``*_formatted`` amount (major units, as the gateway sends it) like :func:`format_money`.
+
+    ``Decimal("2400.0000"), "JPY"`` -> ``"¥2,400"`` (in English), the way the
+    integer amount beside it is shown; a value finer than the currency's unit is
+    shown whole, with its code.
+    """
+    if value is None:
+        return "-"
+    minor = Decimal(value).scaleb(currency_exponent(currency))
+    if minor != minor.to_integral_value():
+        return f"{value} {(currency or '').upper()}".strip()
+    return format_money(int(minor), currency)

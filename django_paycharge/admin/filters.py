@@ -8,12 +8,15 @@ each filters on a column that leads an index.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from datetime import date, datetime, time, timedelta
 from typing import Any
 
 from django.contrib import admin
+from django.contrib.admin.options import IncorrectLookupParameters
 from django.db.models import QuerySet
 from django.http import HttpRequest
+from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 from .. import conf
@@ -107,3 +110,105 @@ def _as_uuid(value: Any) -> uuid.UUID | None:
         return uuid.UUID(str(value)) if value else None
     except ValueError:
         return None
+
+
+class _RangeFilter(admin.ListFilter):
+    """Two inputs, a lower and an upper bound, on one indexed column (a small GET form)."""
+
+    template = "admin/django_paycharge/range_filter.html"
+    lower_parameter: str
+    upper_parameter: str
+    input_type = "text"
+    field: str
+    lower_lookup = "gte"
+    upper_lookup = "lte"
+
+    def __init__(
+        self, request: HttpRequest, params: dict[str, Any], model: Any, model_admin: Any
+    ) -> None:
+        super().__init__(request, params, model, model_admin)
+        for name in self.expected_parameters():
+            if name in params:
+                value = params.pop(name)
+                # Django 5+ hands the filters lists of values: the last one wins, as in a form.
+                value = value[-1] if isinstance(value, list) else value
+                if value:
+                    self.used_parameters[name] = value
+
+    def has_output(self) -> bool:
+        return True
+
+    def expected_parameters(self) -> list[str | None]:
+        return [self.lower_parameter, self.upper_parameter]
+
+    def raw(self, name: str) -> str:
+        """The text given for one bound ("" when absent)."""
+        return str(self.used_parameters.get(name) or "")
+
+    def parse(self, text: str, *, upper: bool) -> Any:
+        """The value to compare with, from the text of the lower or upper bound."""
+        raise NotImplementedError
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
+        conditions: dict[str, Any] = {}
+        bounds = (
+            (self.lower_parameter, self.lower_lookup, False),
+            (self.upper_parameter, self.upper_lookup, True),
+        )
+        try:
+            for name, lookup, upper in bounds:
+                if text := self.raw(name):
+                    conditions[f"{self.field}__{lookup}"] = self.parse(text, upper=upper)
+        except ValueError as exc:  # the changelist shows Django's "invalid filter" notice
+            raise IncorrectLookupParameters(exc) from exc
+        return queryset.filter(**conditions)
+
+    def choices(self, changelist: Any) -> Iterator[dict[str, Any]]:
+        others = [
+            (key, value)
+            for key, values in changelist.get_filters_params().items()
+            if key not in self.expected_parameters()
+            for value in (values if isinstance(values, list) else [values])
+        ]
+        yield {
+            "lower": (self.lower_parameter, self.raw(self.lower_parameter)),
+            "upper": (self.upper_parameter, self.raw(self.upper_parameter)),
+            "input_type": self.input_type,
+            "others": others,
+            "selected": bool(self.used_parameters),
+            "reset_query_string": changelist.get_query_string(
+                remove=[*self.expected_parameters(), "p"]
+            ),
+        }
+
+
+class CreatedRangeFilter(_RangeFilter):
+    """Created from one day to another (both included, in the current time zone)."""
+
+    title = _("created between")
+    lower_parameter = "created_from"
+    upper_parameter = "created_to"
+    input_type = "date"
+    field = "created_on"
+    upper_lookup = "lt"  # before the day after the last one
+
+    def parse(self, text: str, *, upper: bool) -> datetime:
+        day = date.fromisoformat(text)
+        return _start_of(day + timedelta(days=1) if upper else day)
+
+
+class AmountRangeFilter(_RangeFilter):
+    """Requested amount between two values in minor units (yen, cents), both included."""
+
+    title = _("requested amount (minor units)")
+    lower_parameter = "amount_min"
+    upper_parameter = "amount_max"
+    input_type = "number"
+    field = "requested_amount"
+
+    def parse(self, text: str, *, upper: bool) -> int:
+        return int(text)
+
+
+def _start_of(day: date) -> datetime:
+    return timezone.make_aware(datetime.combine(day, time.min))

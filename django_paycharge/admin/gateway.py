@@ -80,7 +80,7 @@ def run_sync_now(model_admin: admin.ModelAdmin[Any], request: HttpRequest) -> No
 
 
 def _enqueue(model_admin: admin.ModelAdmin[Any], request: HttpRequest, account: str) -> None:
-    queued = tasks.sync_charges_task.enqueue(account)
+    queued = tasks.routed(tasks.sync_charges_task).enqueue(account)
     # An immediate backend (Django 6's default) has already run it: say what it did.
     status = str(getattr(getattr(queued, "status", None), "value", ""))
     done = queued.return_value if status == "SUCCESSFUL" else None

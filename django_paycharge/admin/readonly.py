@@ -20,6 +20,7 @@ class ReadOnlyAdmin(_ModelAdminBase):
 
     class Media:
         css = {"all": ("django_paycharge/admin.css",)}
+        js = ("django_paycharge/admin.js",)
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False

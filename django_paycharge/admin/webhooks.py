@@ -49,8 +49,8 @@ class WebhookConfigurationAdmin(ReadOnlyAdmin):
         "url",
         "triggers_list",
         "active",
-        "store_id",
-        "merchant_id",
+        "store_column",
+        "merchant_column",
         "updated_on",
         "removed_at",
         "account",
@@ -77,6 +77,14 @@ class WebhookConfigurationAdmin(ReadOnlyAdmin):
 
     def has_call_gateway_webhooks_permission(self, request: HttpRequest) -> bool:
         return request.user.has_perm("django_paycharge.call_gateway_webhooks")
+
+    @admin.display(description=gettext_lazy("store id"), ordering="store_id")
+    def store_column(self, config: WebhookConfiguration) -> SafeString | str:
+        return display.short_id(config.store_id)
+
+    @admin.display(description=gettext_lazy("merchant id"), ordering="merchant_id")
+    def merchant_column(self, config: WebhookConfiguration) -> SafeString | str:
+        return display.short_id(config.merchant_id)
 
     @admin.display(description=gettext_lazy("triggers"))
     def triggers_list(self, config: WebhookConfiguration) -> str:
@@ -191,8 +199,8 @@ class WebhookDeliveryAdmin(ReadOnlyAdmin):
         "received_at",
         "event",
         "status_badge",
-        "delivery_id",
-        "charge_link",
+        "delivery_id_column",
+        "charge_column",
         "attempts",
         "account",
     )
@@ -228,6 +236,18 @@ class WebhookDeliveryAdmin(ReadOnlyAdmin):
             return "-"
         url = reverse("admin:django_paycharge_charge_change", args=[delivery.charge_id])
         return format_html('<a href="{}">{}</a>', url, delivery.charge.gateway_id)
+
+    # The list shows ids short (the whole id in the title): full UUIDs wrapped over four lines.
+    @admin.display(description=gettext_lazy("charge"))
+    def charge_column(self, delivery: WebhookDelivery) -> SafeString | str:
+        if delivery.charge is None:
+            return "-"
+        url = reverse("admin:django_paycharge_charge_change", args=[delivery.charge_id])
+        return display.short_id(delivery.charge.gateway_id, url=url, charge=True)
+
+    @admin.display(description=gettext_lazy("delivery id"), ordering="delivery_id")
+    def delivery_id_column(self, delivery: WebhookDelivery) -> SafeString | str:
+        return display.short_id(delivery.delivery_id)
 
     @admin.display(description=gettext_lazy("headers"))
     def headers_pretty(self, delivery: WebhookDelivery) -> SafeString:

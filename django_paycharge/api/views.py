@@ -27,6 +27,7 @@ from ..models import Charge, WebhookConfiguration
 from ..services.charges import CREATE_ARGS
 from .create import ChargeCreateSerializer
 from .errors import api_exception_handler
+from .filters import FILTER_PARAMETERS, filter_charges
 from .pagination import charge_page
 from .permissions import IsStaffUser, may_send_amount, permissions_from_setting
 from .serializers import (
@@ -94,7 +95,8 @@ def _get_charge(request: Request, charge_id: str) -> Charge:
 
 
 class ChargeListCreateView(PayChargeAPIView):
-    """``GET``: staff list the mirror. ``POST``: create a charge (see docs/api.md)."""
+    """``GET``: staff list the mirror, narrowed by the filters below. ``POST``: create a
+    charge (see docs/api.md)."""
 
     def get_permissions(self) -> list[BasePermission]:
         if self.request.method == "POST":
@@ -113,11 +115,13 @@ class ChargeListCreateView(PayChargeAPIView):
             OpenApiParameter("limit", int, description="10 to 100; default 10."),
             OpenApiParameter("cursor", OpenApiTypes.UUID, description="Start after this charge."),
             OpenApiParameter("cursor_direction", str, enum=["asc", "desc"]),
+            *FILTER_PARAMETERS,
         ],
         responses={200: ChargePageSerializer, **_errors(400, 401, 403)},
     )
     def get(self, request: Request) -> Response:
-        items, has_more = charge_page(Charge.objects.all(), request.query_params)
+        charges = filter_charges(Charge.objects.all(), request.query_params)
+        items, has_more = charge_page(charges, request.query_params)
         data = ChargeSerializer(items, many=True, context={"request": request}).data
         return Response({"items": data, "has_more": has_more})
 

@@ -12,10 +12,11 @@ import json
 import logging
 import uuid
 from collections.abc import Callable, Mapping
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import IntegrityError, transaction
+from django.db.models import Q
 from django.utils import timezone
 from django.utils.translation import gettext
 
@@ -205,13 +206,18 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"[:2000]
 
 
-def pending_deliveries(*, failed: bool = False) -> list[int]:
-    states = [WebhookDelivery.Status.RECEIVED]
-    if failed:
-        states.append(WebhookDelivery.Status.FAILED)
-    query = WebhookDelivery.objects.filter(status__in=states)
-    if failed:
-        query = query.filter(attempts__lt=MAX_ATTEMPTS)
+def pending_deliveries(*, failed: bool = False, before: datetime | None = None) -> list[int]:
+    """Deliveries waiting to be processed (and failed ones to retry, with ``failed``).
+
+    ``before``: only those received (failed ones: last tried) before then, so a
+    periodic sweep leaves alone what a worker is about to take.
+    """
+    waiting = Q(status=WebhookDelivery.Status.RECEIVED)
+    retry = Q(status=WebhookDelivery.Status.FAILED, attempts__lt=MAX_ATTEMPTS)
+    if before is not None:
+        waiting &= Q(received_at__lt=before)
+        retry &= Q(processed_at__lt=before)
+    query = WebhookDelivery.objects.filter(waiting | retry if failed else waiting)
     return list(query.order_by("received_at").values_list("pk", flat=True))
 
 

@@ -10,6 +10,7 @@ from datetime import datetime
 from typing import Any
 
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 from django.utils.translation import gettext
 
@@ -50,7 +51,7 @@ def sync_webhooks(
     now = timezone.now()
     for remote in client.webhooks.list(store, merchant_id=settings.merchant_id):
         seen.append(remote.id)
-        created = _upsert(remote, name, now)
+        created = _upsert(remote, name, now, store)
         result.seen += 1
         if created:
             result.created += 1
@@ -59,8 +60,12 @@ def sync_webhooks(
         if progress and result.seen % 100 == 0:
             progress(result)
     result.pages = 1 + result.seen // 100
+    # A row without a store (an answer that left store_id out) was listed under this
+    # store too: it must be marked removed when the list no longer has it.
     result.removed = (
-        WebhookConfiguration.objects.filter(account=name, store_id=store, removed_at__isnull=True)
+        WebhookConfiguration.objects.filter(
+            Q(store_id=store) | Q(store_id=None), account=name, removed_at__isnull=True
+        )
         .exclude(gateway_id__in=seen)
         .update(removed_at=now, active=False)
     )
@@ -69,12 +74,12 @@ def sync_webhooks(
     return result
 
 
-def _upsert(remote: RemoteWebhook, account: str, now: datetime) -> bool:
+def _upsert(remote: RemoteWebhook, account: str, now: datetime, store: uuid.UUID) -> bool:
     values: dict[str, Any] = {
         "account": account,
         "platform_id": remote.platform_id,
         "merchant_id": remote.merchant_id,
-        "store_id": remote.store_id,
+        "store_id": remote.store_id or store,  # the store it was listed under
         "triggers": list(remote.triggers),
         "url": remote.url or "",
         "active": bool(remote.active),

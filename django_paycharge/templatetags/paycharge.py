@@ -28,7 +28,7 @@ from django.utils.safestring import SafeString
 
 from .. import conf
 from ..models import IssuerToken
-from ..money import format_amount
+from ..money import format_money
 
 register = template.Library()
 logger = logging.getLogger("django_paycharge.templatetags")
@@ -50,6 +50,21 @@ def is_allowed_provider_url(url: str) -> bool:
         return False
     schemes = {"https", "http"} if conf.get_setting("ALLOW_HTTP_ISSUER_URLS") else {"https"}
     return parts.scheme.lower() in schemes and bool(parts.hostname) and url == url.strip()
+
+
+def _refusal_reason(url: str) -> str:
+    # Says what to change, without logging the URL (it carries the provider's session).
+    try:
+        scheme = urlsplit(url.strip()).scheme.lower()
+    except ValueError:
+        scheme = ""
+    if scheme == "http":
+        return (
+            "the provider URL uses plain http, which needs "
+            'PAYCHARGE["ALLOW_HTTP_ISSUER_URLS"] = True (only for a gateway on this '
+            "machine, such as the fake gateway; never in production)"
+        )
+    return "the provider URL is not an absolute https URL"
 
 
 def form_fields(payload: Any) -> list[tuple[str, str]]:
@@ -98,8 +113,9 @@ def paycharge_issuer_token(
     url = issuer_token.issuer_token
     if not is_allowed_provider_url(url):
         logger.warning(
-            "Refused to render issuer token of charge %s: provider URL is not an allowed URL",
+            "Refused to render issuer token of charge %s: %s",
             issuer_token.charge_id,
+            _refusal_reason(url),
         )
         return render_to_string(_REFUSED_TEMPLATE, ctx)
     fields = form_fields(issuer_token.payload)
@@ -109,10 +125,27 @@ def paycharge_issuer_token(
     return render_to_string(_TEMPLATES[method], ctx)
 
 
+@register.simple_tag
+def paycharge_shop_url() -> str:
+    """``PAYCHARGE["SHOP_URL"]``: the way back to the shop from the app's customer pages."""
+    return str(conf.get_setting("SHOP_URL"))
+
+
 @register.filter
 def paycharge_amount(amount: int | None, currency: str | None) -> str:
-    """An amount in minor units, formatted in its currency: ``1000, "JPY"`` -> ``1,000 JPY``.
+    """An amount in minor units, in the reader's locale: ``1000, "JPY"`` -> ``￥1,000`` (ja).
 
     ``{{ charge.requested_amount|paycharge_amount:charge.requested_currency }}``
+    (see :func:`django_paycharge.money.format_money`).
     """
-    return format_amount(amount, currency)
+    return format_money(amount, currency)
+
+
+@register.simple_tag
+def paycharge_widget_jwt(account: str | None = None) -> str:
+    """The JWT for the payment widget in a page: ``PAYCHARGE["WIDGET_JWT"]``, a browser app
+    token's. Never the server's ``JWT`` (``conf.widget_jwt`` refuses it).
+
+    ``<form data-jwt="{% paycharge_widget_jwt %}">`` (escaped like any value).
+    """
+    return conf.widget_jwt(account)

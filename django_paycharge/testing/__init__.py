@@ -17,6 +17,7 @@ from ._common import (
     TEST_MERCHANT_ID,
     TEST_SECRET,
     TEST_STORE_ID,
+    TEST_WIDGET_JWT,
     ApiError,
     make_jwt,
 )
@@ -33,6 +34,7 @@ __all__ = [
     "TEST_MERCHANT_ID",
     "TEST_SECRET",
     "TEST_STORE_ID",
+    "TEST_WIDGET_JWT",
     "ApiError",
     "FakeApp",
     "FakeGateway",

@@ -4,16 +4,26 @@
 fake through ``responses``. ``fake_gateway_server``: a real HTTP server on
 127.0.0.1 (one per session, reset for each test). Both point
 ``settings.PAYCHARGE`` at the fake when pytest-django is in use.
+
+The plugin is loaded wherever django-paycharge is installed, so it imports
+its optional dependencies (``pip install "django-paycharge[testing]"``) only
+when a fixture runs, and fails the test with a message naming that extra when
+one is missing.
 """
 
 from __future__ import annotations
 
+import importlib
+import os
 from collections.abc import Iterator
+from types import ModuleType
 from typing import Any
 
 import pytest
 
 from .handle import FakeGateway
+
+TESTING_EXTRA = 'pip install "django-paycharge[testing]"'
 
 
 class InProcessGateway(FakeGateway):
@@ -28,11 +38,27 @@ class InProcessGateway(FakeGateway):
         ResponsesFrontend(self.app).install(mock)
 
 
+def require(module: str, fixture: str) -> ModuleType:
+    """Import ``module`` or fail the test with what to install (never a bare import error)."""
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        pytest.fail(
+            f"The {fixture} fixture of django-paycharge needs {module.split('.')[0]}, "
+            f"which is not installed: {TESTING_EXTRA}",
+            pytrace=False,
+        )
+
+
 def _point_settings(request: pytest.FixtureRequest, gateway: FakeGateway) -> None:
     """Point ``settings.PAYCHARGE`` at the fake when Django settings exist (pytest-django)."""
     try:
         from pytest_django.lazy_django import django_settings_is_configured
     except ImportError:
+        # Without pytest-django a Django project's settings would silently keep the real
+        # gateway's address: only a project without Django settings may go without it.
+        if os.environ.get("DJANGO_SETTINGS_MODULE"):
+            require("pytest_django", request.fixturename or "fake_gateway")
         return
     if not django_settings_is_configured():
         return
@@ -44,8 +70,7 @@ def _point_settings(request: pytest.FixtureRequest, gateway: FakeGateway) -> Non
 @pytest.fixture
 def fake_gateway(request: pytest.FixtureRequest) -> Iterator[InProcessGateway]:
     """A fresh in-process fake gateway, reached by ``requests`` at ``TEST_BASE_URL``."""
-    import responses
-
+    responses = require("responses", "fake_gateway")
     from .responses_frontend import ResponsesFrontend
 
     gateway = InProcessGateway()

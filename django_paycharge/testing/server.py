@@ -11,6 +11,7 @@ printed on purpose) and stops cleanly on SIGINT/SIGTERM. No Django needed.
 from __future__ import annotations
 
 import argparse
+import secrets
 import signal
 import socket
 import socketserver
@@ -19,7 +20,7 @@ import threading
 from http import HTTPStatus
 from http.server import ThreadingHTTPServer
 
-from ._common import TEST_JWT, TEST_MERCHANT_ID, TEST_SECRET, TEST_STORE_ID
+from ._common import TEST_JWT, TEST_MERCHANT_ID, TEST_SECRET, TEST_STORE_ID, TEST_WIDGET_JWT
 from .app import FakeApp
 from .handle import FakeGateway
 from .seeding import seed_charges
@@ -171,11 +172,28 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--port", type=int, default=0, help="0 picks a free port")
     parser.add_argument("--secret", default=TEST_SECRET)
     parser.add_argument("--jwt", default=TEST_JWT)
+    parser.add_argument(
+        "--widget-jwt", default=TEST_WIDGET_JWT, help="a browser app token's JWT (no secret)"
+    )
     parser.add_argument("--store-id", default=TEST_STORE_ID)
     parser.add_argument("--merchant-id", default=TEST_MERCHANT_ID)
     parser.add_argument("--seed", type=int, default=0, help="create N charges at start")
     parser.add_argument("--processing-delay", type=float, default=0.0)
     parser.add_argument("--polling-timeout", type=float, default=2.0)
+    parser.add_argument(
+        "--webhook",
+        metavar="URL",
+        action="append",
+        default=[],
+        help="register a webhook configuration (charge_updated, charge_finished) for the "
+        "store, as a shop owner does in the gateway's console; repeatable",
+    )
+    parser.add_argument(
+        "--webhook-token",
+        default="test-webhook-token",
+        help="the auth token the fake sends with each --webhook delivery "
+        "(put it in PAYCHARGE['WEBHOOK_AUTH_TOKENS'])",
+    )
     parser.add_argument(
         "--latency", type=float, default=0.0, help="seconds every API request waits first"
     )
@@ -189,16 +207,22 @@ def main(argv: list[str] | None = None) -> int:
         polling_timeout=args.polling_timeout,
     )
     state.faults.latency = args.latency
+    # A browser token: its secret is never given out, so only ``Bearer jwt`` works (widgets).
+    state.add_app_token(secrets.token_urlsafe(24), args.widget_jwt, store_id=args.store_id)
     if args.seed:
         seed_charges(state, args.seed)
     stop = threading.Event()
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, lambda *_: stop.set())
     server = RunningServer(args.host, args.port, state)
+    for url in args.webhook:
+        server.add_webhook(url, auth_token=args.webhook_token)
     # Test credentials, printed on purpose: a script starting the fake needs them.
     print(f"Fake payment gateway (TEST ONLY) listening at {server.base_url}")
     for key, value in server.settings().items():
         print(f"  {key}={value}")
+    for url in args.webhook:
+        print(f"  webhook: {url} (charge_updated, charge_finished)")
     print("Controls under /_fake/ (no auth). Stop with Ctrl-C or SIGTERM.", flush=True)
     while not stop.wait(0.5):
         pass

@@ -17,6 +17,7 @@ from ._common import (
     card_brand,
     is_http_url,
     is_ipv4,
+    now,
     parse_iso,
     validation_error,
 )
@@ -207,6 +208,12 @@ def parse_token(body: Json) -> TokenRequest:
     )
 
 
+def _has_expired(month: int, year: int) -> bool:
+    # A card is valid until the end of its expiry month.
+    today = now()
+    return (year, month) < (today.year, today.month)
+
+
 def _card_data(raw: Json, number: str) -> tuple[Json, list[tuple[str, str]]]:
     errors: list[tuple[str, str]] = []
     if not _CARD_NUMBER.fullmatch(number):
@@ -216,6 +223,8 @@ def _card_data(raw: Json, number: str) -> tuple[Json, list[tuple[str, str]]]:
         errors.append(("data.exp_month", "INVALID_FORMAT"))
     if not _is_int(year) or year < 2000:
         errors.append(("data.exp_year", "INVALID_FORMAT"))
+    elif _is_int(month) and 1 <= month <= 12 and _has_expired(month, year):
+        errors.append(("data.exp_year", "CARD_EXPIRED"))
     cvv = raw.get("cvv")
     if cvv is not None and not re.fullmatch(r"\d{3,4}", str(cvv)):
         errors.append(("data.cvv", "INVALID_FORMAT"))

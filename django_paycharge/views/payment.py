@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import uuid
 
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.cache import never_cache
 
@@ -18,6 +18,17 @@ logger = logging.getLogger("django_paycharge.views")
 
 TEMPLATE = "django_paycharge/payment.html"
 UNAVAILABLE_TEMPLATE = "django_paycharge/payment_unavailable.html"
+NOT_FOUND_TEMPLATE = "django_paycharge/charge_not_found.html"
+
+
+def charge_not_found(request: HttpRequest) -> HttpResponse:
+    """404 in the app's own page: styled, translated, with the way back to ``SHOP_URL``.
+
+    Used for a charge that does not exist and for one this visitor may not see
+    alike, so the page tells nothing about which. Override
+    ``django_paycharge/charge_not_found.html`` to change it.
+    """
+    return render(request, NOT_FOUND_TEMPLATE, status=404)
 
 
 @never_cache
@@ -25,16 +36,17 @@ def payment_page(request: HttpRequest, charge_id: uuid.UUID) -> HttpResponse:
     """Fetch the charge's issuer token and render ``django_paycharge/payment.html``.
 
     Only for a charge the current customer may see (see
-    :mod:`django_paycharge.access`); anyone else gets a 404. Override the
-    template to fit the shop's design; it gets ``charge`` and ``issuer_token``.
+    :mod:`django_paycharge.access`); anyone else gets :func:`charge_not_found`.
+    Override the template to fit the shop's design; it gets ``charge`` and
+    ``issuer_token``.
     """
     charge = Charge.objects.filter(gateway_id=charge_id).first()
     if charge is None or not can_access_charge(request, charge):
-        raise Http404("No such charge.")
+        return charge_not_found(request)
     try:
         token: IssuerToken = fetch_issuer_token(charge)
     except UnsupportedPaymentTypeError:
-        raise Http404("This charge has no payment page.") from None
+        return charge_not_found(request)  # a card or konbini charge has no payment page
     except ChargeStateError as exc:
         # The customer reads the status's label in their language; ``status`` stays the code.
         labels = dict(ChargeStatus.choices)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import uuid
 
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.module_loading import import_string
@@ -14,6 +14,7 @@ from .. import conf, signals
 from ..exceptions import NotFoundError, PayChargeError
 from ..models import Charge
 from ..services import refresh_charge
+from .payment import charge_not_found
 
 logger = logging.getLogger("django_paycharge.returns")
 
@@ -25,10 +26,12 @@ def charge_return(request: HttpRequest) -> HttpResponse:
     gateway, and the next URL from settings or the shop's hook.
     """
     charge = _local_charge(request)
+    if charge is None:
+        return charge_not_found(request)
     try:
         charge = refresh_charge(charge.gateway_id, charge.store_id, account=charge.account)
     except NotFoundError:
-        raise Http404("No such charge.") from None
+        return charge_not_found(request)
     except PayChargeError as exc:
         logger.warning("Return for charge %s: gateway unavailable (%s)", charge.gateway_id, exc)
         return render(request, "django_paycharge/return_retry.html", {"charge": charge}, status=503)
@@ -36,18 +39,18 @@ def charge_return(request: HttpRequest) -> HttpResponse:
     return HttpResponseRedirect(next_url(request, charge))
 
 
-def _local_charge(request: HttpRequest) -> Charge:
+def _local_charge(request: HttpRequest) -> Charge | None:
     try:
         charge_id = uuid.UUID(request.GET.get("serviceChargeId", ""))
     except ValueError:
-        raise Http404("No such charge.") from None
+        return None
     # Only charges this shop created or mirrored: a return can't import foreign ones.
     charge = Charge.objects.filter(gateway_id=charge_id).first()
     if charge is None:
-        raise Http404("No such charge.")
+        return None
     token = request.GET.get("serviceTokenId")
     if token and str(charge.transaction_token_id) != token.strip().lower():
-        raise Http404("No such charge.")
+        return None
     return charge
 
 

@@ -43,7 +43,6 @@ INSTALLED_APPS = [
     "django.contrib.sessions",
     "django.contrib.messages",
     "django.contrib.staticfiles",
-    "rest_framework",
     "django_paycharge",
     "shop",
 ]
@@ -143,6 +142,8 @@ PAYCHARGE: dict[str, Any] = {
     "BASE_URL": _base_url,
     "SECRET": env_str("PAYCHARGE_SECRET") or _fake_default("TEST_SECRET"),
     "JWT": env_str("PAYCHARGE_JWT") or _fake_default("TEST_JWT"),
+    # The checkout page's widget gets a browser app token's JWT, never the server's above.
+    "WIDGET_JWT": env_str("PAYCHARGE_WIDGET_JWT") or _fake_default("TEST_WIDGET_JWT"),
     "STORE_ID": env_str("PAYCHARGE_STORE_ID") or None,
     "MERCHANT_ID": env_str("PAYCHARGE_MERCHANT_ID") or None,
     "WEBHOOK_AUTH_TOKENS": env_list("PAYCHARGE_WEBHOOK_AUTH_TOKENS"),

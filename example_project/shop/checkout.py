@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from django.conf import settings
 from django.http import HttpRequest
 from django.utils.translation import gettext as _
+
+from django_paycharge import conf
 
 from .models import Order
 
@@ -19,6 +22,34 @@ CONVENIENCE_STORES = [
 ]
 
 
+def field_labels() -> dict[str, str]:
+    """The gateway's names of the payment details, in words a customer recognises."""
+    return {
+        "email": _("email"),
+        "data.card_number": _("card number"),
+        "data.exp_month": _("expiry month"),
+        "data.exp_year": _("expiry year"),
+        "data.cvv": _("security code"),
+        "data.cardholder": _("name on the card"),
+        "data.customer_name": _("your name"),
+        "data.convenience_store": _("convenience store"),
+        "data.brand": _("wallet"),
+    }
+
+
+def rejected_message(fields: Iterable[str]) -> str:
+    """Why the payment details were refused, naming only fields the customer filled in.
+
+    Anything else (``transaction_token_id`` for a token that is not one) is the
+    shop's or the gateway's business: the customer just starts again.
+    """
+    labels = field_labels()
+    names = list(dict.fromkeys(labels[f] for f in fields if f in labels))
+    if not names:
+        return _("The payment details were not accepted. Please enter them again.")
+    return _("Please check your payment details: %(fields)s.") % {"fields": ", ".join(names)}
+
+
 def script_texts() -> dict[str, Any]:
     """Translated texts for checkout.js (delivered with ``json_script``, not inline code)."""
     return {
@@ -28,30 +59,22 @@ def script_texts() -> dict[str, Any]:
         ),
         "rejected": _("Please check your payment details: %(fields)s."),
         "failed": _("The payment service refused the payment details. Please try again."),
-        "fields": {
-            "email": _("email"),
-            "data.card_number": _("card number"),
-            "data.exp_month": _("expiry month"),
-            "data.exp_year": _("expiry year"),
-            "data.cvv": _("security code"),
-            "data.cardholder": _("name on the card"),
-            "data.customer_name": _("your name"),
-            "data.convenience_store": _("convenience store"),
-            "data.brand": _("wallet"),
-        },
+        "fields": field_labels(),
+        "reasons": {"CARD_EXPIRED": _("This card has expired. Please use another card.")},
     }
 
 
 def checkout_context(request: HttpRequest, order: Order) -> dict[str, Any]:
     """The checkout template's context.
 
-    The JWT is the app token's public half, made for browser widgets: it can
-    create transaction tokens and nothing else. The secret never leaves the server.
+    The JWT is a browser app token's (``PAYCHARGE["WIDGET_JWT"]``), made for
+    widgets: it can create transaction tokens and nothing else. The server's app
+    token (its JWT and secret) never leaves the server.
     """
     return {
         "order": order,
         "gateway_url": settings.PAYCHARGE["BASE_URL"],
-        "widget_jwt": settings.PAYCHARGE["JWT"] or "",
+        "widget_jwt": conf.widget_jwt(),
         "texts": script_texts(),
         "wallet_brands": WALLET_BRANDS,
         "convenience_stores": CONVENIENCE_STORES,

@@ -23,7 +23,7 @@ from django_paycharge.exceptions import (
 )
 from django_paycharge.models import IssuerToken
 
-from .checkout import checkout_context
+from .checkout import checkout_context, rejected_message
 from .models import Order, Product
 from .payments import failure_message, pay_order
 
@@ -93,11 +93,7 @@ def pay(request: HttpRequest, public_id: uuid.UUID) -> HttpResponse:
     try:
         charge = pay_order(request, order, token_id)
     except InvalidParametersError as exc:
-        fields = ", ".join(e.field for e in exc.errors) or "?"
-        error = _("The payment details were not accepted (%(fields)s). Please try again.") % {
-            "fields": fields
-        }
-        return _checkout_again(request, order, error)
+        return _checkout_again(request, order, rejected_message(e.field for e in exc.errors))
     except PayChargeError as exc:
         logger.warning("Order %s: charge not created (%s)", order.pk, type(exc).__name__)
         error = _(

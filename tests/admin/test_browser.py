@@ -11,52 +11,10 @@ import os
 from pathlib import Path
 
 import pytest
-from django.contrib.auth.models import User
 
-from django_paycharge import services
-from django_paycharge.testing import CARD_DECLINED
+from .conftest import PASSWORD
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-PASSWORD = "browser-admin-pw-123"
-
-
-@pytest.fixture
-def shop(fake_gateway_server):
-    """A few charges on the fake gateway, mirrored locally; one konbini charge awaiting payment."""
-    gateway = fake_gateway_server
-    gateway.seed(24, seed=7)
-    services.sync_charges()
-    declined = gateway.create_transaction_token("card", card_number=CARD_DECLINED)
-    failed = gateway.create_charge(
-        declined["id"],
-        amount=4980,
-        currency="JPY",
-        metadata={"order_id": "A-1002", "customer_id": 42, "gift_wrap": True},
-        merchant_transaction_id="A-1002",
-    )
-    usd = gateway.create_charge(
-        amount=1999,
-        currency="USD",
-        metadata={"order_id": "A-1003"},
-        merchant_transaction_id="A-1003",
-    )
-    wallet = gateway.create_charge(
-        gateway.create_transaction_token("online")["id"],
-        amount=3300,
-        merchant_transaction_id="A-1004",
-    )
-    awaiting = gateway.create_charge(
-        gateway.create_transaction_token("konbini")["id"],
-        amount=1200,
-        metadata={"order_id": "A-1001"},
-        merchant_transaction_id="A-1001",
-    )
-    for charge in (failed, usd, wallet, awaiting):
-        services.refresh_charge(charge["id"])
-    services.fetch_issuer_token(services.refresh_charge(wallet["id"]))
-    User.objects.create_superuser("shopadmin", "admin@shop.example", PASSWORD)
-    return {"awaiting": awaiting["id"], "failed": failed["id"]}
 
 
 def shot(page, name):

@@ -51,7 +51,10 @@ def test_refresh_reports_each_charge_and_never_fails_the_page(
     messages = texts(response)
     assert f"Charge {known.gateway_id} refreshed: successful." in messages
     [failure] = [m for m in messages if str(unknown.gateway_id) in m]
-    assert "not refreshed" in failure and "no such resource" in failure
+    # Said in words, not as "(HTTP 404, RESOURCE_NOT_FOUND) (storeId: NOT_FOUND)".
+    assert f"the gateway has no such charge in store {unknown.store_id}" in failure
+    assert "left as it was" in failure
+    assert "404" not in failure and "RESOURCE_NOT_FOUND" not in failure
 
 
 def test_refresh_is_capped(admin_client, make_charge, settings):

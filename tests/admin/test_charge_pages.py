@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import uuid
+from decimal import Decimal
 
 import pytest
 from django.db import connection
@@ -9,6 +10,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from django_paycharge.models import Charge, IssuerToken, WebhookDelivery
+from django_paycharge.money import format_money
 
 from .conftest import charge_row
 
@@ -37,8 +39,8 @@ def test_changelist_shows_the_columns(admin_client, make_charge):
     response = admin_client.get(CHANGELIST)
     assert response.status_code == 200
     html = response.content.decode()
-    assert "12.34 USD" in html
-    assert "1,500 JPY" in html
+    assert "$12.34" in html  # the reader's locale (English here), through Babel
+    assert "¥1,500" in html
     assert "paycharge-status-failed" in html and "paycharge-status-successful" in html
     assert html.count("paycharge-test") == 1  # only the test-mode row is marked
     assert "order-usd" in html
@@ -167,7 +169,7 @@ def test_detail_page_shows_every_field_read_only(admin_client, make_charge):
     assert "330: insufficient funds" in html
     assert "<details>" in html and "raw-marker-123" in html
     assert "&quot;items&quot;: [" in html  # indented JSON
-    assert "9.99 USD" in html and "0.36 USD" in html
+    assert "$9.99" in html and "$0.36" in html
     assert "SHOP*ORDER" in html
     assert 'name="_save"' not in html  # read-only: no save button
     for field in (
@@ -256,3 +258,71 @@ def test_no_add_no_delete_no_change(admin_client, make_charge):
     assert charge.status == "awaiting"
     html = admin_client.get(CHANGELIST).content.decode()
     assert "delete_selected" not in html
+
+
+@pytest.mark.parametrize(
+    ("term", "found"),
+    [
+        ("3f2a9c1e", {"wanted", "twin"}),  # what the list shows
+        ("3f2a9c1e…", {"wanted", "twin"}),  # copied with the ellipsis
+        ("3F2A9C1E-0000", {"wanted"}),  # with a dash, in capitals
+        (" 3f2a9c1effff4fff ", {"twin"}),
+    ],
+)
+def test_search_finds_charges_by_the_prefix_the_list_shows(admin_client, make_charge, term, found):
+    charges = {
+        "wanted": make_charge(gateway_id=uuid.UUID("3f2a9c1e-0000-4000-8000-000000000001")),
+        "twin": make_charge(gateway_id=uuid.UUID("3f2a9c1e-ffff-4fff-bfff-ffffffffffff")),
+        "after": make_charge(gateway_id=uuid.UUID("3f2a9c1f-0000-4000-8000-000000000000")),
+        "before": make_charge(gateway_id=uuid.UUID("3f2a9c1d-ffff-4fff-bfff-ffffffffffff")),
+    }
+    response = admin_client.get(CHANGELIST, {"q": term})
+    assert listed(response) == {charges[name].pk for name in found}
+
+
+@pytest.mark.parametrize("term", ["3f2a9c1", "3f2a9c1g", "zzzzzzzz", "3f2a9c1e" * 5])
+def test_search_ignores_short_or_non_hex_prefixes(admin_client, make_charge, term):
+    make_charge(gateway_id=uuid.UUID("3f2a9c1e-0000-4000-8000-000000000001"))
+    assert listed(admin_client.get(CHANGELIST, {"q": term})) == set()
+
+
+def test_the_gateways_formatted_amounts_read_like_the_amounts(admin_client, make_charge):
+    charge = make_charge(
+        requested_amount=240_000,
+        requested_currency="JPY",
+        requested_amount_formatted=Decimal("240000.0000"),
+        charged_amount=1999,
+        charged_currency="USD",
+        charged_amount_formatted=Decimal("19.9900"),
+        fee_amount=None,
+        fee_amount_formatted=Decimal("0.0050"),  # finer than a cent: shown as it is
+        fee_currency="USD",
+    )
+    html = admin_client.get(change_url(charge)).content.decode()
+    # The amount, and the gateway's formatted one beside it, alike.
+    assert html.count(format_money(240_000, "JPY")) == 2
+    assert html.count(format_money(1999, "USD")) == 2
+    assert "0.0050 USD" in html
+    assert "240000.0000" not in html and "19.9900" not in html
+
+
+def test_the_order_url_hook_links_the_charge_to_the_shops_order(
+    admin_client, make_charge, settings, caplog
+):
+    charge = make_charge(metadata={"order": 42})
+    assert "paycharge-order-link" not in admin_client.get(change_url(charge)).content.decode()
+
+    def hook(charge):
+        return f"/shop/orders/{charge.metadata['order']}/"
+
+    settings.PAYCHARGE = {**settings.PAYCHARGE, "ORDER_URL_HOOK": hook}
+    html = admin_client.get(change_url(charge)).content.decode()
+    assert '<a href="/shop/orders/42/" class="paycharge-order-link">Open the order</a>' in html
+
+    settings.PAYCHARGE = {**settings.PAYCHARGE, "ORDER_URL_HOOK": lambda c: "javascript:alert(1)"}
+    assert "javascript:" not in admin_client.get(change_url(charge)).content.decode()
+
+    settings.PAYCHARGE = {**settings.PAYCHARGE, "ORDER_URL_HOOK": lambda c: c.metadata["x"]}
+    response = admin_client.get(change_url(charge))
+    assert response.status_code == 200  # a broken hook costs the link, not the page
+    assert "ORDER_URL_HOOK failed" in caplog.text

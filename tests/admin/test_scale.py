@@ -96,3 +96,26 @@ def test_every_filter_and_search_can_use_an_index(admin_user, params):
         # The count has no ORDER BY: an index appears in its plan only for the condition.
         # (The whole table is not counted at all: pg_class.reltuples, see above.)
         assert "Index Cond" in count_plan, count_plan
+
+
+def test_an_id_prefix_search_reads_the_id_index_at_100_000_charges(admin_user):
+    """8 hex characters of a charge id find it through the unique index: no table scan."""
+    fill(100_000)
+    wanted = Charge.objects.order_by("?").first()
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE")
+    prefix = str(wanted.gateway_id)[:8]
+    request = RequestFactory().get("/admin/django_paycharge/charge/", {"q": prefix})
+    request.user = admin_user
+    changelist = site._registry[Charge].get_changelist_instance(request)
+    queryset = changelist.get_queryset(request)
+    assert wanted.pk in {c.pk for c in queryset.all()}
+    plan = queryset[:50].explain()
+    if connection.vendor == "postgresql":
+        assert "Seq Scan on django_paycharge_charge" not in plan, plan
+        assert "Index Scan on django_paycharge_charge_gateway_id_key" in plan, plan
+        assert "Index Cond: ((gateway_id >=" in plan, plan
+    else:
+        # SQLite says SCAN for a table (or whole-index) walk, SEARCH for an index lookup.
+        assert "SCAN django_paycharge_charge" not in plan, plan
+        assert "SEARCH django_paycharge_charge USING INDEX" in plan and "gateway_id>" in plan, plan

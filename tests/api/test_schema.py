@@ -4,6 +4,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 from drf_spectacular.validation import validate_schema
 from openapi_spec_validator import validate as validate_openapi
@@ -51,12 +52,17 @@ def test_the_schema_describes_every_endpoint_and_the_error_shape():
         assert f"{secret_field}:" not in text
 
 
-def test_the_api_says_clearly_when_drf_spectacular_is_missing():
-    code = (
-        "import sys; sys.modules['drf_spectacular'] = None\n"
-        "import django; django.setup()\n"
-        "import django_paycharge.api\n"
-    )
+@pytest.mark.parametrize(
+    ("module", "package"),
+    [
+        ("drf_spectacular", "drf-spectacular"),
+        ("rest_framework", "djangorestframework"),
+        ("django_filters", "django-filter"),
+    ],
+)
+def test_the_api_says_clearly_which_extra_is_missing(module, package):
+    # DRF is not a dependency of the app: importing the API without it names the extra.
+    code = f"import sys; sys.modules[{module!r}] = None\nimport django_paycharge.api\n"
     result = subprocess.run(
         [sys.executable, "-c", code],
         capture_output=True,
@@ -66,4 +72,14 @@ def test_the_api_says_clearly_when_drf_spectacular_is_missing():
     )
     assert result.returncode != 0
     assert "ImproperlyConfigured" in result.stderr
+    assert package in result.stderr
     assert "pip install 'django-paycharge[api]'" in result.stderr
+
+
+def test_the_charge_list_documents_its_filters():
+    schema = generate_schema()
+    listed = {p["name"] for p in schema["paths"]["/api/payments/charges/"]["get"]["parameters"]}
+    assert {
+        "status", "mode", "currency", "payment_type", "created_after", "created_before",
+        "amount_min", "amount_max", "metadata",
+    } <= listed  # fmt: skip

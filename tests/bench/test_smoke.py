@@ -187,3 +187,11 @@ def test_the_webhook_benchmark_starts_its_worker_at_the_priority_asked(nice, pol
     seen_policy, seen_nice = (int(v) for v in done.stdout.split())
     assert seen_policy == getattr(os, policy)
     assert seen_nice == min(19, os.nice(0) + niceness)
+
+
+def test_the_csv_benchmark_exports_with_both_variants_and_reports():
+    out = run_bench(
+        "bench.csv_export", "--n", "60", "--small", "30", "--rounds", "1", "--sqlite-only"
+    )
+    assert "Admin CSV export of every charge: 60 rows" in out
+    assert "ours / baseline peak" in out

@@ -105,9 +105,11 @@ def test_recover_settles_pending_requests_and_reports(fake_gateway):
         params={"transaction_token_id": token, "amount": 100, "currency": "JPY"}
     )
     ChargeRequest.objects.update(created_at=ChargeRequest.objects.get().created_at - timedelta(1))
+    young = ChargeRequest.objects.create(params={"amount": 100, "currency": "JPY"})
     out = run("paycharge_recover")
-    assert "settled: 1, failed: 0, still pending: 0" in out
+    assert "settled: 1, failed: 0, still pending: 0; left alone: 1 younger than 30 s" in out
     assert len(fake_gateway.charges) == 1
+    assert ChargeRequest.objects.get(pk=young.pk).state == ChargeRequest.State.PENDING
 
 
 def test_recover_fails_when_requests_stay_pending(fake_gateway, settings):

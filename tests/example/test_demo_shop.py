@@ -13,14 +13,18 @@ import json
 import os
 import re
 import urllib.request
+from pathlib import Path
 from typing import Any
 
 import django
 import pytest
 
+from django_paycharge.money import format_money
 from django_paycharge.testing import CARD_DECLINED, CARD_INSUFFICIENT_FUNDS, CARD_SUCCESS
 
-from .demo_process import Demo
+from ..test_i18n import PO as APP_CATALOG
+from ..test_i18n import english_detector
+from .demo_process import REPO, Demo
 
 # The demo installs its own Django into its own virtualenv: the version matrix of
 # scripts/test adds nothing here, so it runs once per database: on SQLite in the
@@ -81,7 +85,7 @@ def buy(page: Any, demo: Demo, product: int = 0, quantity: int = 1) -> int:
     """From the product list to the checkout page of a new order; returns the unit price."""
     page.goto(f"{demo.shop_url}/")
     item = page.locator("li.product").nth(product)
-    price = int(item.locator(".price").inner_text().split()[0])
+    price = int(re.sub(r"\D", "", item.locator(".price").inner_text()))  # ¥1,200: yen
     item.locator("input[name=quantity]").fill(str(quantity))
     item.locator("button.buy").click()
     page.wait_for_url(re.compile(r"/checkout/$"))
@@ -113,6 +117,8 @@ def test_card_payment_marks_the_order_paid(demo: Demo, browser_page: Any) -> Non
     tokens_requests: list[Any] = []
     page.on("request", lambda r: tokens_requests.append(r) if r.url.endswith("/tokens") else None)
     price = buy(page, demo, product=0, quantity=2)
+    checkout_html = page.content()
+    widget_jwt = page.locator("#checkout").get_attribute("data-jwt")
     pay(page, "card", card_number=CARD_SUCCESS)
     public_id = landed_order_id(page)
     assert page.locator("#order-status").inner_text() == "Paid"
@@ -125,6 +131,12 @@ def test_card_payment_marks_the_order_paid(demo: Demo, browser_page: Any) -> Non
     authorization = token_request.headers["authorization"]
     assert authorization.startswith("Bearer ey") and authorization.count(".") == 2
     assert "demo-" not in authorization  # the app token's secret never reaches the browser
+    # ...nor the server's JWT (the fake gateway prints it at start): the widget has a
+    # browser app token of its own, and the checkout page shows only that one.
+    log = (Path(demo.env["SHOP_DATA_DIR"]) / "gateway.log").read_text()
+    server_jwt = re.search(r"^\s+JWT=(\S+)$", log, re.MULTILINE).group(1)
+    assert authorization == f"Bearer {widget_jwt}" and widget_jwt != server_jwt
+    assert server_jwt not in checkout_html
 
     state = order_state(demo, public_id)
     assert state["order"]["status"] == "paid" and state["order"]["paid"]
@@ -177,9 +189,7 @@ def test_bank_transfer_shows_the_account_and_the_webhook_marks_it_paid(
     price = buy(page, demo, product=2, quantity=3)
     pay(page, "bank_transfer")
     public_id = landed_order_id(page)
-    assert page.locator("#order-status").inner_text() == (
-        "Waiting for your transfer or store payment"
-    )
+    assert page.locator("#order-status").inner_text() == "Waiting for your bank transfer"
     shown_number = page.locator(".paycharge-account-number").inner_text()
     awaiting = order_state(demo, public_id)
     assert awaiting["charge"]["status"] == "awaiting"
@@ -274,3 +284,107 @@ def test_the_demo_admin_user_sees_the_paid_order(demo: Demo, browser_page: Any) 
     # The app's own admin, in the same site: the mirrored charge.
     page.goto(f"{demo.shop_url}/admin/django_paycharge/charge/?q={state['charge']['id']}")
     assert page.locator("#result_list tbody tr").count() == 1
+
+
+# -- one language per page, and the pages a new customer meets -----------------------------------
+
+SHOP_CATALOG = REPO / "example_project" / "shop" / "locale" / "ja" / "LC_MESSAGES" / "django.po"
+
+
+@pytest.fixture
+def japanese(chromium: Any) -> Any:
+    """A browser whose language is Japanese (its own cookies)."""
+    context = chromium.new_context(locale="ja-JP")
+    page = context.new_page()
+    page.console_errors = []
+    page.on("console", lambda m: page.console_errors.append(m.text) if m.type == "error" else None)
+    yield page
+    context.close()
+
+
+def english_on(page: Any) -> list[str]:
+    """The shop's and the app's English strings left on a page shown in Japanese."""
+    assert page.get_attribute("html", "lang") == "ja"
+    text = page.locator("body").inner_text()
+    for data in ("Paycharge", "JPY", "PayPay", "au PAY", "merpay", "7-Eleven", "FamilyMart"):
+        text = text.replace(data, " ")
+    return english_detector(APP_CATALOG, SHOP_CATALOG)(text)
+
+
+def test_a_japanese_customer_reads_japanese_only(demo: Demo, japanese: Any) -> None:
+    page = japanese
+    page.goto(f"{demo.shop_url}/")
+    assert page.locator("h1").inner_text() == "商品一覧"
+    assert format_money(2400, "JPY", "ja") in page.locator("li.product .price").all_inner_texts()
+    assert english_on(page) == []
+    buy(page, demo, product=0)
+    assert english_on(page) == []
+    pay(page, "konbini")
+    public_id = landed_order_id(page)
+    assert page.locator("#order-status").inner_text() == "店頭でのお支払い待ち"
+    assert english_on(page) == []
+    page.click("#demo-bank-link")
+    assert page.locator("h1").inner_text() == "デモ用コンビニ"
+    assert english_on(page) == []
+    page.click("#demo-bank-pay")
+    page.wait_for_selector("#demo-bank-result[data-state=done]")
+    page.click("#back-to-order")
+    page.locator("#order-status[data-status=paid]").wait_for(timeout=TIMEOUT_MS)
+    assert english_on(page) == []
+    # Paid: the demo store has nothing left to take.
+    page.goto(f"{demo.shop_url}/demo/bank/{public_id}/")
+    assert page.locator("#demo-bank-pay").count() == 0
+    assert "お支払いの必要はありません" in page.locator("#demo-bank-nothing-to-pay").inner_text()
+    assert english_on(page) == []
+    assert_no_console_errors(page)
+
+
+@pytest.mark.parametrize(
+    ("locale", "heading", "back"),
+    [
+        ("en-US", "Page not found", "Back to the shop"),
+        ("ja-JP", "ページが見つかりません", "ショップに戻る"),
+    ],
+)
+def test_an_order_opened_in_another_browser_gets_a_page_with_a_way_back(
+    demo: Demo, browser_page: Any, chromium: Any, locale: str, heading: str, back: str
+) -> None:
+    buy(browser_page, demo)
+    pay(browser_page, "card", card_number=CARD_SUCCESS)
+    public_id = landed_order_id(browser_page)
+    context = chromium.new_context(locale=locale)  # another browser: none of the first's cookies
+    try:
+        other = context.new_page()
+        response = other.goto(f"{demo.shop_url}/orders/{public_id}/")
+        assert response.status == 404
+        assert other.locator("h1").inner_text() == heading
+        other.get_by_role("link", name=back).click()
+        other.wait_for_url(f"{demo.shop_url}/")
+        charge_id = order_state(demo, public_id)["charge"]["id"]
+        response = other.goto(f"{demo.shop_url}/payments/pay/{charge_id}/")
+        assert response.status == 404  # the app's page, in the shop's layout
+        assert other.locator(".paycharge-not-found").count() == 1
+    finally:
+        context.close()
+
+
+def test_refused_payment_details_are_named_in_the_customers_words(
+    demo: Demo, browser_page: Any
+) -> None:
+    page = browser_page
+    buy(page, demo)
+    pay(page, "card", card_number=CARD_SUCCESS, exp_year="2020")
+    error = page.locator("#checkout-error")
+    error.wait_for()
+    assert error.inner_text() == "This card has expired. Please use another card."
+    # A token that is not one, posted as the checkout would: no gateway field name shown.
+    page.evaluate(
+        """() => {
+        const form = document.getElementById("charge-form");
+        form.elements.namedItem("transaction_token_id").value = "not-a-token";
+        form.submit();
+        }"""
+    )
+    page.wait_for_load_state()
+    shown = page.locator("#checkout-error").inner_text()
+    assert shown and "transaction_token_id" not in shown

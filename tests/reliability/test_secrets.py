@@ -3,7 +3,8 @@
 Scanned: every log record (message, extras and traceback), every response
 (body and headers), every admin page a staff member without
 ``view_bank_account_number`` can open, every e-mail, and every column of every
-table dumped as text. Looked for: the app token secret, the JWT, the
+table dumped as text, and a page with the payment widget. Looked for: the app token
+secret, the (server's) JWT, the
 ``secret.jwt`` pair, the webhook auth tokens (settings and a configuration's),
 and the full bank account number of a bank-transfer charge (outside the two
 places that must hold it: the customer's own payment page and the issuer
@@ -23,13 +24,16 @@ from django.apps import apps
 from django.contrib.auth.models import Permission, User
 from django.core import mail
 from django.db import connection
+from django.template import Context, Template
 from django.test import Client
 from django.urls import reverse
 
 from django_paycharge import services, signals
 from django_paycharge.models import Charge, IssuerToken
+from django_paycharge.testing import make_jwt
 
 SETTINGS_WEBHOOK_TOKEN = "whk-settings-token-5f0c9a1e7b"
+WIDGET_JWT = make_jwt({"sub": "browser-widget"})
 CONFIG_WEBHOOK_TOKEN = "whk-config-token-88d2e4c61a"
 LOGGERS = ("", "requests", "urllib3", "django", "django.request", "django_paycharge")
 ISSUER_TOKEN_TABLE = IssuerToken._meta.db_table
@@ -126,6 +130,14 @@ def test_no_secret_anywhere_under_debug_logging_and_forced_errors(
     assert len(account_number) >= 7
     assert account_number in page.content.decode()  # the customer's own page shows it
     excluded.append(("customer payment page", page.content.decode()))
+    # A page with the payment widget: it shows the browser token's JWT, never the server's.
+    settings.PAYCHARGE = {**settings.PAYCHARGE, "WIDGET_JWT": WIDGET_JWT}
+    widget_page = Template(
+        '{% load paycharge %}<form data-jwt="{% paycharge_widget_jwt %}"></form>'
+    )
+    widget_html = widget_page.render(Context())
+    assert WIDGET_JWT in widget_html
+    responses.append(("widget page", widget_html))
 
     # Webhook deliveries with both tokens, and a signal receiver that raises.
     hook = Client(raise_request_exception=False)

@@ -200,6 +200,26 @@ def test_webhook_configurations_are_mirrored_and_removed_ones_marked(fake_gatewa
     assert not stored.is_usable
 
 
+def test_a_configuration_listed_without_its_store_is_marked_removed_when_gone(fake_gateway):
+    """An answer that leaves store_id out: the row keeps the store it was listed under,
+    and disappears from the active ones once the gateway no longer lists it."""
+    from django_paycharge.models import WebhookConfiguration
+
+    hook = fake_gateway.add_webhook("https://shop.example/hook", auth_token="tok-1")
+    storeless = {k: v for k, v in hook.items() if k not in ("store_id", "auth_token")}
+    page = {"items": [storeless], "has_more": False}
+    fake_gateway.add_fault("GET", r"/webhooks$", action="status", status=200, body=page, count=1)
+    services.sync_webhooks()
+    stored = WebhookConfiguration.objects.get(gateway_id=hook["id"])
+    assert str(stored.store_id) == fake_gateway.settings()["STORE_ID"] and stored.is_usable
+    # An older install's row without a store is also checked against the list.
+    WebhookConfiguration.objects.filter(pk=stored.pk).update(store_id=None)
+    fake_gateway.request("DELETE", f"/stores/{hook['store_id']}/webhooks/{hook['id']}")
+    assert services.sync_webhooks().removed == 1
+    stored.refresh_from_db()
+    assert stored.removed_at is not None and not stored.active
+
+
 def test_a_charge_with_nul_characters_does_not_poison_its_page(fake_gateway):
     fake_gateway.seed(30)
     token = fake_gateway.create_transaction_token("card")["id"]

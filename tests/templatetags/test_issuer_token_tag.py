@@ -65,7 +65,7 @@ def test_http_post_renders_an_auto_submitting_form_with_one_input_per_field():
     assert '<form method="post" action="https://provider.example/pay"' in out
     assert 'enctype="application/x-www-form-urlencoded"' in out
     assert hidden_inputs(out) == [("merchant", "M1"), ("amount", "1000"), ("ok", "true")]
-    assert "<noscript>" in out and '<button type="submit">' in out
+    assert "<noscript>" in out and '<button type="submit"' in out
     assert "HTMLFormElement.prototype.submit.call" in out
 
 
@@ -165,8 +165,11 @@ def test_refused_action_urls_render_a_notice_and_no_form(url):
     assert "paycharge-error" in out
 
 
-def test_plain_http_is_allowed_only_with_the_setting(settings):
+def test_plain_http_is_allowed_only_with_the_setting(settings, caplog):
     token = make_token(issuer_token="http://127.0.0.1:8001/_fake/provider/x")
     assert "<form" not in render(token)
+    # The log says which setting a shop testing against the fake gateway is missing.
+    assert 'plain http, which needs PAYCHARGE["ALLOW_HTTP_ISSUER_URLS"] = True' in caplog.text
+    assert "/_fake/provider/x" not in caplog.text
     settings.PAYCHARGE = {**settings.PAYCHARGE, "ALLOW_HTTP_ISSUER_URLS": True}
     assert '<form method="post" action="http://127.0.0.1:8001/_fake/provider/x"' in render(token)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import uuid
 
 import pytest
@@ -105,6 +106,17 @@ def test_online_token_keeps_brand_and_call_method(gw: Gw) -> None:
 def test_token_validation(gw: Gw, body: dict[str, object], field: str) -> None:
     errors = _error(gw.post("/tokens", json=body), 400, "VALIDATION_ERROR")
     assert field in [e["field"] for e in errors]
+
+
+def test_an_expired_card_is_refused_and_this_month_still_valid(gw: Gw) -> None:
+    today = datetime.date.today()
+    last_month = (today.year, today.month - 1) if today.month > 1 else (today.year - 1, 12)
+    for year, month in [(2020, 12), last_month]:
+        body = {**TOKEN_BODY, "data": {**CARD, "exp_month": month, "exp_year": year}}
+        errors = _error(gw.post("/tokens", json=body), 400, "VALIDATION_ERROR")
+        assert {"field": "data.exp_year", "reason": "CARD_EXPIRED"} in errors
+    body = {**TOKEN_BODY, "data": {**CARD, "exp_month": today.month, "exp_year": today.year}}
+    assert gw.post("/tokens", json=body).status_code == 201
 
 
 def test_merchant_token_reaches_all_stores_but_cannot_create_tokens(gw: Gw) -> None:

@@ -68,6 +68,20 @@ def test_cli_prints_credentials_and_stops_cleanly(signum: int) -> None:
         requests.get(url + "/charges", timeout=2)
 
 
+def test_cli_registers_the_shops_webhook() -> None:
+    hook = "http://127.0.0.1:9/payments/webhook/"
+    process, url = _start("--webhook", hook, "--webhook-token", "shop-token")
+    try:
+        auth = {"Authorization": f"Bearer {TEST_SECRET}.{TEST_JWT}"}
+        listed = requests.get(f"{url}/stores/{TEST_STORE_ID}/webhooks", headers=auth, timeout=5)
+        [config] = listed.json()["items"]
+        assert config["url"] == hook and config["active"]
+        assert config["triggers"] == ["charge_updated", "charge_finished"]
+    finally:
+        process.terminate()
+        assert process.wait(10) == 0
+
+
 def test_controls_over_http(fake_gateway_server: Any) -> None:
     base = fake_gateway_server.base_url
     token = requests.post(

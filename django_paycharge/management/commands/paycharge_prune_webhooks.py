@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.core.management.base import CommandParser
+from django.core.management.base import CommandError, CommandParser
 
 from ...services import deliveries
 from ._base import PayChargeCommand
@@ -18,7 +18,6 @@ class Command(PayChargeCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         if options["older_than"] < 1:
-            self.stderr.write("--older-than must be at least 1 day.")
-            raise SystemExit(2)
+            raise CommandError("--older-than must be at least 1 day.", returncode=2)
         deleted = deliveries.prune_deliveries(older_than_days=options["older_than"])
         self.stdout.write(f"Deleted {deleted} webhook deliveries.")

@@ -6,8 +6,10 @@ from datetime import timedelta
 from typing import Any
 
 from django.core.management.base import CommandError, CommandParser
+from django.utils import timezone
 
 from ... import services
+from ...models import ChargeRequest
 from ._base import PayChargeCommand
 
 
@@ -27,12 +29,16 @@ class Command(PayChargeCommand):
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
-        counts = services.recover_charge_requests(
-            older_than=timedelta(seconds=options["older_than"])
-        )
+        older_than = timedelta(seconds=options["older_than"])
+        # Counted first: "still pending: 0" must not hide the requests this run left alone.
+        younger = ChargeRequest.objects.filter(
+            state=ChargeRequest.State.PENDING, created_at__gt=timezone.now() - older_than
+        ).count()
+        counts = services.recover_charge_requests(older_than=older_than)
         self.stdout.write(
             f"Charge requests settled: {counts['settled']}, failed: {counts['failed']}, "
-            f"still pending: {counts['still_pending']}."
+            f"still pending: {counts['still_pending']}; left alone: {younger} younger than "
+            f"{options['older_than']:g} s (perhaps still in flight: run again later)."
         )
         if counts["still_pending"]:
             raise CommandError(

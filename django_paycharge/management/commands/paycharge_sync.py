@@ -9,10 +9,10 @@ from typing import Any
 from django.core.management.base import CommandError, CommandParser
 from django.utils.dateparse import parse_datetime
 
-from ... import services
-from ...exceptions import SyncInProgressError
+from ... import conf, services
+from ...exceptions import PayChargeError, SyncInProgressError
 from ...services import SyncResult
-from ._base import PayChargeCommand
+from ._base import PayChargeCommand, explain
 
 
 class Command(PayChargeCommand):
@@ -24,7 +24,13 @@ class Command(PayChargeCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--charges", action="store_true", help="Sync charges.")
         parser.add_argument("--webhooks", action="store_true", help="Sync webhook configurations.")
-        parser.add_argument("--account", help="Account name from PAYCHARGE['ACCOUNTS'].")
+        which = parser.add_mutually_exclusive_group()
+        which.add_argument("--account", help="Account name from PAYCHARGE['ACCOUNTS'].")
+        which.add_argument(
+            "--all-accounts",
+            action="store_true",
+            help="Every configured account, one after the other.",
+        )
         parser.add_argument("--store", help="Only this store (UUID).")
         parser.add_argument("--full", action="store_true", help="Re-read every charge.")
         parser.add_argument("--since", help="Only charges created at or after this ISO-8601 time.")
@@ -62,6 +68,27 @@ class Command(PayChargeCommand):
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
+        if not options["all_accounts"]:
+            self._sync_account(options["account"], options)
+            return
+        if options["store"]:
+            raise CommandError(
+                "--store names one store: use it with --account, not --all-accounts."
+            )
+        failed = []
+        for account in conf.account_names():
+            self.stdout.write(f"Account {account}:")
+            try:
+                self._sync_account(account, options)
+            except (CommandError, PayChargeError) as exc:  # the next accounts still sync
+                message = explain(exc) if isinstance(exc, PayChargeError) else str(exc)
+                self.stderr.write(f"Account {account} failed: {message}")
+                failed.append(account)
+        if failed:
+            raise CommandError(f"Sync failed for accounts: {', '.join(failed)}.")
+
+    def _sync_account(self, account: str | None, options: dict[str, Any]) -> None:
+        options = {**options, "account": account}
         both = not options["charges"] and not options["webhooks"]
         since = _parse_since(options["since"])
         self._tty = sys.stdout.isatty() and options.get("verbosity", 1) >= 1

@@ -7,13 +7,24 @@ from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandParser
+from django.utils.translation import gettext_noop
 
 from shop.models import Product
 
+#: Names and descriptions are in the shop's catalogue (gettext_noop), so the product
+#: pages speak the customer's language; a real shop keeps translations with its products.
 DEMO_PRODUCTS = [
-    ("Matcha tea, 100 g", "Stone-ground green tea from Uji.", 1200),
-    ("Furoshiki wrapping cloth", "Cotton, 70 by 70 cm, wave pattern.", 2400),
-    ("Hinoki chopsticks", "A pair of cypress chopsticks with a rest.", 800),
+    (gettext_noop("Matcha tea, 100 g"), gettext_noop("Stone-ground green tea from Uji."), 1200),
+    (
+        gettext_noop("Furoshiki wrapping cloth"),
+        gettext_noop("Cotton, 70 by 70 cm, wave pattern."),
+        2400,
+    ),
+    (
+        gettext_noop("Hinoki chopsticks"),
+        gettext_noop("A pair of cypress chopsticks with a rest."),
+        800,
+    ),
 ]
 
 

@@ -51,8 +51,11 @@
 
   function rejection(body) {
     const errors = (body && Array.isArray(body.errors)) ? body.errors : [];
-    if (!errors.length) return texts.failed;
-    const names = errors.map(function (e) { return texts.fields[e.field] || e.field; });
+    const reason = errors.map(function (e) { return texts.reasons[e.reason]; }).find(Boolean);
+    if (reason) return reason;
+    // Only fields a customer can recognise: the gateway's internal names never reach the page.
+    const names = errors.map(function (e) { return texts.fields[e.field]; }).filter(Boolean);
+    if (!names.length) return texts.failed;
     return texts.rejected.replace("%(fields)s", Array.from(new Set(names)).join(", "));
   }
 

@@ -1,0 +1,112 @@
+"""CSV export of the charge changelist, as filtered, for reconciliation.
+
+Streamed: rows are read in chunks from a database cursor and written out as
+they come, so memory stays flat however many charges match (``bench/run
+csv`` measures it at 100,000). Amounts are exact: minor units, and the same
+amount as a decimal with the currency's ISO-4217 decimals. No raw payload, no
+credential, no bank account number.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from django.db.models import QuerySet
+from django.http import StreamingHttpResponse
+from django.utils import timezone
+
+from ..models import Charge
+from ..money import to_major
+
+#: (CSV header, model field). Amount columns are followed by their decimal form.
+COLUMNS: tuple[tuple[str, str], ...] = (
+    ("charge_id", "gateway_id"),
+    ("account", "account"),
+    ("store_id", "store_id"),
+    ("status", "status"),
+    ("mode", "mode"),
+    ("created_on", "created_on"),
+    ("payment_type", "payment_type"),
+    ("requested_amount", "requested_amount"),
+    ("requested_currency", "requested_currency"),
+    ("charged_amount", "charged_amount"),
+    ("charged_currency", "charged_currency"),
+    ("fee_amount", "fee_amount"),
+    ("fee_currency", "fee_currency"),
+    ("merchant_transaction_id", "merchant_transaction_id"),
+    ("transaction_token_id", "transaction_token_id"),
+    ("metadata", "metadata"),
+)
+_AMOUNTS = {"requested_amount", "charged_amount", "fee_amount"}
+CHUNK = 2000
+# A spreadsheet runs a cell that starts with one of these as a formula ("CSV injection"):
+# text from outside (metadata, merchant ids) gets a leading apostrophe instead.
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+class _Echo:
+    """A file-like object that hands back what is written (csv.writer into a generator)."""
+
+    def write(self, value: str) -> str:
+        return value
+
+
+def header() -> list[str]:
+    names: list[str] = []
+    for name, field in COLUMNS:
+        names.append(name)
+        if field in _AMOUNTS:
+            names.append(name.replace("_amount", "_decimal"))
+    return names
+
+
+def _text(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, dict | list):
+        value = json.dumps(value, ensure_ascii=False, sort_keys=True)
+    elif hasattr(value, "isoformat"):
+        return str(value.isoformat())
+    text = str(value)
+    return "'" + text if text.startswith(_FORMULA_START) else text
+
+
+def row(values: dict[str, Any]) -> list[str]:
+    """One charge's cells, in :func:`header`'s order."""
+    cells: list[str] = []
+    for _name, field in COLUMNS:
+        value = values[field]
+        if field in _AMOUNTS:
+            cells.append("" if value is None else str(int(value)))
+            currency = values[field.replace("_amount", "_currency")]
+            cells.append("" if value is None else str(to_major(value, currency)))
+        else:
+            cells.append(_text(value))
+    return cells
+
+
+def lines(queryset: QuerySet[Charge]) -> Iterator[str]:
+    """The CSV text of ``queryset``, line by line, read in chunks from a cursor."""
+    writer = csv.writer(_Echo())
+    yield str(writer.writerow(header()))
+    fields = [field for _name, field in COLUMNS]
+    rows: Iterable[dict[str, Any]] = queryset.values(*fields).iterator(chunk_size=CHUNK)
+    for values in rows:
+        yield str(writer.writerow(row(values)))
+
+
+def csv_response(queryset: QuerySet[Charge]) -> StreamingHttpResponse:
+    """A download of ``queryset`` as CSV (UTF-8 with a BOM, so spreadsheets read Japanese)."""
+
+    def body() -> Iterator[str]:
+        yield "\ufeff"
+        yield from lines(queryset)
+
+    stamp = timezone.now().strftime("%Y%m%d-%H%M%S")
+    response = StreamingHttpResponse(body(), content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="charges-{stamp}.csv"'
+    response["Cache-Control"] = "no-store"
+    return response

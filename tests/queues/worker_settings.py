@@ -1,0 +1,28 @@
+"""Settings of a worker process started by the queue tests.
+
+The test suite's settings, on the parent's test database
+(``PAYCHARGE_CHILD_DB_NAME``), with the parent's ``PAYCHARGE`` overrides
+(``PAYCHARGE_CHILD_SETTINGS``, JSON: the fake gateway server's address) and the
+task backend of ``PAYCHARGE_TEST_QUEUE`` on ``PAYCHARGE_TEST_REDIS_URL``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+from tests.queues.backends import settings_for
+from tests.settings import *  # noqa: F403
+from tests.settings import INSTALLED_APPS, PAYCHARGE
+
+_kind = os.environ["PAYCHARGE_TEST_QUEUE"]
+globals().update(settings_for(_kind, os.environ.get("PAYCHARGE_TEST_REDIS_URL", "")))
+if _kind == "rq":
+    INSTALLED_APPS = [*INSTALLED_APPS, "django_rq"]
+PAYCHARGE = {**PAYCHARGE, **json.loads(os.environ.get("PAYCHARGE_CHILD_SETTINGS", "{}"))}
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "loggers": {"django_paycharge": {"level": "INFO", "handlers": ["console"]}},
+}

@@ -1,0 +1,47 @@
+"""The pytest plugin in a shop's test run: a missing dependency is named, with its extra."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+SHOP_TEST = """
+def test_uses_the_fake(fake_gateway):
+    assert fake_gateway.create_transaction_token("card")["id"]
+"""
+
+
+def run_shop_tests(tmp_path: Path, hidden: str, **env: str) -> subprocess.CompletedProcess[str]:
+    """pytest in a fresh directory where ``hidden`` cannot be imported (as if not installed)."""
+    (tmp_path / "conftest.py").write_text(f"import sys\nsys.modules[{hidden!r}] = None\n")
+    (tmp_path / "test_shop.py").write_text(SHOP_TEST)
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "PYTEST"))}
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:randomly", "-p", "no:django", "-q", "."],
+        cwd=tmp_path,
+        env={**clean, **env},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+@pytest.mark.parametrize(
+    ("hidden", "env"),
+    [("responses", {}), ("pytest_django", {"DJANGO_SETTINGS_MODULE": "shop.settings"})],
+)
+def test_a_missing_dependency_fails_naming_the_testing_extra(tmp_path, hidden, env):
+    result = run_shop_tests(tmp_path, hidden, **env)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert f"needs {hidden}, which is not installed" in result.stdout
+    assert 'pip install "django-paycharge[testing]"' in result.stdout
+    assert "ModuleNotFoundError" not in result.stdout
+
+
+def test_without_django_settings_pytest_django_is_not_needed(tmp_path):
+    result = run_shop_tests(tmp_path, "pytest_django")
+    assert result.returncode == 0, result.stdout + result.stderr
