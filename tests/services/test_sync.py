@@ -159,12 +159,13 @@ def test_open_charges_are_refreshed_one_by_one_when_that_is_cheaper(fake_gateway
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.skipif("connection.vendor != 'postgresql'", reason="runs in the PostgreSQL pass")
 def test_two_threads_syncing_one_store_end_with_no_duplicates(fake_gateway):
+    """The second waits for the first (one sync per account at a time), then syncs too."""
     fake_gateway.seed(1_200)
     errors = []
 
     def run():
         try:
-            services.sync_charges(full=True)
+            services.sync_charges(full=True, wait=60)
         except Exception as exc:
             errors.append(exc)
         finally:
