@@ -15,6 +15,7 @@ Ids are stable and never reused once retired:
 - E021 WIDGET_JWT is not a JWT, or is the server's JWT (pages would show it)
 - W001 PAYCHARGE holds a key this app does not know (a typo?)
 - W002 the exception reporter filter would show PAYCHARGE['JWT'] on error pages and e-mails
+- W003 an SQLite database has no busy time-out or no IMMEDIATE transactions
 """
 
 from __future__ import annotations
@@ -170,6 +171,10 @@ def _app_wide_messages(user: Mapping[str, Any]) -> list[CheckMessage]:
             conf.get_int_setting(key, low, high)
         except ConfigurationError as exc:
             messages.append(Error(exc.message, id=_id("E008")))
+    for key in conf.SECONDS_KEYS:
+        problem = conf.seconds_problem(key, user.get(key, conf.DEFAULTS[key]))
+        if problem:
+            messages.append(Error(problem, id=_id("E008")))
     for key in ("RETURN_URL", "SHOP_URL"):
         url = user.get(key, conf.DEFAULTS[key])
         if not isinstance(url, str) or not url:
@@ -183,6 +188,53 @@ def _app_wide_messages(user: Mapping[str, Any]) -> list[CheckMessage]:
         Error(problem, hint=_("It gets the charge and returns a URL or None."), id=_id("E008"))
         for problem in _hook_problems("ORDER_URL_HOOK", user.get("ORDER_URL_HOOK"))
     )
+    return messages
+
+
+# Below this many seconds of busy time-out, a burst of webhooks makes writers give up.
+_SQLITE_MIN_TIMEOUT = 5
+
+
+@register(Tags.compatibility)
+def check_sqlite_busy_timeout(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    """W003: SQLite without a busy time-out and IMMEDIATE transactions fails concurrent writes.
+
+    Webhook deliveries, task workers and the checkout write at the same time. A
+    deferred transaction that reads and then writes fails at once with "database
+    is locked" when another connection writes (its busy time-out does not apply
+    to that upgrade); an IMMEDIATE one waits its turn, up to the time-out.
+    """
+    return sqlite_busy_timeout_messages(getattr(settings, "DATABASES", {}))
+
+
+def sqlite_busy_timeout_messages(databases: Mapping[str, Any]) -> list[CheckMessage]:
+    """The W003 warnings for ``databases`` (a ``DATABASES``-shaped mapping)."""
+    messages: list[CheckMessage] = []
+    for alias, database in databases.items():
+        if not str(database.get("ENGINE", "")).endswith("sqlite3"):
+            continue
+        options = database.get("OPTIONS") or {}
+        timeout = options.get("timeout")
+        mode = str(options.get("transaction_mode") or "").upper()
+        too_short = not isinstance(timeout, int | float) or timeout < _SQLITE_MIN_TIMEOUT
+        if too_short or mode != "IMMEDIATE":
+            messages.append(
+                Warning(
+                    _(
+                        "Database %(alias)s is SQLite without a busy time-out and IMMEDIATE "
+                        "transactions: concurrent writes (webhooks, workers, checkouts) can "
+                        "fail with 'database is locked'."
+                    )
+                    % {"alias": repr(alias)},
+                    hint=_(
+                        "Set DATABASES[%(alias)s]['OPTIONS'] = {'timeout': 20, "
+                        "'transaction_mode': 'IMMEDIATE', 'init_command': "
+                        "'PRAGMA journal_mode=WAL;'} (see the installation guide)."
+                    )
+                    % {"alias": repr(alias)},
+                    id=_id("W003"),
+                )
+            )
     return messages
 
 

@@ -52,6 +52,10 @@ DEFAULTS: dict[str, Any] = {
     "SHOP_URL": "/",
     "TASKS": "auto",
     "SYNC_WINDOWS": 8,
+    # Charge requests (services.create_charge, paycharge_recover): seconds.
+    "CREATE_SETTLE_SECONDS": 10.0,
+    "CHARGE_REQUEST_MAX_AGE": 900,
+    "CHARGE_REQUEST_GRACE": 300,
     # Background work (django_paycharge.tasks, .periodic; docs/deployment.md).
     "TASK_BACKEND": "default",
     "TASK_QUEUE": "default",
@@ -155,6 +159,35 @@ def get_int_setting(key: str, low: int, high: int | None = None) -> int:
     else:
         message = _("PAYCHARGE['%(key)s'] must be an integer from %(low)d to %(high)d.")
     raise ConfigurationError(message % {"key": key, "low": low, "high": high})
+
+
+#: App-wide keys holding a number of seconds, with their allowed range.
+SECONDS_KEYS: dict[str, tuple[float, float]] = {
+    "CREATE_SETTLE_SECONDS": (0.0, 300.0),
+    "CHARGE_REQUEST_MAX_AGE": (1.0, 30 * 86400.0),
+    "CHARGE_REQUEST_GRACE": (0.0, 86400.0),
+}
+
+
+def seconds_problem(key: str, value: Any) -> str | None:
+    """Why ``value`` is not a valid ``PAYCHARGE[key]`` number of seconds, or None."""
+    low, high = SECONDS_KEYS[key]
+    if isinstance(value, int | float) and not isinstance(value, bool) and low <= value <= high:
+        return None
+    return _("PAYCHARGE['%(key)s'] must be a number of seconds from %(low)g to %(high)g.") % {
+        "key": key,
+        "low": low,
+        "high": high,
+    }
+
+
+def get_seconds(key: str) -> float:
+    """A validated app-wide number of seconds (see :data:`SECONDS_KEYS`)."""
+    value = get_setting(key)
+    problem = seconds_problem(key, value)
+    if problem:
+        raise ConfigurationError(problem)
+    return float(value)
 
 
 def account_names() -> list[str]:

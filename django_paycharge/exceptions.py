@@ -52,9 +52,15 @@ class FieldError:
 
 
 class PayChargeError(Exception):
-    """Base class of every error this app raises."""
+    """Base class of every error this app raises.
+
+    ``outcome`` is set on the errors :func:`services.create_charge` raises:
+    ``"refused"`` (final: nothing was charged and nothing will be charged for
+    this request) or ``"unknown"`` (:class:`ChargeOutcomeUnknownError`).
+    """
 
     default_message = gettext_noop("The payment service request failed.")
+    outcome: str | None = None
 
     def __init__(
         self,
@@ -98,6 +104,8 @@ class ConfigurationError(PayChargeError):
 class InvalidParametersError(PayChargeError, ValueError):
     """Input breaks a rule of the spec; raised before any HTTP request is sent."""
 
+    outcome = "refused"
+
     default_message = gettext_noop(
         "The request breaks a rule of the payment service; nothing was sent."
     )
@@ -116,13 +124,23 @@ class InvalidResponseError(PayChargeError):
 
 
 class APIError(PayChargeError):
-    """The gateway answered with a non-2xx status."""
+    """The gateway answered with a non-2xx status; ``code`` is the gateway's error code."""
+
+    #: True when trying again cannot help, whatever the status says.
+    permanent = False
 
 
 class BadRequestError(APIError):
     """400: the gateway rejected the request as invalid (``errors`` names the fields)."""
 
     default_message = gettext_noop("The payment service rejected the request as invalid.")
+
+
+class PaymentDetailsRejectedError(BadRequestError):
+    """The gateway refused the customer's payment details (token expired or used, card
+    locked, test card in live mode...): the customer must check them or pay another way."""
+
+    default_message = gettext_noop("The payment details were not accepted.")
 
 
 class AuthenticationError(APIError):
@@ -152,6 +170,28 @@ class ConflictError(APIError):
     default_message = gettext_noop("The request conflicts with the current state of the resource.")
 
 
+class IdempotencyKeyConflictError(ConflictError):
+    """409 ``IDEMPOTENCY_KEY_CONFLICT``: the key was used before for a different request."""
+
+    default_message = gettext_noop(
+        "The idempotency key was already used for a different request; use a new key."
+    )
+
+
+class WebhookURLExistsError(ConflictError):
+    """409 ``WEBHOOK_URL_EXISTS``: a webhook with this URL is already registered."""
+
+    default_message = gettext_noop("A webhook with this URL is already registered.")
+
+
+class UnsupportedByGatewayError(APIError):
+    """The connected payment system does not support this request (``NOT_SUPPORTED_BY_PROCESSOR``,
+    504 ``NO_GATEWAY_AVAILABLE_TO_PROCESS_THE_REQUEST``); not retried."""
+
+    default_message = gettext_noop("The payment system does not support this request.")
+    permanent = True
+
+
 class RateLimitError(APIError):
     """429: the gateway is rate limiting; retried with backoff before this is raised."""
 
@@ -176,11 +216,53 @@ _STATUS_CLASSES: dict[int, type[APIError]] = {
 }
 
 
+#: Codes of the gateway's documented error table whose meaning differs from their
+#: status's (a 403 ``CARD_LOCKED`` is the customer's card, not our app token), or
+#: that a caller must tell apart from others of the same status.
+PAYMENT_DETAILS_CODES = frozenset(
+    {
+        "CARD_BRAND_NOT_SUPPORTED",
+        "CARD_COUNTRY_NOT_SUPPORTED",
+        "CARD_LOCKED",
+        "CHARGE_TOO_QUICK",
+        "CVV_AUTHORIZATION_NOT_COMPLETED",
+        "CVV_REQUIRED",
+        "FORBIDDEN_IP",
+        "INVALID_TOKEN_TYPE",
+        "LAST_NAME_REQUIRED",
+        "NO_TEST_CARD_IN_LIVE_MODE",
+        "NON_SUBSCRIPTION_PAYMENT",
+        "NOT_ONE_TIME_TOKEN",
+        "PROCESSING_MODE_MISMATCH",
+        "RECURRING_TOKEN_DISABLED",
+        "TRANSACTION_ALREADY_PROCESSED",
+        "TRANSACTION_TOKEN_EXPIRED",
+    }
+)
+_CODE_CLASSES: dict[str, type[APIError]] = {
+    **dict.fromkeys(PAYMENT_DETAILS_CODES, PaymentDetailsRejectedError),
+    "IDEMPOTENCY_KEY_CONFLICT": IdempotencyKeyConflictError,
+    "WEBHOOK_URL_EXISTS": WebhookURLExistsError,
+    "NOT_SUPPORTED_BY_PROCESSOR": UnsupportedByGatewayError,
+    "NO_GATEWAY_AVAILABLE_TO_PROCESS_THE_REQUEST": UnsupportedByGatewayError,
+}
+
+
 def error_class_for_status(status: int) -> type[APIError]:
     """The exception class for an HTTP status of a failed answer."""
     if status >= 500:
         return ServerError
     return _STATUS_CLASSES.get(status, APIError)
+
+
+def error_class_for(status: int, code: str | None) -> type[APIError]:
+    """The exception class for a failed answer: by its code where the code's meaning
+    differs from the status's, by its status otherwise."""
+    by_code = _CODE_CLASSES.get(code or "")
+    # A 5xx keeps its retryable ServerError unless the code says retrying cannot help.
+    if by_code is not None and (status < 500 or by_code.permanent):
+        return by_code
+    return error_class_for_status(status)
 
 
 # Raised by services.
@@ -214,3 +296,54 @@ class SyncInProgressError(ServiceError):
     def __init__(self, message: str | None = None, *, holder: str = "", **kw: Any) -> None:
         super().__init__(message, **kw)
         self.holder = holder
+
+
+class IdempotencyKeyReusedError(ServiceError):
+    """The caller's idempotency key already belongs to a different charge request.
+
+    Nothing was sent for this call; the request that owns the key is unaffected
+    (two tabs paying one order: the second one gets this error).
+    """
+
+    default_message = gettext_noop(
+        "This idempotency key was already used for a different charge request; "
+        "use a new key for a new charge."
+    )
+    outcome = "refused"
+
+
+class ChargeOutcomeUnknownError(ServiceError):
+    """The gateway never said whether it created the charge, so the request was abandoned.
+
+    Abandoned means it is never sent again: no later recovery can charge it. The
+    gateway may still have created it: do not retry with a new token; check again
+    (:func:`services.check_charge_request`), and pay again only when the check
+    says nothing was charged. ``idempotency_key`` is the request's key.
+    """
+
+    default_message = gettext_noop(
+        "We could not confirm whether the payment was taken. Do not pay again with "
+        "another card or token: check again in a few minutes."
+    )
+    outcome = "unknown"
+
+    def __init__(
+        self, message: str | None = None, *, idempotency_key: str | None = None, **kw: Any
+    ) -> None:
+        super().__init__(message, **kw)
+        self.idempotency_key = idempotency_key
+
+
+class ChargeRequestAbandonedError(ServiceError):
+    """The request with this key was abandoned and nothing was charged: use a new key.
+
+    Raised when a caller asks again with the key of a request whose outcome has
+    since been settled as "not charged" (see :func:`services.check_charge_request`).
+    Paying again, with a new key, is safe.
+    """
+
+    default_message = gettext_noop(
+        "This payment attempt was abandoned and nothing was charged. "
+        "Pay again with a new idempotency key."
+    )
+    outcome = "refused"

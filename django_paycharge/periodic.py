@@ -102,7 +102,7 @@ def _prune() -> dict[str, int]:
 
 _RUNNERS: dict[str, Callable[[], Any]] = {
     "sweep": sweep_deliveries,
-    "recover": services.recover_charge_requests,
+    "recover": lambda: services.recover_charge_requests().as_dict(),
     "sync": sync_all_accounts,
     "payment_types": _fill_all,
     "prune": _prune,

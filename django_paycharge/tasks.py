@@ -116,9 +116,10 @@ def fill_payment_types_task(account: str | None = None, limit: int = 500) -> int
 
 
 @background_task
-def recover_charge_requests_task(older_than_seconds: float = 30.0) -> dict[str, int]:
+def recover_charge_requests_task(older_than_seconds: float = 30.0) -> dict[str, Any]:
     """Settle charge requests left in flight (see services.recover_charge_requests)."""
-    return services.recover_charge_requests(older_than=timedelta(seconds=older_than_seconds))
+    result = services.recover_charge_requests(older_than=timedelta(seconds=older_than_seconds))
+    return result.as_dict()
 
 
 @background_task

@@ -109,6 +109,8 @@ PAYCHARGE = {
     # Retries stay on, but wait milliseconds, not seconds.
     "RETRY_BACKOFF": 0.005,
     "RETRY_BACKOFF_MAX": 0.05,
+    # A create whose outcome stays unknown is asked about for a moment, not 10 s.
+    "CREATE_SETTLE_SECONDS": 0.2,
 }
 
 LOGGING = {

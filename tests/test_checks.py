@@ -42,6 +42,9 @@ def test_missing_setting():
         ({"ORDER_URL_HOOK": "shop.nowhere.order_url"}, "E008", "PAYCHARGE['ORDER_URL_HOOK']"),
         ({"ORDER_URL_HOOK": 42}, "E008", "PAYCHARGE['ORDER_URL_HOOK']"),
         ({"SECERT": "x"}, "W001", "SECERT"),
+        ({"CREATE_SETTLE_SECONDS": -1}, "E008", "CREATE_SETTLE_SECONDS"),
+        ({"CHARGE_REQUEST_MAX_AGE": "900"}, "E008", "CHARGE_REQUEST_MAX_AGE"),
+        ({"CHARGE_REQUEST_GRACE": True}, "E008", "CHARGE_REQUEST_GRACE"),
     ],
 )
 def test_each_problem_has_its_id_and_names_the_key(change, expected_id, names):
@@ -91,3 +94,48 @@ def test_the_apps_reporter_filter_hides_the_jwt_on_error_pages(settings, rf):
     assert BASE["JWT"] not in repr(safe)
     assert BASE["SECRET"] not in repr(safe)
     assert safe["PAYCHARGE"]["BASE_URL"] == BASE["BASE_URL"]
+
+
+SQLITE = {"ENGINE": "django.db.backends.sqlite3", "NAME": "shop.sqlite3"}
+
+
+@pytest.mark.parametrize(
+    ("options", "warned"),
+    [
+        ({}, True),  # Django's defaults: a new shop
+        ({"timeout": 20}, True),
+        ({"transaction_mode": "IMMEDIATE"}, True),
+        ({"timeout": 1, "transaction_mode": "IMMEDIATE"}, True),
+        ({"timeout": 20, "transaction_mode": "IMMEDIATE"}, False),
+        ({"timeout": 20, "transaction_mode": "immediate", "init_command": "PRAGMA x"}, False),
+    ],
+)
+def test_sqlite_without_a_busy_timeout_is_warned_about(options, warned):
+    from django_paycharge.checks import sqlite_busy_timeout_messages
+
+    databases = {
+        "default": {**SQLITE, "OPTIONS": options},
+        "pg": {"ENGINE": "django.db.backends.postgresql", "NAME": "x"},
+    }
+    messages = sqlite_busy_timeout_messages(databases)
+    assert ids(messages) == (["django_paycharge.W003"] if warned else [])
+    if warned:
+        assert "'default'" in messages[0].msg and "'timeout': 20" in messages[0].hint
+
+
+def test_the_seconds_settings_are_validated_when_read(settings):
+    from django_paycharge import conf
+    from django_paycharge.exceptions import ConfigurationError
+
+    settings.PAYCHARGE = {**BASE, "CHARGE_REQUEST_MAX_AGE": 0}
+    with pytest.raises(ConfigurationError, match="CHARGE_REQUEST_MAX_AGE"):
+        conf.get_seconds("CHARGE_REQUEST_MAX_AGE")
+    settings.PAYCHARGE = BASE
+    assert conf.get_seconds("CHARGE_REQUEST_MAX_AGE") == 900.0
+
+
+def test_the_sqlite_check_runs_on_the_projects_databases(settings):
+    from django_paycharge.checks import check_sqlite_busy_timeout
+
+    # The suite's own SQLite settings are the ones the docs give: no warning.
+    assert check_sqlite_busy_timeout() == []

@@ -8,18 +8,21 @@ from __future__ import annotations
 
 from django.contrib import admin
 
-from ..models import Charge, WebhookConfiguration, WebhookDelivery
+from ..models import Charge, QuarantinedItem, WebhookConfiguration, WebhookDelivery
 from .charges import ChargeAdmin
 from .paginator import EstimatedCountPaginator
+from .quarantine import QuarantinedItemAdmin
 from .webhooks import WebhookConfigurationAdmin, WebhookDeliveryAdmin
 
 admin.site.register(Charge, ChargeAdmin)
 admin.site.register(WebhookConfiguration, WebhookConfigurationAdmin)
 admin.site.register(WebhookDelivery, WebhookDeliveryAdmin)
+admin.site.register(QuarantinedItem, QuarantinedItemAdmin)
 
 __all__ = [
     "ChargeAdmin",
     "EstimatedCountPaginator",
+    "QuarantinedItemAdmin",
     "WebhookConfigurationAdmin",
     "WebhookDeliveryAdmin",
 ]

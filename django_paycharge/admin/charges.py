@@ -281,7 +281,7 @@ class ChargeAdmin(ChargeExtrasMixin, ReadOnlyAdmin):
             token = charge.issuer_token
         except IssuerToken.DoesNotExist:
             return "-"
-        return token.call_method or token.payment_type
+        return token.call_method or token.payment_type or str(display.UNKNOWN)
 
     @admin.display(description=gettext_lazy("error"))
     def error_pretty(self, charge: Charge) -> SafeString:

@@ -31,7 +31,13 @@ STATUS_COLOURS: dict[str, tuple[str, str]] = {
 }
 
 
-def status_badge(status: str, label: Any = None) -> SafeString:
+#: How the admin shows a value the gateway did not send, or sent in a form we could not type.
+UNKNOWN = _("unknown")
+
+
+def status_badge(status: str | None, label: Any = None) -> SafeString:
+    if not status:
+        return format_html('<span class="paycharge-badge quiet">{}</span>', UNKNOWN)
     background, colour = STATUS_COLOURS.get(status, ("#f3f4f6", "#4b5563"))
     return format_html(
         '<span class="paycharge-badge paycharge-status-{}" '
@@ -97,7 +103,7 @@ def describe_error(error: Any) -> SafeString:
     code = error.get("code") if isinstance(error, dict) else None
     meaning = error_code_meaning(code)
     if code is None:
-        head = format_html("")
+        head = SafeString("")
     elif meaning is None:
         head = format_html("<p><strong>{}</strong> {}</p>", _("Code"), code)
     else:

@@ -168,7 +168,7 @@ def configuration_warnings() -> list[str]:
     for config in configs:
         if config.removed_at is not None:
             warnings.append(_("%(url)s was removed from the gateway.") % {"url": config.url})
-        elif not config.active:
+        elif config.active is False:
             warnings.append(_("%(url)s is inactive: it receives nothing.") % {"url": config.url})
         elif REQUIRED_TRIGGER not in (config.triggers or []):
             warnings.append(

@@ -18,7 +18,7 @@ from rest_framework import serializers
 from ..client._params import charge_create_body
 from ..client.validation import THREE_DS_MODES
 from ..exceptions import FieldError, InvalidParametersError
-from ..services.charges import CREATE_ARGS
+from ..services.create import CREATE_ARGS
 
 _TOP_LEVEL = (*CREATE_ARGS[:6], "metadata", "reference")
 _NESTED = {

@@ -21,14 +21,17 @@ from .. import conf
 from ..exceptions import (
     APIError,
     BadRequestError,
+    ChargeOutcomeUnknownError,
     ChargeStateError,
     ConfigurationError,
     ConflictError,
     FieldError,
+    IdempotencyKeyReusedError,
     InvalidParametersError,
     NetworkError,
     NotFoundError,
     PayChargeError,
+    PaymentDetailsRejectedError,
     RateLimitError,
     UnsupportedPaymentTypeError,
 )
@@ -114,6 +117,19 @@ def _paycharge_error(exc: PayChargeError) -> Response:
         )
     if isinstance(exc, ChargeStateError):
         return error_response(409, "charge_status", exc.message, status=exc.status)
+    if isinstance(exc, IdempotencyKeyReusedError):
+        return error_response(409, "idempotency_key_reused", str(exc))
+    if isinstance(exc, ChargeOutcomeUnknownError):
+        # Not "failed": the gateway may have made the charge. A new token would risk a second.
+        return error_response(
+            503,
+            "charge_outcome_unknown",
+            _(
+                "We could not confirm whether the charge was made. Do not pay again with "
+                "another token: send this request again with the same Idempotency-Key to check."
+            ),
+            headers=_retry_after(),
+        )
     if isinstance(exc, UnsupportedPaymentTypeError):
         return error_response(409, "unsupported_payment_type", exc.message)
     if isinstance(exc, ConfigurationError):
@@ -143,6 +159,10 @@ def _gateway_error(exc: APIError) -> Response:
     logger.warning(
         "Payment gateway answered %s (%s, request id %s)", exc.http_status, exc.code, exc.request_id
     )
+    if isinstance(exc, PaymentDetailsRejectedError):
+        return error_response(
+            400, "payment_rejected", _("The payment details were not accepted."), exc.errors
+        )
     if isinstance(exc, BadRequestError):
         return error_response(
             400,

@@ -11,6 +11,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from django.db import connection
 from django.db.models import Q, QuerySet
 from django.utils.translation import gettext as _
 
@@ -48,10 +49,29 @@ def charge_page(queryset: QuerySet[Charge], query: Mapping[str, str]) -> tuple[l
         )
         if anchor is None:
             raise InvalidParametersError(errors=[FieldError("cursor", _("no charge has this id"))])
-        when, pk = anchor["created_on"], anchor["id"]
-        if ascending:
-            queryset = queryset.filter(Q(created_on__gt=when) | Q(created_on=when, id__gt=pk))
-        else:
-            queryset = queryset.filter(Q(created_on__lt=when) | Q(created_on=when, id__lt=pk))
+        queryset = queryset.filter(_after(anchor["created_on"], anchor["id"], ascending))
     rows = list(queryset[: limit + 1])
     return rows[:limit], len(rows) > limit
+
+
+def _after(when: Any, pk: int, ascending: bool) -> Q:
+    """The rows after (``when``, ``pk``) in the list's order, NULL creation times included.
+
+    A charge the gateway sent without a creation time has NULL there; the
+    database sorts NULLs as largest (PostgreSQL) or smallest (SQLite), and
+    the keyset follows the same order, so such charges are neither skipped
+    nor repeated, and one can be a cursor.
+    """
+    nulls_first = ascending != connection.features.nulls_order_largest
+    if when is None:
+        same = (
+            Q(created_on__isnull=True, id__gt=pk)
+            if ascending
+            else Q(created_on__isnull=True, id__lt=pk)
+        )
+        return same | Q(created_on__isnull=False) if nulls_first else same
+    if ascending:
+        later = Q(created_on__gt=when) | Q(created_on=when, id__gt=pk)
+    else:
+        later = Q(created_on__lt=when) | Q(created_on=when, id__lt=pk)
+    return later if nulls_first else later | Q(created_on__isnull=True)

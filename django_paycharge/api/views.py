@@ -24,10 +24,11 @@ from rest_framework.views import APIView
 from .. import access, conf, services
 from ..exceptions import ConfigurationError
 from ..models import Charge, WebhookConfiguration
-from ..services.charges import CREATE_ARGS
+from ..services.create import CREATE_ARGS
 from .create import ChargeCreateSerializer
 from .errors import api_exception_handler
 from .filters import FILTER_PARAMETERS, filter_charges
+from .idempotency import caller_key, idempotent
 from .pagination import charge_page
 from .permissions import IsStaffUser, may_send_amount, permissions_from_setting
 from .serializers import (
@@ -40,6 +41,7 @@ from .serializers import (
 )
 
 ChargeHook = Callable[[Request, Mapping[str, Any]], Mapping[str, Any]]
+CREATE_PURPOSE = "charges.create"
 
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -128,8 +130,19 @@ class ChargeListCreateView(PayChargeAPIView):
     @api_schema(
         operation_id="charges_create",
         request=ChargeCreateSerializer,
+        parameters=[
+            OpenApiParameter(
+                "Idempotency-Key",
+                str,
+                OpenApiParameter.HEADER,
+                description="Your key for this payment (1-255 printable ASCII characters, no "
+                "spaces). The same key and body replay the first answer; another body is 409 "
+                "idempotency_key_reused. Send it again after 503 charge_outcome_unknown.",
+            )
+        ],
         responses={201: ChargeSerializer, **_errors(400, 401, 403, 404, 409, 429, 502, 503)},
     )
+    @idempotent(CREATE_PURPOSE)
     def post(self, request: Request) -> Response:
         hook = conf.get_setting("API_CHARGE_HOOK")
         serializer = ChargeCreateSerializer(
@@ -144,6 +157,8 @@ class ChargeListCreateView(PayChargeAPIView):
         reference = params.pop("reference")
         if params["amount"] is None:
             params.update(_call_hook(hook, request, {**params, "reference": reference}))
+        # The header's key makes a retry join the first request's charge request.
+        params.setdefault("idempotency_key", caller_key(request, CREATE_PURPOSE))
         charge = services.create_charge(**params)
         if hasattr(request._request, "session"):
             access.grant_charge_access(request._request, charge)

@@ -9,18 +9,22 @@ from __future__ import annotations
 
 from ._client import PayChargeClient
 from ._paging import Prefetcher, RawPage
+from ._parse import ShapeError, parse_charge, parse_webhook
+from ._transport import IN_PROGRESS_CODE
 from .types import (
     Charge,
     ChargeError,
     ChargeRedirect,
     IssuerToken,
     Page,
+    Rejected,
     ThreeDS,
     TransactionToken,
     WebhookConfiguration,
 )
 
 __all__ = [
+    "IN_PROGRESS_CODE",
     "Charge",
     "ChargeError",
     "ChargeRedirect",
@@ -29,7 +33,11 @@ __all__ = [
     "PayChargeClient",
     "Prefetcher",
     "RawPage",
+    "Rejected",
+    "ShapeError",
     "ThreeDS",
     "TransactionToken",
     "WebhookConfiguration",
+    "parse_charge",
+    "parse_webhook",
 ]

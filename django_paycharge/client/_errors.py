@@ -13,7 +13,7 @@ from django_paycharge.exceptions import (
     APIError,
     FieldError,
     NetworkError,
-    error_class_for_status,
+    error_class_for,
     gettext_noop,
 )
 
@@ -24,9 +24,10 @@ _MAX_REASON = 500
 def api_error(
     response: requests.Response, request_id: str | None, clean: Callable[[str], str]
 ) -> APIError:
-    """The exception for a non-2xx answer; any body, even HTML or none, maps by status."""
+    """The exception for a non-2xx answer: by status, or by the gateway's code where its
+    meaning differs (see :func:`~django_paycharge.exceptions.error_class_for`); any body,
+    even HTML or none, still maps by status."""
     status = response.status_code
-    cls = error_class_for_status(status)
     code: str | None = None
     errors: list[FieldError] = []
     try:
@@ -48,6 +49,7 @@ def api_error(
                             clean("" if reason is None else str(reason)[:_MAX_REASON]),
                         )
                     )
+    cls = error_class_for(status, code)
     detail = f"HTTP {status}, {code}" if code else f"HTTP {status}"
     return cls(
         f"{cls.default_message} ({detail})",

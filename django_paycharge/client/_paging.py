@@ -18,7 +18,7 @@ from typing import Any, Generic, TypeVar
 from django_paycharge.exceptions import InvalidResponseError
 
 from ._parse import ShapeError
-from .types import Charge, JSONObject, Page, WebhookConfiguration
+from .types import Charge, JSONObject, Page, Rejected, WebhookConfiguration
 from .validation import Checker, validate_uuid
 
 T = TypeVar("T", Charge, WebhookConfiguration)
@@ -33,11 +33,20 @@ def path_ids(**values: Any) -> list[str]:
     return [r for r in result if r is not None]
 
 
-def follow(fetch: Callable[[str | None], Page[T]], cursor: str | None) -> Iterator[T]:
-    """Yield every item, page after page, with the last id of a page as the next cursor."""
+def follow(
+    fetch: Callable[[str | None], Page[T]],
+    cursor: str | None,
+    rejected: list[Rejected] | None = None,
+) -> Iterator[T]:
+    """Yield every item, page after page, with the last id of a page as the next cursor.
+
+    Items that could not be read are appended to ``rejected`` when it is given.
+    """
     seen: set[str] = set()
     while True:
         page = fetch(cursor)
+        if rejected is not None:
+            rejected.extend(page.rejected)
         yield from page.items
         if not page.has_more or not page.items:
             return

@@ -1,5 +1,11 @@
 """Turn decoded JSON (floats already ``Decimal``) into the typed results.
 
+A tolerant reader: only a resource's own ``id`` is required. Every other
+field may be missing, null, of another JSON type or a value the spec does not
+list; it is typed when it can be (``"1000"`` is the integer 1000, ``"true"``
+is ``True``) and ``None`` otherwise, while ``raw`` keeps what the gateway sent.
+Text fields take strings as they are and numbers as their text.
+
 Written as flat functions with one ``dict.get`` per field: list pages are
 parsed item by item, and per-field indirection (descriptors, schemas) is what
 makes generated SDKs slow.
@@ -8,6 +14,7 @@ makes generated SDKs slow.
 from __future__ import annotations
 
 import hashlib
+import logging
 from collections.abc import Callable
 from datetime import UTC, datetime
 from decimal import Decimal, InvalidOperation
@@ -21,6 +28,7 @@ from .types import (
     IssuerToken,
     JSONObject,
     Page,
+    Rejected,
     ThreeDS,
     TransactionToken,
     WebhookConfiguration,
@@ -28,10 +36,12 @@ from .types import (
 
 T = TypeVar("T")
 
+logger = logging.getLogger("django_paycharge.client")
+
 
 class ShapeError(ValueError):
-    """A 2xx body does not have the expected shape; the transport turns it into
-    :class:`~django_paycharge.exceptions.InvalidResponseError`."""
+    """A 2xx body cannot be read at all (not an object, no usable ``id``); the
+    transport turns it into :class:`~django_paycharge.exceptions.InvalidResponseError`."""
 
 
 def _object(value: Any, what: str) -> JSONObject:
@@ -40,73 +50,95 @@ def _object(value: Any, what: str) -> JSONObject:
     return value
 
 
-def _uuid(value: Any, name: str) -> UUID | None:
-    if value is None:
+def _uuid(value: Any) -> UUID | None:
+    if type(value) is not str:
         return None
     try:
         return UUID(value)
-    except (TypeError, ValueError, AttributeError):
-        raise ShapeError(f"field {name!r} is not a UUID") from None
+    except ValueError:
+        return None
 
 
 def _required_uuid(value: Any, name: str) -> UUID:
-    if value is None:
-        raise ShapeError(f"field {name!r} is missing")
-    result = _uuid(value, name)
-    assert result is not None
+    result = _uuid(value)
+    if result is None:
+        reason = "missing" if value is None else "not a UUID"
+        raise ShapeError(f"field {name!r} is {reason}")
     return result
 
 
-def _int(value: Any, name: str) -> int | None:
-    if value is None or type(value) is int:
-        return value
-    # Decimal only when the gateway wrote "1000.0": still a whole amount.
-    if type(value) is Decimal and value == value.to_integral_value():
-        return int(value)
-    raise ShapeError(f"field {name!r} is not an integer")
+def _int(value: Any) -> int | None:
+    kind = type(value)
+    if kind is int:
+        return value  # type: ignore[no-any-return]
+    # Decimal when the gateway wrote "1000.0": still a whole amount.
+    if kind is Decimal:
+        return int(value) if value.is_finite() and value == value.to_integral_value() else None
+    if kind is str:
+        number = _decimal(value.strip())
+        if number is not None and number == number.to_integral_value():
+            return int(number)
+    return None
 
 
-def _decimal(value: Any, name: str) -> Decimal | None:
-    if value is None or type(value) is Decimal:
-        return value
-    if type(value) is int:
+def _decimal(value: Any) -> Decimal | None:
+    kind = type(value)
+    if kind is Decimal:
+        return value if value.is_finite() else None
+    if kind is int:
         return Decimal(value)
-    if type(value) is str:
+    if kind is str and len(value) <= 64:
         try:
             result = Decimal(value)
         except InvalidOperation:
-            pass
-        else:
-            if result.is_finite():
-                return result
-    raise ShapeError(f"field {name!r} is not a number")
+            return None
+        return result if result.is_finite() else None
+    return None
 
 
-def _datetime(value: Any, name: str) -> datetime | None:
-    if value is None:
+def _datetime(value: Any) -> datetime | None:
+    if type(value) is not str:
         return None
     try:
         result = datetime.fromisoformat(value)
-    except (TypeError, ValueError):
-        raise ShapeError(f"field {name!r} is not an ISO-8601 time") from None
+    except ValueError:
+        return None
     # The spec gives gateway times in UTC; a value without an offset is UTC.
-    return result if result.tzinfo is not None else result.replace(tzinfo=UTC)
+    if result.tzinfo is None:
+        result = result.replace(tzinfo=UTC)
+    try:
+        result.astimezone(UTC)  # year 1 at +14:00 has no UTC time: unknown, not a crash later
+    except OverflowError:
+        return None
+    return result
 
 
-def _bool(value: Any, name: str) -> bool | None:
-    if value is None or type(value) is bool:
+_BOOLS = {"true": True, "false": False}
+
+
+def _bool(value: Any) -> bool | None:
+    if type(value) is bool:
         return value
-    raise ShapeError(f"field {name!r} is not a boolean")
+    if type(value) is str:
+        return _BOOLS.get(value.strip().lower())
+    return None
 
 
-def _dict(value: Any, name: str) -> JSONObject | None:
-    if value is None or type(value) is dict:
-        return value
-    raise ShapeError(f"field {name!r} is not a JSON object")
+def _text(value: Any) -> str | None:
+    kind = type(value)
+    if kind is str:
+        return value  # type: ignore[no-any-return]
+    if kind is int or kind is Decimal:
+        return str(value)
+    return None
+
+
+def _dict(value: Any) -> JSONObject | None:
+    return value if type(value) is dict else None
 
 
 def parse_charge(value: Any) -> Charge:
-    """A :class:`Charge` from the decoded JSON of a charge."""
+    """A :class:`Charge` from the decoded JSON of a charge (only ``id`` is required)."""
     d = _object(value, "the charge")
     g = d.get
     error = g("error")
@@ -114,79 +146,72 @@ def parse_charge(value: Any) -> Charge:
     three_ds = g("three_ds")
     return Charge(
         id=_required_uuid(g("id"), "id"),
-        store_id=_uuid(g("store_id"), "store_id"),
-        transaction_token_id=_uuid(g("transaction_token_id"), "transaction_token_id"),
-        transaction_token_type=g("transaction_token_type"),
-        subscription_id=_uuid(g("subscription_id"), "subscription_id"),
-        merchant_transaction_id=g("merchant_transaction_id"),
-        requested_amount=_int(g("requested_amount"), "requested_amount"),
-        requested_currency=g("requested_currency"),
-        requested_amount_formatted=_decimal(
-            g("requested_amount_formatted"), "requested_amount_formatted"
-        ),
-        charged_amount=_int(g("charged_amount"), "charged_amount"),
-        charged_currency=g("charged_currency"),
-        charged_amount_formatted=_decimal(
-            g("charged_amount_formatted"), "charged_amount_formatted"
-        ),
-        fee_amount=_int(g("fee_amount"), "fee_amount"),
-        fee_currency=g("fee_currency"),
-        fee_amount_formatted=_decimal(g("fee_amount_formatted"), "fee_amount_formatted"),
-        only_direct_currency=_bool(g("only_direct_currency"), "only_direct_currency"),
-        capture_at=_datetime(g("capture_at"), "capture_at"),
-        descriptor=g("descriptor"),
-        descriptor_phone_number=g("descriptor_phone_number"),
-        status=g("status"),
-        error=None if error is None else _charge_error(error),
-        metadata=_dict(g("metadata"), "metadata"),
-        mode=g("mode"),
-        created_on=_datetime(g("created_on"), "created_on"),
-        redirect=None if redirect is None else _redirect(redirect),
-        merchant_name=g("merchant_name"),
-        store_name=g("store_name"),
-        three_ds=None if three_ds is None else _three_ds(three_ds),
+        store_id=_uuid(g("store_id")),
+        transaction_token_id=_uuid(g("transaction_token_id")),
+        transaction_token_type=_text(g("transaction_token_type")),
+        subscription_id=_uuid(g("subscription_id")),
+        merchant_transaction_id=_text(g("merchant_transaction_id")),
+        requested_amount=_int(g("requested_amount")),
+        requested_currency=_text(g("requested_currency")),
+        requested_amount_formatted=_decimal(g("requested_amount_formatted")),
+        charged_amount=_int(g("charged_amount")),
+        charged_currency=_text(g("charged_currency")),
+        charged_amount_formatted=_decimal(g("charged_amount_formatted")),
+        fee_amount=_int(g("fee_amount")),
+        fee_currency=_text(g("fee_currency")),
+        fee_amount_formatted=_decimal(g("fee_amount_formatted")),
+        only_direct_currency=_bool(g("only_direct_currency")),
+        capture_at=_datetime(g("capture_at")),
+        descriptor=_text(g("descriptor")),
+        descriptor_phone_number=_text(g("descriptor_phone_number")),
+        status=_text(g("status")),
+        error=_charge_error(error) if type(error) is dict else None,
+        metadata=_dict(g("metadata")),
+        mode=_text(g("mode")),
+        created_on=_datetime(g("created_on")),
+        redirect=_redirect(redirect) if type(redirect) is dict else None,
+        merchant_name=_text(g("merchant_name")),
+        store_name=_text(g("store_name")),
+        three_ds=_three_ds(three_ds) if type(three_ds) is dict else None,
         raw=d,
     )
 
 
-def _charge_error(value: Any) -> ChargeError:
-    d = _object(value, "field 'error'")
+def _charge_error(d: JSONObject) -> ChargeError:
     return ChargeError(
-        code=_int(d.get("code"), "error.code"),
-        message=d.get("message"),
-        detail=d.get("detail"),
+        code=_int(d.get("code")),
+        message=_text(d.get("message")),
+        detail=_text(d.get("detail")),
         raw=d,
     )
 
 
-def _redirect(value: Any) -> ChargeRedirect:
-    d = _object(value, "field 'redirect'")
+def _redirect(d: JSONObject) -> ChargeRedirect:
     return ChargeRedirect(
-        endpoint=d.get("endpoint"),
-        redirect_id=_uuid(d.get("redirect_id"), "redirect.redirect_id"),
-        raw=d,
+        endpoint=_text(d.get("endpoint")), redirect_id=_uuid(d.get("redirect_id")), raw=d
     )
 
 
-def _three_ds(value: Any) -> ThreeDS:
-    d = _object(value, "field 'three_ds'")
-    return ThreeDS(redirect_endpoint=d.get("redirect_endpoint"), mode=d.get("mode"), raw=d)
+def _three_ds(d: JSONObject) -> ThreeDS:
+    return ThreeDS(
+        redirect_endpoint=_text(d.get("redirect_endpoint")), mode=_text(d.get("mode")), raw=d
+    )
 
 
 def parse_issuer_token(value: Any) -> IssuerToken:
-    """An :class:`IssuerToken` from the decoded JSON of an issuer token."""
+    """An :class:`IssuerToken` from the decoded JSON of an issuer token (no field required)."""
     d = _object(value, "the issuer token")
     g = d.get
     return IssuerToken(
-        payment_type=g("payment_type"),
-        issuer_token=g("issuer_token"),
-        payload=_dict(g("payload"), "payload"),
-        call_method=g("call_method"),
-        account_id=g("account_id"),
-        branch_code=g("branch_code"),
-        branch_name=g("branch_name"),
-        account_holder_name=g("account_holder_name"),
-        account_number=g("account_number"),
+        payment_type=_text(g("payment_type")),
+        issuer_token=_text(g("issuer_token")),
+        payload=_dict(g("payload")),
+        call_method=_text(g("call_method")),
+        account_id=_text(g("account_id")),
+        branch_code=_text(g("branch_code")),
+        branch_name=_text(g("branch_name")),
+        account_holder_name=_text(g("account_holder_name")),
+        account_number=_text(g("account_number")),
         raw=d,
     )
 
@@ -203,21 +228,19 @@ def parse_webhook(value: Any) -> WebhookConfiguration:
         d = {k: v for k, v in d.items() if k != "auth_token"}
     g = d.get
     triggers = g("triggers")
-    if triggers is None:
-        triggers = ()
-    elif type(triggers) is not list or not all(type(t) is str for t in triggers):
-        raise ShapeError("field 'triggers' is not a list of strings")
+    # Trigger names are text; anything else in the list stays in ``raw`` only.
+    names = tuple(t for t in triggers if type(t) is str) if type(triggers) is list else ()
     return WebhookConfiguration(
         id=_required_uuid(g("id"), "id"),
-        platform_id=_uuid(g("platform_id"), "platform_id"),
-        merchant_id=_uuid(g("merchant_id"), "merchant_id"),
-        store_id=_uuid(g("store_id"), "store_id"),
-        triggers=tuple(triggers),
-        url=g("url"),
-        active=_bool(g("active"), "active"),
-        created_on=_datetime(g("created_on"), "created_on"),
-        updated_on=_datetime(g("updated_on"), "updated_on"),
-        is_integration=_bool(g("is_integration"), "is_integration"),
+        platform_id=_uuid(g("platform_id")),
+        merchant_id=_uuid(g("merchant_id")),
+        store_id=_uuid(g("store_id")),
+        triggers=names,
+        url=_text(g("url")),
+        active=_bool(g("active")),
+        created_on=_datetime(g("created_on")),
+        updated_on=_datetime(g("updated_on")),
+        is_integration=_bool(g("is_integration")),
         auth_token_sha256=digest,
         raw=d,
     )
@@ -229,34 +252,53 @@ def parse_transaction_token(value: Any) -> TransactionToken:
     g = d.get
     return TransactionToken(
         id=_required_uuid(g("id"), "id"),
-        store_id=_uuid(g("store_id"), "store_id"),
-        payment_type=g("payment_type"),
-        type=g("type"),
-        mode=g("mode"),
-        email=g("email"),
-        metadata=_dict(g("metadata"), "metadata"),
-        data=_dict(g("data"), "data"),
-        created_on=_datetime(g("created_on"), "created_on"),
+        store_id=_uuid(g("store_id")),
+        payment_type=_text(g("payment_type")),
+        type=_text(g("type")),
+        mode=_text(g("mode")),
+        email=_text(g("email")),
+        metadata=_dict(g("metadata")),
+        data=_dict(g("data")),
+        created_on=_datetime(g("created_on")),
         raw=d,
     )
 
 
 def page_parser(parse_item: Callable[[Any], T]) -> Callable[[Any], Page[T]]:
-    """A parser of ``{"items": [...], "has_more": bool, "total_hits"?: int}``."""
+    """A parser of ``{"items": [...], "has_more": bool, "total_hits"?: int}``.
+
+    An item that cannot be read (not an object, no usable ``id``) does not sink
+    its page: it goes to :attr:`Page.rejected` with the reason, and the caller
+    decides what to do with it (the sync quarantines it). Without a readable
+    ``has_more``, a page with items is taken to have more: one extra request
+    that answers an empty page is cheaper than charges never read.
+    """
 
     def parse_page(value: Any) -> Page[T]:
         d = _object(value, "the list")
         items = d.get("items")
         if type(items) is not list:
             raise ShapeError("field 'items' is missing or not a list")
-        has_more = d.get("has_more")
-        if type(has_more) is not bool:
-            raise ShapeError("field 'has_more' is missing or not a boolean")
+        parsed: list[T] = []
+        rejected: list[Rejected] = []
+        for item in items:
+            try:
+                parsed.append(parse_item(item))
+            except ShapeError as exc:
+                rejected.append(Rejected(raw=item, reason=str(exc)))
+        has_more = _bool(d.get("has_more"))
+        if has_more is None:
+            has_more = bool(items)
+        if rejected:
+            logger.warning(
+                "%d list item(s) could not be read: %s", len(rejected), rejected[0].reason
+            )
         return Page(
-            items=tuple([parse_item(item) for item in items]),
+            items=tuple(parsed),
             has_more=has_more,
-            total_hits=_int(d.get("total_hits"), "total_hits"),
+            total_hits=_int(d.get("total_hits")),
             raw=d,
+            rejected=tuple(rejected),
         )
 
     return parse_page

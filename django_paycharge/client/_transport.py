@@ -38,6 +38,8 @@ logger = logging.getLogger("django_paycharge.client")
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 #: The only 409 that is retried: the same key's first request is still running.
 IN_PROGRESS_CODE = "IDEMPOTENCY_KEY_IN_PROGRESS"
+#: Read time-out of an attempt whose deadline has (almost) passed: it fails at once.
+_MIN_READ_TIMEOUT = 0.001
 #: Query parameters whose values are personal data, masked in the log line.
 _MASKED_PARAMS = frozenset({"email", "phone", "name", "last_four"})
 
@@ -110,12 +112,18 @@ class Transport:
         body: Mapping[str, Any] | None = None,
         idempotency_key: str | None = None,
         read_timeout: float | None = None,
+        deadline: float | None = None,
     ) -> T:
         """Send ``method path``, retrying what is safe to retry, and parse the 2xx body.
 
         A GET, or a request carrying an idempotency key, is retried on network
         errors and on :data:`RETRY_STATUSES`; any other request only when the
         gateway certainly did not process it (429, connect time-out).
+
+        ``deadline`` (a :func:`time.monotonic` value) bounds the whole call:
+        each attempt's read time-out is at most the time left, and no retry
+        starts, nor retry delay is slept, past it. The call can then overrun
+        the deadline by one connect time-out at most.
         """
         data: bytes | None = None
         if body is not None:
@@ -130,6 +138,9 @@ class Transport:
 
         limited = False
         for attempt in range(attempts):
+            if deadline is not None:
+                left = deadline - time.monotonic()
+                timeout = (timeout[0], max(min(timeout[1], left), _MIN_READ_TIMEOUT))
             retry_after: float | None = None
             # Every request of this client, whichever thread sends it, shares one limit.
             self.throttle.acquire(self.sleep, paused=limited)
@@ -172,7 +183,9 @@ class Transport:
                     _log(logging.DEBUG, method, log_path, status, started, attempt, request_id)
                     return self._parse(response, parse, request_id)
                 error = api_error(response, request_id, self._clean)
-                retryable = (safe and status in RETRY_STATUSES) or status == 429
+                retryable = (
+                    safe and status in RETRY_STATUSES and not error.permanent
+                ) or status == 429
                 if status == 409 and error.code == IN_PROGRESS_CODE and idempotency_key:
                     retryable = True
                 if retryable:
@@ -188,6 +201,9 @@ class Transport:
                 # Sleeping that long would stall a web request: give up now.
                 retryable = False
             will_retry = retryable and not last
+            if will_retry and deadline is not None:
+                delay = retry_after if retry_after is not None else 0.0
+                will_retry = time.monotonic() + delay < deadline
             # INFO for a plain 4xx answer (the caller's problem); WARNING when
             # the gateway or the network is in trouble.
             quiet = isinstance(status, int) and status < 500 and not will_retry
@@ -195,7 +211,11 @@ class Transport:
             _log(level, method, log_path, status, started, attempt, request_id)
             if not will_retry:
                 raise error
-            self.sleep(self._backoff(attempt) if retry_after is None else retry_after)
+            if retry_after is None:
+                retry_after = self._backoff(attempt)
+            if deadline is not None and time.monotonic() + retry_after >= deadline:
+                raise error
+            self.sleep(retry_after)
         raise AssertionError("unreachable")  # pragma: no cover
 
     def _backoff(self, attempt: int) -> float:

@@ -16,7 +16,7 @@ from ._paging import RawPage, follow, path_ids, raw_page_parser
 from ._params import CHARGE_FILTERS, charge_create_body, list_params
 from ._parse import page_parser, parse_charge, parse_issuer_token, parse_transaction_token
 from ._transport import Transport
-from .types import Charge, IssuerToken, Page, TransactionToken
+from .types import Charge, IssuerToken, Page, Rejected, TransactionToken
 from .validation import Checker, validate_bool, validate_idempotency_key, validate_uuid
 from .webhooks import Webhooks
 
@@ -89,25 +89,34 @@ class Charges:
         )
 
     def retrieve(
-        self, store_id: uuid.UUID | str, charge_id: uuid.UUID | str, *, polling: bool = False
+        self,
+        store_id: uuid.UUID | str,
+        charge_id: uuid.UUID | str,
+        *,
+        polling: bool = False,
+        deadline: float | None = None,
     ) -> Charge:
         """Read one charge (``GET /stores/{store_id}/charges/{charge_id}``).
 
         With ``polling=True`` the gateway holds the answer until the status
         changes or its own time limit passes, so the read time-out of that
         request is raised to the client's ``polling_timeout`` (60 s unless
-        configured), never below the normal one.
+        configured), never below the normal one. ``deadline`` (a
+        :func:`time.monotonic` value) caps it, retries included, at the time
+        left: the call ends by then, or one connect time-out later at most.
         """
         store, charge = path_ids(store_id=store_id, charge_id=charge_id)
+        path = f"/stores/{store}/charges/{charge}"
         if validate_bool(polling, "polling"):
             return self._transport.request(
                 "GET",
-                f"/stores/{store}/charges/{charge}",
+                path,
                 parse_charge,
                 params={"polling": "true"},
                 read_timeout=self._polling_timeout,
+                deadline=deadline,
             )
-        return self._transport.request("GET", f"/stores/{store}/charges/{charge}", parse_charge)
+        return self._transport.request("GET", path, parse_charge, deadline=deadline)
 
     def list_page(
         self,
@@ -153,11 +162,13 @@ class Charges:
         limit: int | None = None,
         cursor: uuid.UUID | str | None = None,
         cursor_direction: str | None = None,
+        rejected: list[Rejected] | None = None,
         **filters: Any,
     ) -> Iterator[Charge]:
         """Every charge, following ``has_more`` page by page (arguments as :meth:`list_page`).
 
-        Arguments are checked now, before the first page is requested.
+        Arguments are checked now, before the first page is requested. Items
+        without a usable id are appended to ``rejected`` when given.
         """
         path, params = self._list_request(store_id, limit, cursor, cursor_direction, filters)
 
@@ -165,7 +176,7 @@ class Charges:
             query = params if after is None else {**params, "cursor": after}
             return self._transport.request("GET", path, _parse_charge_page, params=query)
 
-        return follow(fetch, params.get("cursor"))
+        return follow(fetch, params.get("cursor"), rejected)
 
     @staticmethod
     def _list_request(

@@ -6,7 +6,10 @@ the gateway adds later is never lost. Money is ``int`` (minor units) or
 ``Decimal`` (``*_formatted``), times are aware ``datetime``, ids are ``UUID``.
 Enumerations (``status``, ``mode``, ``call_method``, ``payment_type``...) stay
 plain ``str`` so a value the gateway adds later passes through. A field the
-gateway did not send is ``None``.
+gateway did not send, sent as null, or sent in a form that cannot be typed (a
+store id that is not a UUID, an amount that is not a whole number) is ``None``;
+``raw`` still holds it exactly as received. Text fields take a number as its
+text. Only a resource's own ``id`` is required.
 """
 
 from __future__ import annotations
@@ -164,10 +167,22 @@ class TransactionToken:
 
 
 @dataclass(frozen=True, slots=True)
+class Rejected:
+    """A list item that could not be read (not an object, no usable ``id``), kept as sent."""
+
+    raw: Any
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
 class Page(Generic[T]):
-    """One page of a list: ``items``, ``has_more``, and ``total_hits`` when the gateway sends it."""
+    """One page of a list: ``items``, ``has_more``, and ``total_hits`` when the gateway sends it.
+
+    ``rejected`` holds the items that could not be read, in the order received.
+    """
 
     items: tuple[T, ...]
     has_more: bool
     total_hits: int | None = None
     raw: JSONObject = field(default_factory=dict, repr=False, compare=False)
+    rejected: tuple[Rejected, ...] = ()

@@ -20,10 +20,14 @@ import ipaddress
 import math
 import uuid
 from collections.abc import Callable, Mapping
-from datetime import datetime
+from datetime import date, datetime
 from decimal import Decimal
+from functools import cache
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
+
+from babel.core import get_global
+from babel.numbers import get_territory_currencies
 
 from django_paycharge.exceptions import FieldError, InvalidParametersError
 
@@ -118,11 +122,28 @@ def validate_amount(value: Any, field: str = "amount") -> int:
     return int(value)
 
 
+@cache
+def iso_4217_currencies() -> frozenset[str]:
+    """The ISO-4217 codes in use today, from Babel's CLDR data (kept up to date by Babel).
+
+    A code counts when some territory uses it now, as legal tender or as a fund
+    code (``CLF``, ``UYI``...); withdrawn codes (``DEM``) and unassigned
+    ones (``XYZ``) are refused.
+    """
+    today = date.today()
+    codes: set[str] = set()
+    for territory in get_global("territory_currencies"):
+        codes.update(get_territory_currencies(territory, today, tender=True, non_tender=True))
+    return frozenset(codes)
+
+
 def validate_currency(value: Any, field: str = "currency") -> str:
-    """A three-letter ISO-4217 code; lowercase is accepted and upper-cased."""
-    if isinstance(value, str) and len(value) == 3 and value.isascii() and value.isalpha():
-        return value.upper()
-    raise invalid(field, "must be a three-letter ISO-4217 currency code such as 'JPY'")
+    """An ISO-4217 code in use (``JPY``); lowercase is accepted and upper-cased, ``yen`` is not."""
+    if isinstance(value, str) and len(value) == 3 and value.isascii():
+        code = value.upper()
+        if code in iso_4217_currencies():
+            return code
+    raise invalid(field, "must be an ISO-4217 currency code in use, such as 'JPY'")
 
 
 def validate_metadata(value: Any, field: str = "metadata") -> dict[str, JSONScalar]:

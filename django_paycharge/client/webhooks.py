@@ -10,7 +10,7 @@ from ._paging import follow
 from ._params import list_params
 from ._parse import page_parser, parse_webhook
 from ._transport import Transport
-from .types import Page, WebhookConfiguration
+from .types import Page, Rejected, WebhookConfiguration
 from .validation import Checker, validate_bool, validate_http_url, validate_uuid
 
 _parse_webhook_page = page_parser(parse_webhook)
@@ -90,9 +90,13 @@ class Webhooks:
         limit: int | None = None,
         cursor: uuid.UUID | str | None = None,
         cursor_direction: str | None = None,
+        rejected: list[Rejected] | None = None,
         **filters: Any,
     ) -> Iterator[WebhookConfiguration]:
-        """Every webhook configuration of a store, following ``has_more``."""
+        """Every webhook configuration of a store, following ``has_more``.
+
+        Items without a usable id are appended to ``rejected`` when given.
+        """
         base, params = self._list_request(
             store_id, merchant_id, limit, cursor, cursor_direction, filters
         )
@@ -101,7 +105,7 @@ class Webhooks:
             query = params if after is None else {**params, "cursor": after}
             return self._transport.request("GET", base, _parse_webhook_page, params=query)
 
-        return follow(fetch, params.get("cursor"))
+        return follow(fetch, params.get("cursor"), rejected)
 
     def create(
         self,

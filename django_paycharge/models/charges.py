@@ -36,7 +36,10 @@ _UNKNOWN_RANK = 2
 _FINAL_RANK = 3
 
 
-def status_rank(status: str) -> int:
+def status_rank(status: str | None) -> int:
+    """The rank of ``status``; a missing status ranks lowest, so any known one replaces it."""
+    if not status:
+        return 0
     if status in FINAL_STATUSES:
         return _FINAL_RANK
     return _RANKS.get(status, _UNKNOWN_RANK)
@@ -58,8 +61,11 @@ class Charge(models.Model):
     """A charge as the gateway last told us. Every field of the spec, plus bookkeeping.
 
     ``status``, ``mode`` and ``payment_type`` use choices for display, but keep
-    any value the gateway sends. The gateway is the source of truth: change a
-    charge through :mod:`django_paycharge.services`, never by saving it here.
+    any value the gateway sends. Every column the gateway may omit is nullable:
+    NULL means unknown (missing, null, or a value that does not fit the
+    column), and ``raw`` holds the payload exactly as received. The gateway is
+    the source of truth: change a charge through :mod:`django_paycharge.services`,
+    never by saving it here.
     """
 
     gateway_id = models.UUIDField(_("charge id"), unique=True)
@@ -69,7 +75,7 @@ class Charge(models.Model):
         _("transaction token id"), null=True, blank=True, db_index=True
     )
     transaction_token_type = models.CharField(
-        _("transaction token type"), max_length=32, blank=True
+        _("transaction token type"), max_length=32, null=True, blank=True
     )
     payment_type = models.CharField(
         _("payment type"), max_length=32, blank=True, choices=PaymentType.choices
@@ -79,7 +85,9 @@ class Charge(models.Model):
         _("merchant transaction id"), max_length=255, null=True, blank=True
     )
     requested_amount = models.BigIntegerField(_("requested amount"), null=True, blank=True)
-    requested_currency = models.CharField(_("requested currency"), max_length=3, blank=True)
+    requested_currency = models.CharField(
+        _("requested currency"), max_length=3, null=True, blank=True
+    )
     requested_amount_formatted = _formatted(_("requested amount (formatted)"))
     charged_amount = models.BigIntegerField(_("charged amount"), null=True, blank=True)
     charged_currency = models.CharField(_("charged currency"), max_length=3, null=True, blank=True)
@@ -87,18 +95,26 @@ class Charge(models.Model):
     fee_amount = models.BigIntegerField(_("fee amount"), null=True, blank=True)
     fee_currency = models.CharField(_("fee currency"), max_length=3, null=True, blank=True)
     fee_amount_formatted = _formatted(_("fee amount (formatted)"))
-    only_direct_currency = models.BooleanField(_("only direct currency"), default=False)
+    only_direct_currency = models.BooleanField(
+        _("only direct currency"), null=True, blank=True, default=None
+    )
     capture_at = models.DateTimeField(_("capture at"), null=True, blank=True)
     descriptor = models.CharField(_("descriptor"), max_length=255, null=True, blank=True)
     descriptor_phone_number = models.CharField(
         _("descriptor phone number"), max_length=64, null=True, blank=True
     )
-    status = models.CharField(_("status"), max_length=32, choices=ChargeStatus.choices)
+    status = models.CharField(
+        _("status"), max_length=32, null=True, blank=True, choices=ChargeStatus.choices
+    )
     status_rank = models.PositiveSmallIntegerField(_("status rank"), default=0, editable=False)
     error = models.JSONField(_("error"), null=True, blank=True, encoder=PayloadEncoder)
-    metadata = models.JSONField(_("metadata"), default=dict, blank=True, encoder=PayloadEncoder)
-    mode = models.CharField(_("mode"), max_length=16, blank=True, choices=ChargeMode.choices)
-    created_on = models.DateTimeField(_("created on"))
+    metadata = models.JSONField(
+        _("metadata"), null=True, blank=True, default=dict, encoder=PayloadEncoder
+    )
+    mode = models.CharField(
+        _("mode"), max_length=16, null=True, blank=True, choices=ChargeMode.choices
+    )
+    created_on = models.DateTimeField(_("created on"), null=True, blank=True)
     redirect = models.JSONField(_("redirect"), null=True, blank=True, encoder=PayloadEncoder)
     merchant_name = models.CharField(_("merchant name"), max_length=255, null=True, blank=True)
     store_name = models.CharField(_("store name"), max_length=255, null=True, blank=True)
@@ -151,14 +167,29 @@ class ChargeRequest(models.Model):
     If the process dies or the network drops after the gateway took the charge,
     resending the same body with the same key (``paycharge_recover``) ends with
     one remote charge and one local row.
+
+    States: ``pending`` (committed, never sent), ``unknown`` (sent, no final
+    answer yet: the gateway may or may not have created it), ``succeeded``,
+    ``failed`` (the gateway refused it: final) and ``abandoned`` (never sent
+    again; the gateway may still have created it, see ``sent_at``).
     """
 
     class State(models.TextChoices):
-        PENDING = "pending", _("Pending (not confirmed by the gateway)")
+        PENDING = "pending", _("Pending (not sent yet)")
+        UNKNOWN = "unknown", _("Outcome unknown (sent, no answer yet)")
         SUCCEEDED = "succeeded", _("Succeeded")
-        FAILED = "failed", _("Failed")
+        FAILED = "failed", _("Failed (refused by the gateway)")
+        ABANDONED = "abandoned", _("Abandoned (never sent again)")
 
+    #: States that recovery may still send (with the request's own key).
+    OPEN_STATES = (State.PENDING, State.UNKNOWN)
+
+    #: The key sent to the gateway (always a UUID: the caller's own key stays local).
     idempotency_key = models.UUIDField(_("idempotency key"), unique=True, default=uuid.uuid4)
+    #: The caller's key (e.g. ``order-12-attempt-1``): one request per key, ever.
+    caller_key = models.CharField(
+        _("caller's key"), max_length=255, unique=True, null=True, blank=True
+    )
     account = models.CharField(_("account"), max_length=64, default="default")
     params = models.JSONField(_("request parameters"), encoder=PayloadEncoder)
     state = models.CharField(
@@ -167,7 +198,11 @@ class ChargeRequest(models.Model):
     charge = models.OneToOneField(
         Charge, null=True, blank=True, on_delete=models.SET_NULL, related_name="request"
     )
+    #: The gateway's id of the charge when it answered but the mirror could not store it yet.
+    charge_gateway_id = models.UUIDField(_("gateway charge id"), null=True, blank=True)
     attempts = models.PositiveIntegerField(_("attempts"), default=0)
+    #: When it was last sent: the gateway may finish a request some time after that.
+    sent_at = models.DateTimeField(_("last sent at"), null=True, blank=True)
     error = models.JSONField(_("error"), null=True, blank=True, encoder=PayloadEncoder)
     created_at = models.DateTimeField(_("created at"), auto_now_add=True)
     updated_at = models.DateTimeField(_("updated at"), auto_now=True)
@@ -178,14 +213,26 @@ class ChargeRequest(models.Model):
         indexes = [models.Index(fields=["state", "created_at"], name="paycharge_request_state")]
 
     def __str__(self) -> str:
-        return f"{self.idempotency_key} ({self.state})"
+        return f"{self.caller_key or self.idempotency_key} ({self.state})"
+
+    @property
+    def charged_nothing(self) -> bool:
+        """Known to have charged nothing: refused, or abandoned and settled as "not charged".
+
+        A new payment attempt (with a new key) is safe only then, or once the
+        charge it made has failed. See ``services.check_charge_request``.
+        """
+        if self.state == self.State.FAILED:
+            return True
+        error = self.error if isinstance(self.error, dict) else {}
+        return self.state == self.State.ABANDONED and error.get("outcome") == "not_charged"
 
 
 class IssuerToken(models.Model):
     """The latest issuer token fetched for a charge (online wallet or bank transfer)."""
 
     charge = models.OneToOneField(Charge, on_delete=models.CASCADE, related_name="issuer_token")
-    payment_type = models.CharField(_("payment type"), max_length=32)
+    payment_type = models.CharField(_("payment type"), max_length=32, null=True, blank=True)
     call_method = models.CharField(_("call method"), max_length=32, blank=True)
     issuer_token = models.TextField(_("issuer token"), blank=True)
     payload = models.JSONField(_("payload"), null=True, blank=True, encoder=PayloadEncoder)

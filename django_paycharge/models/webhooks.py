@@ -19,9 +19,10 @@ class WebhookConfiguration(models.Model):
     merchant_id = models.UUIDField(_("merchant id"), null=True, blank=True)
     store_id = models.UUIDField(_("store id"), null=True, blank=True, db_index=True)
     triggers = models.JSONField(_("triggers"), default=list, encoder=PayloadEncoder)
-    url = models.URLField(_("url"), max_length=2000)
-    active = models.BooleanField(_("active"), default=True)
-    is_integration = models.BooleanField(_("integration"), default=False)
+    url = models.URLField(_("url"), max_length=2000, null=True, blank=True)
+    # NULL: the gateway did not say (the SDKs' recorded configurations often omit it).
+    active = models.BooleanField(_("active"), null=True, blank=True, default=None)
+    is_integration = models.BooleanField(_("integration"), null=True, blank=True, default=None)
     created_on = models.DateTimeField(_("created on"), null=True, blank=True)
     updated_on = models.DateTimeField(_("updated on"), null=True, blank=True)
     auth_token_digest = models.CharField(max_length=64, blank=True, editable=False)
@@ -37,11 +38,12 @@ class WebhookConfiguration(models.Model):
         permissions = [("call_gateway_webhooks", _("Can sync webhook configurations"))]
 
     def __str__(self) -> str:
-        return self.url
+        return self.url or str(self.gateway_id)
 
     @property
     def is_usable(self) -> bool:
-        return self.active and self.removed_at is None
+        # Unknown is not "inactive": only an explicit false stops using a configuration.
+        return self.active is not False and self.removed_at is None
 
 
 class WebhookDelivery(models.Model):

@@ -5,32 +5,34 @@ is involved; the default account when None), is safe to call again, and sends
 the app's signals.
 """
 
-from .charges import (
-    create_charge,
-    recover_charge_requests,
-    refresh_charge,
-    send_charge_request,
-    store_remote_charge,
-    wait_for_charge,
-)
+from .charges import refresh_charge, store_remote_charge, wait_for_charge
 from .clients import get_client, reset_clients
+from .create import create_charge, idempotency_key_for
 from .issuer_tokens import fetch_issuer_token
+from .outcomes import ChargeCheck, check_charge_request, send_charge_request
 from .payment_types import fill_payment_types
+from .recovery import RecoveryResult, recover_charge_requests
+from .retry import retry_transient
 from .sync import SyncResult, sync_charges
 from .upsert import UpsertResult, upsert_charges
 from .webhook_configs import matches_auth_token, sync_webhooks, token_digest
 
 __all__ = [
+    "ChargeCheck",
+    "RecoveryResult",
     "SyncResult",
     "UpsertResult",
+    "check_charge_request",
     "create_charge",
     "fetch_issuer_token",
     "fill_payment_types",
     "get_client",
+    "idempotency_key_for",
     "matches_auth_token",
     "recover_charge_requests",
     "refresh_charge",
     "reset_clients",
+    "retry_transient",
     "send_charge_request",
     "store_remote_charge",
     "sync_charges",

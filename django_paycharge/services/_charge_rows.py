@@ -15,6 +15,7 @@ from django.db import models
 
 from ..client import Charge as RemoteCharge
 from ..models import FINAL_STATUSES, Charge, status_rank
+from ..models.fit import fit_row, without_nul
 from ..models.payload import PayloadEncoder
 
 # Columns rewritten when a newer read arrives. ``payment_type`` is only written
@@ -65,7 +66,6 @@ LOCK_COLUMNS = ("gateway_id", "status", "status_rank", "raw_digest", "payment_ty
 FINAL_RANK = status_rank(next(iter(FINAL_STATUSES)))
 
 _NESTED = ("error", "redirect", "three_ds")
-_NOT_NULL_TEXT = ("transaction_token_type", "requested_currency", "status", "mode")
 
 
 def set_changed(table: str, quote: Any) -> str:
@@ -86,15 +86,6 @@ def set_changed(table: str, quote: Any) -> str:
 
 def field(name: str) -> models.Field[Any, Any]:
     return cast("models.Field[Any, Any]", Charge._meta.get_field(name))
-
-
-# A gateway that sends a longer text than a column holds would otherwise fail
-# its whole page on PostgreSQL; the full value stays in ``raw``.
-_CLIPPED = tuple(
-    (name, length)
-    for name in MIRRORED
-    if isinstance(field(name), models.CharField) and (length := field(name).max_length)
-)
 
 
 class EncodedJSON(str):
@@ -126,21 +117,14 @@ def charge_row(
     for name in _NESTED:
         value = row[name]
         row[name] = value.raw if value is not None else None
-    row["metadata"] = row["metadata"] if row["metadata"] is not None else {}
-    row["only_direct_currency"] = bool(row["only_direct_currency"])
-    for name in _NOT_NULL_TEXT:
-        row[name] = row[name] or ""
-    for name, length in _CLIPPED:
-        value = row[name]
-        if value is not None and len(value) > length:
-            row[name] = value[:length]
-    row["created_on"] = row["created_on"] or now
+    # Unknown stays unknown (NULL), and so does a value too big for its column.
+    fit_row(Charge, row)
     text = _CANONICAL.encode(item.raw)
     row.update(
         gateway_id=item.id,
         account=account,
         payment_type=payment_type,
-        status_rank=status_rank(item.status or ""),
+        status_rank=status_rank(row["status"]),
         raw=EncodedJSON(text),
         raw_digest=_digest_of_text(text),  # of what the gateway sent, even if cleaned below
         synced_at=now,
@@ -150,15 +134,5 @@ def charge_row(
     # page on every sync. Rare, so the digest's JSON text decides whether to look.
     if "\\u0000" in text:
         row["raw"] = item.raw
-        row = {name: _without_nul(value) for name, value in row.items()}
+        row = {name: without_nul(value) for name, value in row.items()}
     return row
-
-
-def _without_nul(value: Any) -> Any:
-    if isinstance(value, str):
-        return value.replace("\x00", "\ufffd")
-    if isinstance(value, dict):
-        return {_without_nul(k): _without_nul(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_without_nul(v) for v in value]
-    return value

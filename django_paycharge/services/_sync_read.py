@@ -31,6 +31,7 @@ from ..client import Charge as RemoteCharge
 from ..client import PayChargeClient, Prefetcher, RawPage
 from ..models import SyncWindow
 from ._windows import PAGE_SIZE, Schedule, Window
+from .quarantine import quarantine
 from .upsert import UpsertResult, prepare_charges, upsert_prepared
 
 logger = logging.getLogger("django_paycharge.services")
@@ -53,6 +54,8 @@ class SyncResult:
     stale: int = 0
     failed: int = 0
     removed: int = 0
+    #: Items that cannot be stored (no usable id) and are still quarantined after the run.
+    quarantined: int = 0
     windows: int = 0
     windows_done: int = 0
     complete: bool = True
@@ -75,7 +78,17 @@ class SyncResult:
         self.stale += upserted.stale
 
     def as_dict(self) -> dict[str, Any]:
-        keys = ("pages", "seen", "created", "updated", "unchanged", "stale", "failed", "removed")
+        keys = (
+            "pages",
+            "seen",
+            "created",
+            "updated",
+            "unchanged",
+            "stale",
+            "failed",
+            "removed",
+            "quarantined",
+        )
         return {k: getattr(self, k) for k in keys} | {
             "windows": self.windows,
             "complete": self.complete,
@@ -190,6 +203,7 @@ class Reading:
         schedule: Schedule,
     ) -> None:
         page = raw.parse()
+        quarantine(self.account, page.rejected)  # items without a usable id: kept, not lost
         owned = [c for c in page.items if window.owns(c.created_on)]
         times = [c.created_on for c in owned if c.created_on is not None]
         window.saw(times[0] if times else None, len(owned))

@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import uuid
 from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta
 from typing import Any
@@ -21,6 +20,7 @@ from django.utils import timezone
 from django.utils.translation import gettext
 
 from .. import signals
+from ..client import ShapeError, parse_charge
 from ..exceptions import NotFoundError, PayChargeError
 from ..models import WebhookDelivery
 from .charges import refresh_charge
@@ -98,16 +98,7 @@ def store_delivery(
         return WebhookDelivery.objects.get(dedupe_key=key), False
     # Stored (and committed) whatever a receiver does: a failing one is logged,
     # never turned into an error answer that would make the gateway retry.
-    for receiver, result in signals.webhook_received.send_robust(
-        sender=WebhookDelivery, delivery=delivery
-    ):
-        if isinstance(result, Exception):
-            logger.error(
-                "A webhook_received receiver (%r) failed for delivery %s",
-                receiver,
-                delivery.pk,
-                exc_info=result,
-            )
+    signals.send(signals.webhook_received, sender=WebhookDelivery, delivery=delivery)
     return delivery, True
 
 
@@ -188,14 +179,15 @@ def _apply(delivery: WebhookDelivery, payload: dict[str, Any]) -> Any:
     if not isinstance(data, dict):
         raise MalformedDelivery(gettext("A charge event without a charge in 'data'."))
     try:
-        charge_id = uuid.UUID(str(data.get("id")))
-        store_id = uuid.UUID(str(data["store_id"])) if data.get("store_id") else None
-    except ValueError:
+        # The tolerant reader: only the charge's id must be usable; an odd store id
+        # is unknown, and the charge's own row or the account's store is used instead.
+        named = parse_charge(data)
+    except ShapeError:
         raise MalformedDelivery(
-            gettext("The charge id or store id in 'data' is not a UUID.")
+            gettext("The charge id in 'data' is missing or not a UUID.")
         ) from None
     try:
-        return refresh_charge(charge_id, store_id, account=delivery.account)
+        return refresh_charge(named.id, named.store_id, account=delivery.account)
     except NotFoundError:
         raise MalformedDelivery(
             gettext("The gateway does not know the charge this delivery names (not ours?).")

@@ -65,17 +65,17 @@ def fetch_issuer_token(charge: Charge) -> IssuerToken:
             "fetched_at": timezone.now(),
         },
     )
-    signals.issuer_token_fetched.send(sender=Charge, charge=charge, issuer_token=stored)
+    signals.send(signals.issuer_token_fetched, sender=Charge, charge=charge, issuer_token=stored)
     return stored
 
 
-def _require_awaiting(status: str) -> None:
+def _require_awaiting(status: str | None) -> None:
     if status != "awaiting":
         raise ChargeStateError(
             _(
                 "The bank account can only be shown while the charge is awaiting payment; "
                 "its status is now %(status)s."
             )
-            % {"status": status},
+            % {"status": status or _("unknown")},
             status=status,
         )

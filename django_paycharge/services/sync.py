@@ -39,6 +39,7 @@ from ._sync_lock import account_lock
 from ._sync_read import Progress, Reading, SyncResult
 from ._windows import PAGE_SIZE, Window
 from .clients import get_client
+from .quarantine import readable_alone, retry_quarantined, unresolved
 from .upsert import upsert_charges
 
 __all__ = ["OVERLAP", "PAGE_SIZE", "Progress", "SyncResult", "sync_charges", "sync_windows"]
@@ -86,6 +87,7 @@ def sync_charges(
         )
         start = _start_run(checkpoint, full=full, since=since)
         assert checkpoint.run_started_at is not None
+        retry_quarantined(name)
         result = SyncResult()
         reading = Reading(
             client,
@@ -106,6 +108,8 @@ def sync_charges(
             raise
         if result.complete:
             _finish_run(checkpoint)
+        # Every item still kept, whichever run found it, until stored or dismissed.
+        result.quarantined = unresolved(name).count()
     return result
 
 
@@ -204,11 +208,12 @@ def _refresh_open(reading: Reading, readers: int) -> None:
     count = open_charges.count()
     if not count:
         return
+    # None when no open charge's creation time is known: those are read one by one.
     oldest = open_charges.aggregate(oldest=Min("created_on"))["oldest"]
-    span = Charge.objects.filter(account=account, created_on__gte=oldest)
+    span = Charge.objects.filter(account=account, created_on__gte=oldest or timezone.now())
     if store:
         span = span.filter(store_id=store)
-    if math.ceil(span.count() / PAGE_SIZE) <= count:
+    if oldest is not None and math.ceil(span.count() / PAGE_SIZE) <= count:
         windows = result.windows, result.windows_done  # the run's, not the refresh's
         again = Reading(reading.client, account, store, reading.until, result)
         again.read([Window(oldest, None)], readers)
@@ -222,9 +227,10 @@ def _refresh_open(reading: Reading, readers: int) -> None:
 def _refresh_one_by_one(
     client: PayChargeClient, account: str, open_charges: QuerySet[Charge], result: SyncResult
 ) -> None:
-    for charge in open_charges.only("gateway_id", "store_id").iterator(chunk_size=PAGE_SIZE):
+    alone = readable_alone(open_charges).only("gateway_id", "store_id")
+    for charge in alone.iterator(chunk_size=PAGE_SIZE):
         try:
-            assert charge.store_id is not None  # filtered above
+            assert charge.store_id is not None  # filtered by readable_alone
             remote = client.charges.retrieve(charge.store_id, charge.gateway_id)
         except NotFoundError:
             result.failed += 1

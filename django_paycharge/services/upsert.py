@@ -98,9 +98,12 @@ def upsert_charges(
     payment_types: dict[Any, str] | None = None,
     load: bool = False,
     now: datetime | None = None,
+    using: str = DEFAULT_DB_ALIAS,
 ) -> UpsertResult:
     """Store a page of charges read from the gateway. Returns counts (and rows when ``load``)."""
-    prepared = prepare_charges(items, account=account, payment_types=payment_types, now=now)
+    prepared = prepare_charges(
+        items, account=account, payment_types=payment_types, now=now, using=using
+    )
     return upsert_prepared(prepared, load=load)
 
 
@@ -219,6 +222,7 @@ def _send_signals(
     ) or signals.charge_status_changed.has_listeners(Charge)
     if not events or not receivers:
         return
+    # Read from the alias just written: a replica could still hold the old rows.
     charges = loaded or Charge.objects.using(alias).in_bulk(
         [gid for gid, _ in events], field_name="gateway_id"
     )
@@ -226,21 +230,21 @@ def _send_signals(
         charge = charges.get(gid)
         if charge is None:
             continue
-        # send_robust: one failing receiver must not stop the others, nor the signals of
-        # the page's other charges (the change is committed and will not be seen again).
-        results = signals.charge_updated.send_robust(
-            sender=Charge, charge=charge, previous_status=old_status
+        # One failing receiver stops neither the others nor the signals of the page's
+        # other charges (the change is committed and will not be seen again).
+        signals.send(
+            signals.charge_updated,
+            sender=Charge,
+            using=alias,
+            charge=charge,
+            previous_status=old_status,
         )
         if old_status != charge.status:
-            results += signals.charge_status_changed.send_robust(
-                sender=Charge, charge=charge, previous_status=old_status, status=charge.status
+            signals.send(
+                signals.charge_status_changed,
+                sender=Charge,
+                using=alias,
+                charge=charge,
+                previous_status=old_status,
+                status=charge.status,
             )
-        for receiver, outcome in results:
-            if isinstance(outcome, Exception):
-                logger.error(
-                    "Signal receiver %s failed for charge %s: %s",
-                    getattr(receiver, "__qualname__", receiver),
-                    gid,
-                    type(outcome).__name__,
-                    exc_info=outcome,
-                )

@@ -15,10 +15,13 @@ from django.utils import timezone
 from django.utils.translation import gettext
 
 from .. import conf
+from ..client import Rejected, parse_webhook
 from ..client import WebhookConfiguration as RemoteWebhook
 from ..exceptions import ConfigurationError
-from ..models import WebhookConfiguration
+from ..models import QuarantinedItem, WebhookConfiguration
+from ..models.fit import fit_row, without_nul
 from .clients import get_client
+from .quarantine import quarantine, retry_quarantined, unresolved
 from .sync import Progress, SyncResult
 
 
@@ -49,7 +52,15 @@ def sync_webhooks(
     result = SyncResult()
     seen: list[uuid.UUID] = []
     now = timezone.now()
-    for remote in client.webhooks.list(store, merchant_id=settings.merchant_id):
+    retry_quarantined(
+        name,
+        resource=QuarantinedItem.Resource.WEBHOOK,
+        parse=parse_webhook,
+        store=lambda remote: _upsert(remote, name, now, store),
+    )
+    rejected: list[Rejected] = []
+    listing = client.webhooks.list(store, merchant_id=settings.merchant_id, rejected=rejected)
+    for remote in listing:
         seen.append(remote.id)
         created = _upsert(remote, name, now, store)
         result.seen += 1
@@ -59,6 +70,8 @@ def sync_webhooks(
             result.updated += 1
         if progress and result.seen % 100 == 0:
             progress(result)
+    quarantine(name, rejected, resource=QuarantinedItem.Resource.WEBHOOK)
+    result.quarantined = unresolved(name).filter(resource=QuarantinedItem.Resource.WEBHOOK).count()
     result.pages = 1 + result.seen // 100
     # A row without a store (an answer that left store_id out) was listed under this
     # store too: it must be marked removed when the list no longer has it.
@@ -81,9 +94,9 @@ def _upsert(remote: RemoteWebhook, account: str, now: datetime, store: uuid.UUID
         "merchant_id": remote.merchant_id,
         "store_id": remote.store_id or store,  # the store it was listed under
         "triggers": list(remote.triggers),
-        "url": remote.url or "",
-        "active": bool(remote.active),
-        "is_integration": bool(remote.is_integration),
+        "url": remote.url,
+        "active": remote.active,  # None: the gateway did not say; not the same as inactive
+        "is_integration": remote.is_integration,
         "created_on": remote.created_on,
         "updated_on": remote.updated_on,
         "raw": remote.raw,
@@ -92,6 +105,7 @@ def _upsert(remote: RemoteWebhook, account: str, now: datetime, store: uuid.UUID
     }
     if remote.auth_token_sha256:
         values["auth_token_digest"] = remote.auth_token_sha256
+    values = fit_row(WebhookConfiguration, without_nul(values))
     with transaction.atomic():
         _, created = WebhookConfiguration.objects.update_or_create(
             gateway_id=remote.id, defaults=values

@@ -25,6 +25,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 from django import template
 from django.template.loader import render_to_string
 from django.utils.safestring import SafeString
+from django.utils.translation import gettext
 
 from .. import conf
 from ..models import IssuerToken
@@ -137,7 +138,15 @@ def paycharge_amount(amount: int | None, currency: str | None) -> str:
 
     ``{{ charge.requested_amount|paycharge_amount:charge.requested_currency }}``
     (see :func:`django_paycharge.money.format_money`).
+
+    An amount the gateway did not send (or sent in a form that could not be
+    read) is "unknown"; without its currency the minor units cannot be placed
+    (1000 is 1,000 yen or 10.00 dollars), so they are shown as such.
     """
+    if amount is None:
+        return gettext("unknown")
+    if not currency:
+        return gettext("%(amount)s (currency unknown)") % {"amount": f"{amount:,}"}
     return format_money(amount, currency)
 
 

@@ -67,18 +67,21 @@ ZERO_DECIMAL = frozenset(
 )
 FEE_PER_MILLE = 36  # 3.6 %, rounded down in minor units
 
+#: The gateway's default code per status, from its documented error-code table (the
+#: official client SDKs' ``ApiErrorException`` docs); 404 and 502 are not in that
+#: table, and take the codes the gateway's Node SDK assumes for them.
 ERROR_CODES: dict[int, str] = {
     400: "VALIDATION_ERROR",
-    401: "NOT_AUTHENTICATED",
-    403: "FORBIDDEN",
-    404: "RESOURCE_NOT_FOUND",
-    409: "CONFLICT",
-    415: "UNSUPPORTED_MEDIA_TYPE",
-    429: "RATE_LIMITED",
-    500: "INTERNAL_ERROR",
-    502: "BAD_GATEWAY",
-    503: "SERVICE_UNAVAILABLE",
-    504: "GATEWAY_TIMEOUT",
+    401: "INVALID_CREDENTIALS",
+    403: "INVALID_PERMISSIONS",
+    404: "NOT_FOUND",
+    409: "CONFLICTED",
+    415: "VALIDATION_ERROR",
+    429: "TOO_MANY_REQUESTS",
+    500: "UNKNOWN_ERROR",
+    502: "TIMEOUT",
+    503: "SERVICE_UNAVAILABLE_TRY_AGAIN",
+    504: "TIMEOUT",
 }
 
 Json = dict[str, Any]
@@ -101,7 +104,9 @@ class ApiError(Exception):
         super().__init__(f"{status} {self.code} {self.errors}")
 
     def body(self) -> Json:
-        """The JSON body the gateway sends for this error."""
+        """The JSON body the gateway sends for this error (``{}`` for a 429, as documented)."""
+        if self.status == 429:
+            return {}
         return {
             "status": "error",
             "code": self.code,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 import time
 import uuid
 from collections.abc import Callable, Mapping
@@ -132,17 +133,46 @@ class FakeApp:
         delay = 0.0 if is_control else self.state.faults.latency
         if fault is not None and fault.action == "latency":
             delay += fault.latency or 0.0
-        timed_out = read_timeout is not None and delay > read_timeout
-        if timed_out:
-            delay = float(read_timeout or 0.0)
+        if read_timeout is not None and delay > read_timeout:
+            return self._finish(
+                self._time_out(method, path, query, headers, body, delay, read_timeout)
+            )
         response = self._dispatch(method, path, query, headers, body, delay)
         if fault is not None and fault.action == "malformed":
             response = _malformed(response, fault)
         if fault is not None and fault.action == "drop_after":
             response.fault_action = "drop_after"
-        if timed_out:
-            response.fault_action = "timeout"
         return self._finish(response)
+
+    def _time_out(
+        self,
+        method: str,
+        path: str,
+        query: str,
+        headers: Mapping[str, str],
+        body: bytes,
+        delay: float,
+        read_timeout: float,
+    ) -> FakeResponse:
+        """The client gives up at its read time-out; the work goes on, as on the real gateway.
+
+        The request runs to its end in a thread of its own, holding its
+        idempotency key meanwhile: a retry with that key is answered 409
+        ``IDEMPOTENCY_KEY_IN_PROGRESS`` until the work is done, then replayed.
+        """
+        claimed = threading.Event()
+
+        def work() -> None:
+            try:
+                self._dispatch(method, path, query, headers, body, delay, claimed)
+            finally:
+                claimed.set()  # also when it was refused before holding a key
+
+        worker = threading.Thread(target=work, name="fake-gateway-slow-request", daemon=True)
+        worker.start()
+        claimed.wait(timeout=5)  # the key is held before the client can retry
+        time.sleep(read_timeout)
+        return FakeResponse(0, {}, b"", "timeout")
 
     def _finish(self, response: FakeResponse) -> FakeResponse:
         response.headers.setdefault("X-Request-Id", str(uuid.uuid4()))
@@ -158,7 +188,9 @@ class FakeApp:
         headers: Mapping[str, str],
         body: bytes,
         delay: float,
+        claimed: threading.Event | None = None,
     ) -> FakeResponse:
+        """Answer a routed request; ``claimed`` is set once its idempotency key is held."""
         request: Request | None = None
         key = ""
         try:
@@ -172,7 +204,11 @@ class FakeApp:
                 record = self.state.claim_key(request.app, key, _fingerprint(method, path, body))
                 if record is not None and record.response is not None:
                     status, saved, raw = record.response
-                    return FakeResponse(status, {**saved, "Idempotency-Status": "replayed"}, raw)
+                    # The Java SDK's IdempotencyStatus names (Idempotency-Status header).
+                    replayed = {**saved, "Idempotency-Status": "retrieved_idempotent_response"}
+                    return FakeResponse(status, replayed, raw)
+            if claimed is not None:
+                claimed.set()
             if delay:
                 time.sleep(delay)
             try:
@@ -181,12 +217,19 @@ class FakeApp:
                 response = _error_response(exc)
             if key and request.app is not None:
                 stored = (response.status, dict(response.headers), response.body)
-                self.state.settle_key(request.app, key, stored if response.status < 500 else None)
+                kept = response.status < 500
+                self.state.settle_key(request.app, key, stored if kept else None)
+                response.headers["Idempotency-Status"] = (
+                    "successfully_stored" if kept else "not_stored"
+                )
             for hook in request.after:
                 hook()
             return response
         except ApiError as exc:
-            return _error_response(exc)
+            answer = _error_response(exc)
+            if exc.code == "IDEMPOTENCY_KEY_CONFLICT":
+                answer.headers["Idempotency-Status"] = "conflicting_key"
+            return answer
 
     def _match(
         self, method: str, path: str, query: str, headers: Mapping[str, str], body: bytes
@@ -204,7 +247,7 @@ class FakeApp:
                 return handler, Request(method, path, params, q, query, headers, body), auth
         if path_known:
             raise ApiError(405, "METHOD_NOT_ALLOWED", [("method", method)])
-        raise ApiError(404, "RESOURCE_NOT_FOUND", [("path", "NOT_FOUND")])
+        raise ApiError(404, "NOT_FOUND", [("path", "NOT_FOUND")])
 
 
 def json_response(status: int, body: Any, headers: dict[str, str] | None = None) -> FakeResponse:

@@ -21,7 +21,7 @@ def _store(fake: FakeApp, request: Request) -> Store:
     store = fake.state.store_for(_app(request), request.params["store"])
     merchant = request.params.get("merchant")
     if merchant is not None and merchant != store.merchant_id:
-        raise ApiError(404, "RESOURCE_NOT_FOUND", [("merchantId", "NOT_FOUND")])
+        raise ApiError(404, "NOT_FOUND", [("merchantId", "NOT_FOUND")])
     return store
 
 

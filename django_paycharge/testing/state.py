@@ -114,24 +114,33 @@ class FakeState(WebhookStateMixin, ChargeListMixin, IdempotencyMixin):
             return token
 
     def authenticate(self, header: str | None, *, widget: bool = False) -> AppToken:
-        """The app token named by an ``Authorization`` header, or a 401."""
-        if header and header[:7].lower() == "bearer ":
-            value = header[7:].strip()
-            with self.lock:
-                token = self.app_tokens.get(value)
-                if token is None and widget:
-                    token = self.widget_tokens.get(value)
-            if token is not None:
-                return token
-        raise ApiError(401, "NOT_AUTHENTICATED", [("Authorization", "INVALID_CREDENTIALS")])
+        """The app token named by an ``Authorization`` header, or a 401 with the gateway's code.
+
+        No header: ``AUTH_HEADER_MISSING``. A known app token (JWT) with a wrong
+        or missing secret: ``INVALID_CREDENTIALS``. Anything else:
+        ``INVALID_APP_TOKEN``.
+        """
+        if not header or not header.strip():
+            raise ApiError(401, "AUTH_HEADER_MISSING")
+        value = header[7:].strip() if header[:7].lower() == "bearer " else ""
+        with self.lock:
+            token = self.app_tokens.get(value) if value else None
+            if token is None and widget and value:
+                token = self.widget_tokens.get(value)
+            known_jwt = bool(value) and any(
+                value == jwt or value.endswith("." + jwt) for jwt in self.widget_tokens
+            )
+        if token is not None:
+            return token
+        raise ApiError(401, "INVALID_CREDENTIALS" if known_jwt else "INVALID_APP_TOKEN")
 
     def store_for(self, app: AppToken, store_id: str) -> Store:
         """The store at ``store_id`` if these credentials reach it (404 unknown, 403 other)."""
         store = self.stores.get(store_id) if is_uuid(store_id) else None
         if store is None:
-            raise ApiError(404, "RESOURCE_NOT_FOUND", [("storeId", "NOT_FOUND")])
+            raise ApiError(404, "NOT_FOUND", [("storeId", "NOT_FOUND")])
         if not app.reaches(store):
-            raise ApiError(403, "FORBIDDEN", [("storeId", "NOT_ALLOWED")])
+            raise ApiError(403, "INVALID_PERMISSIONS", [("storeId", "NOT_ALLOWED")])
         return store
 
     # -- transaction tokens ---------------------------------------------------------------
@@ -141,14 +150,13 @@ class FakeState(WebhookStateMixin, ChargeListMixin, IdempotencyMixin):
     ) -> Json:
         """``POST /tokens``; ``app`` None (test controls) uses ``store_id`` or the default store."""
         if app is not None and app.store_id is None:
-            raise ApiError(
-                403, "FORBIDDEN", [("Authorization", "MERCHANT_TOKEN_CANNOT_CREATE_TOKENS")]
-            )
+            reason = "MERCHANT_TOKEN_CANNOT_CREATE_TOKENS"
+            raise ApiError(403, "INVALID_PERMISSIONS", [("Authorization", reason)])
         request = parse_token(body)
         sid = app.store_id if app is not None else (store_id or self.default_credentials[2])
         with self.lock:
             if sid not in self.stores:
-                raise ApiError(404, "RESOURCE_NOT_FOUND", [("store_id", "NOT_FOUND")])
+                raise ApiError(404, "NOT_FOUND", [("store_id", "NOT_FOUND")])
             token = TransactionToken(
                 str(uuid.uuid4()),
                 str(sid),
@@ -169,7 +177,7 @@ class FakeState(WebhookStateMixin, ChargeListMixin, IdempotencyMixin):
             store = self.store_for(app, store_id)
             token = self.tokens.get(token_id)
             if token is None or token.store_id != store.id:
-                raise ApiError(404, "RESOURCE_NOT_FOUND", [("tokenId", "NOT_FOUND")])
+                raise ApiError(404, "NOT_FOUND", [("tokenId", "NOT_FOUND")])
             return token.to_json()
 
     # -- charges --------------------------------------------------------------------------
@@ -180,7 +188,7 @@ class FakeState(WebhookStateMixin, ChargeListMixin, IdempotencyMixin):
         with self.lock:
             token = self.tokens.get(request.token_id)
             if token is None or not app.reaches(self.stores[token.store_id]):
-                raise ApiError(404, "RESOURCE_NOT_FOUND", [("transaction_token_id", "NOT_FOUND")])
+                raise ApiError(404, "NOT_FOUND", [("transaction_token_id", "NOT_FOUND")])
             check_charge_against_token(request, token)
             store = self.stores[token.store_id]
             mtid = request.merchant_transaction_id
@@ -235,7 +243,7 @@ class FakeState(WebhookStateMixin, ChargeListMixin, IdempotencyMixin):
         with self.lock:
             found = self.charges.get(charge_id)
         if found is None:
-            raise ApiError(404, "RESOURCE_NOT_FOUND", [("chargeId", "NOT_FOUND")])
+            raise ApiError(404, "NOT_FOUND", [("chargeId", "NOT_FOUND")])
         return found
 
     def get_charge(self, app: AppToken, store_id: str, charge_id: str) -> Charge:
@@ -244,7 +252,7 @@ class FakeState(WebhookStateMixin, ChargeListMixin, IdempotencyMixin):
             store = self.store_for(app, store_id)
             found = self.charges.get(charge_id)
             if found is None or found.store.id != store.id:
-                raise ApiError(404, "RESOURCE_NOT_FOUND", [("chargeId", "NOT_FOUND")])
+                raise ApiError(404, "NOT_FOUND", [("chargeId", "NOT_FOUND")])
             return found
 
     def wait_while_pending(self, charge: Charge, timeout: float | None = None) -> None:

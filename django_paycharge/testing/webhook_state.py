@@ -44,6 +44,8 @@ class WebhookStateMixin:
             updated=created,
         )
         with self.lock:
+            if any(c.store.id == store.id and c.url == config.url for c in self.webhooks.values()):
+                raise ApiError(409, "WEBHOOK_URL_EXISTS", [("url", "WEBHOOK_URL_EXISTS")])
             self.webhooks[config.id] = config
         return config.to_json()
 
@@ -52,7 +54,7 @@ class WebhookStateMixin:
         with self.lock:
             config = self.webhooks.get(webhook_id)
         if config is None or config.store.id != store.id:
-            raise ApiError(404, "RESOURCE_NOT_FOUND", [("webhookId", "NOT_FOUND")])
+            raise ApiError(404, "NOT_FOUND", [("webhookId", "NOT_FOUND")])
         return config
 
     def update_webhook(self, store: Store, webhook_id: str, body: Json) -> Json:
@@ -139,7 +141,7 @@ class WebhookStateMixin:
         with self.lock:
             original = next((d for d in self.deliveries if d.id == delivery_id), None)
             if original is None:
-                raise ApiError(404, "RESOURCE_NOT_FOUND", [("deliveryId", "NOT_FOUND")])
+                raise ApiError(404, "NOT_FOUND", [("deliveryId", "NOT_FOUND")])
             copy = self._copy(original, without_id=without_id)
             self.deliveries.append(copy)
         self.sender.send([copy])

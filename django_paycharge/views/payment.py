@@ -10,7 +10,13 @@ from django.shortcuts import render
 from django.views.decorators.cache import never_cache
 
 from ..access import can_access_charge
-from ..exceptions import ChargeStateError, PayChargeError, UnsupportedPaymentTypeError
+from ..exceptions import (
+    ChargeStateError,
+    NotFoundError,
+    PayChargeError,
+    PaymentDetailsRejectedError,
+    UnsupportedPaymentTypeError,
+)
 from ..models import Charge, ChargeStatus, IssuerToken
 from ..services import fetch_issuer_token
 
@@ -57,6 +63,11 @@ def payment_page(request: HttpRequest, charge_id: uuid.UUID) -> HttpResponse:
             "status_label": label,
             "reason": "status",
         }
+        return render(request, UNAVAILABLE_TEMPLATE, context, status=409)
+    except (NotFoundError, PaymentDetailsRejectedError) as exc:
+        # The gateway said no, for good: "try again in a moment" would not help.
+        logger.info("Payment page of charge %s: %s (%s)", charge.gateway_id, exc.code, exc)
+        context = {"charge": charge, "reason": "rejected"}
         return render(request, UNAVAILABLE_TEMPLATE, context, status=409)
     except PayChargeError as exc:
         logger.warning("Payment page of charge %s: %s", charge.gateway_id, type(exc).__name__)

@@ -35,7 +35,7 @@ def charge_return(request: HttpRequest) -> HttpResponse:
     except PayChargeError as exc:
         logger.warning("Return for charge %s: gateway unavailable (%s)", charge.gateway_id, exc)
         return render(request, "django_paycharge/return_retry.html", {"charge": charge}, status=503)
-    signals.charge_returned.send(sender=Charge, charge=charge, request=request)
+    signals.send(signals.charge_returned, sender=Charge, charge=charge, request=request)
     return HttpResponseRedirect(next_url(request, charge))
 
 

@@ -151,9 +151,17 @@ PAYCHARGE: dict[str, Any] = {
     "ALLOW_HTTP_ISSUER_URLS": _loopback_http,
     "TASKS": env_str("PAYCHARGE_TASKS", "auto"),
 }
+# Documented in docs/settings.md; left to the app's defaults unless set.
+if env_str("PAYCHARGE_TIMEOUT"):
+    PAYCHARGE["TIMEOUT"] = float(env_str("PAYCHARGE_TIMEOUT"))
+if env_str("PAYCHARGE_MAX_RETRIES"):
+    PAYCHARGE["MAX_RETRIES"] = int(env_str("PAYCHARGE_MAX_RETRIES"))
 
 #: The shop's own settings (read by shop.conf).
 SHOP_CURRENCY = env_str("SHOP_CURRENCY", "JPY")
+#: Seconds the pay request may take, waiting for a new charge to leave "pending"
+#: (what is still pending then is completed by the webhook).
+SHOP_PAY_TIME_LIMIT = float(env_str("SHOP_PAY_TIME_LIMIT", "20"))
 #: The demo bank page completes payments on the fake gateway; only for a gateway on loopback.
 SHOP_DEMO_BANK = env_bool("SHOP_DEMO_BANK", _loopback_http)
 
@@ -173,5 +181,7 @@ LOGGING = {
     "loggers": {
         "django_paycharge": {"handlers": ["console"], "level": "INFO"},
         "shop": {"handlers": ["console"], "level": "INFO"},
+        # A 500's traceback in the log, with DEBUG off too (no locals: no secrets).
+        "django.request": {"handlers": ["console"], "level": "ERROR", "propagate": False},
     },
 }

@@ -1,7 +1,9 @@
 """How the shop uses django_paycharge: pay an order, follow its charge, send the customer back.
 
 - :func:`pay_order` creates the charge through the app's services, with the
-  amount from the order (never from the browser);
+  amount from the order (never from the browser) and an idempotency key of the
+  order's current payment attempt (:func:`attempt_key`), so a double submit or
+  two tabs make one charge at most;
 - :func:`on_charge_status_changed` (``charge_status_changed``) marks the order
   paid or failed, whichever way the news came (the customer's return, a
   webhook, a sync);
@@ -12,9 +14,10 @@
 from __future__ import annotations
 
 import logging
+import time
 from typing import Any
 
-from django.db import transaction
+from django.conf import settings
 from django.dispatch import receiver
 from django.http import HttpRequest
 from django.urls import reverse
@@ -23,14 +26,13 @@ from django.utils.translation import gettext as _
 
 from django_paycharge import services, signals
 from django_paycharge.access import grant_charge_access
-from django_paycharge.models import Charge
+from django_paycharge.exceptions import ChargeOutcomeUnknownError
+from django_paycharge.models import Charge, ChargeRequest
 
 from .models import Order
 
 logger = logging.getLogger("shop.payments")
 
-#: Seconds the checkout waits for a new charge to leave ``pending``.
-WAIT_SECONDS = 20.0
 
 _ORDER_STATUS = {
     "successful": Order.Status.PAID,
@@ -49,8 +51,16 @@ def pay_order(request: HttpRequest, order: Order, transaction_token_id: str) -> 
     and redirects through :func:`return_url`. The new charge is waited for
     until it leaves ``pending`` (the gateway's long-polling read), so the
     order page shows the outcome, or the bank account, at once. Raises the app's
-    :class:`~django_paycharge.exceptions.PayChargeError` subclasses.
+    :class:`~django_paycharge.exceptions.PayChargeError` subclasses, and
+    :class:`OrderNotPayable` when the order was paid meanwhile (another tab).
+
+    The wait gets what creating the charge left of ``SHOP_PAY_TIME_LIMIT``
+    seconds (each of its reads has the time left as its time-out), so the
+    request ends within that limit unless creating the charge alone takes
+    longer; an order still pending then shows as such, and the webhook
+    completes it.
     """
+    started = time.monotonic()
     charge = services.create_charge(
         transaction_token_id=transaction_token_id,
         amount=order.amount,
@@ -58,16 +68,60 @@ def pay_order(request: HttpRequest, order: Order, transaction_token_id: str) -> 
         metadata={"order": order.pk},
         redirect_endpoint=request.build_absolute_uri(reverse("paycharge:return")),
         ip_address=_client_ip(request),
+        idempotency_key=attempt_key(order.pk),
     )
     grant_charge_access(request, charge)
     _attach(order.pk, charge)
-    if charge.status == "pending":
-        charge = services.wait_for_charge(charge, timeout=WAIT_SECONDS)
+    left = settings.SHOP_PAY_TIME_LIMIT - (time.monotonic() - started)
+    if charge.status == "pending" and left > 0:
+        charge = services.wait_for_charge(charge, timeout=left)
     # The signal receiver normally did this already; applying the freshest state the
     # checkout knows keeps the order right even if that receiver ran and failed
     # elsewhere (a webhook processed at the same moment, say).
     _attach(order.pk, charge)
     return charge
+
+
+class OrderNotPayable(Exception):
+    """The order cannot be paid now (paid, or waiting for a transfer), e.g. from another tab."""
+
+
+# Statuses of a charge that took no money: the attempt that made it is over.
+_CHARGE_FAILED = frozenset({"failed", "error", "canceled"})
+
+
+def attempt_key(order_pk: int) -> str:
+    """The idempotency key of the order's payment attempt to use now.
+
+    Decided under a row lock on the order, so two tabs (or a double submit) get
+    the same key and make one charge request between them: the second one
+    either joins it (same token) or is refused (another token) by
+    ``create_charge``. A new attempt starts only once the last one is known to
+    have charged nothing; while its outcome is unknown, paying again is refused
+    (:class:`~django_paycharge.exceptions.ChargeOutcomeUnknownError`).
+    """
+    # Checked first, outside the lock: it may read the gateway (a lost answer's charge).
+    current = Order.objects.only("pk", "payment_attempt").get(pk=order_pk)
+    services.check_charge_request(services.idempotency_key_for(current, current.payment_attempt))
+
+    def pick() -> str:
+        order = Order.objects.select_for_update().get(pk=order_pk)
+        if not order.can_pay:
+            raise OrderNotPayable
+        key = services.idempotency_key_for(order, order.payment_attempt)
+        last = ChargeRequest.objects.filter(caller_key=key).select_related("charge").first()
+        if last is None:
+            return key
+        charged = last.charge is not None and last.charge.status not in _CHARGE_FAILED
+        if last.charged_nothing or (last.charge is not None and not charged):
+            order.payment_attempt += 1
+            order.save(update_fields=["payment_attempt"])
+            return services.idempotency_key_for(order, order.payment_attempt)
+        if last.state == ChargeRequest.State.ABANDONED:
+            raise ChargeOutcomeUnknownError(idempotency_key=key)
+        return key  # open, or charged: create_charge joins it or refuses another token
+
+    return services.retry_transient(pick)
 
 
 def _client_ip(request: HttpRequest) -> str | None:
@@ -77,24 +131,32 @@ def _client_ip(request: HttpRequest) -> str | None:
 
 
 def _attach(order_pk: int, charge: Charge) -> None:
-    """Make ``charge`` the order's current charge (unless a newer one already is)."""
-    with transaction.atomic():
-        # Lock the order row alone: PostgreSQL refuses FOR UPDATE across the nullable join.
-        order = Order.objects.select_for_update().get(pk=order_pk)
-        current = order.charge
-        # A late event about an earlier attempt must not replace a newer attempt.
-        if (
-            current is not None
-            and current.pk != charge.pk
-            and current.created_on > charge.created_on
-        ):
-            return
-        order.charge = charge
-        _apply_status(order, charge.status)
-        order.save(update_fields=["charge", "status", "paid_at"])
+    """Make ``charge`` the order's current charge (unless a newer one already is).
+
+    Run again through a busy database: the charge exists, the order must show it.
+    """
+    services.retry_transient(lambda: _attach_once(order_pk, charge))
 
 
-def _apply_status(order: Order, charge_status: str) -> None:
+def _attach_once(order_pk: int, charge: Charge) -> None:
+    # Lock the order row alone: PostgreSQL refuses FOR UPDATE across the nullable join.
+    order = Order.objects.select_for_update().get(pk=order_pk)
+    current = order.charge
+    # A late event about an earlier attempt must not replace a newer attempt.
+    if (
+        current is not None
+        and current.pk != charge.pk
+        and current.created_on is not None
+        and charge.created_on is not None
+        and current.created_on > charge.created_on
+    ):
+        return
+    order.charge = charge
+    _apply_status(order, charge.status)
+    order.save(update_fields=["charge", "status", "paid_at"])
+
+
+def _apply_status(order: Order, charge_status: str | None) -> None:
     if order.status == Order.Status.PAID:
         return  # paid stays paid: a later failed attempt does not unpay it
     new = _ORDER_STATUS.get(charge_status)

@@ -17,15 +17,19 @@ from django.views.decorators.http import require_GET, require_POST
 
 from django_paycharge import services
 from django_paycharge.exceptions import (
+    ChargeOutcomeUnknownError,
     ChargeStateError,
+    IdempotencyKeyReusedError,
     InvalidParametersError,
+    NotFoundError,
     PayChargeError,
+    PaymentDetailsRejectedError,
 )
 from django_paycharge.models import IssuerToken
 
 from .checkout import checkout_context, rejected_message
 from .models import Order, Product
-from .payments import failure_message, pay_order
+from .payments import OrderNotPayable, failure_message, pay_order
 
 logger = logging.getLogger("shop.views")
 SESSION_KEY = "shop_orders"
@@ -92,8 +96,29 @@ def pay(request: HttpRequest, public_id: uuid.UUID) -> HttpResponse:
     token_id = request.POST.get("transaction_token_id", "").strip()
     try:
         charge = pay_order(request, order, token_id)
+    except OrderNotPayable:
+        return redirect("shop:order", public_id=order.public_id)  # paid from another tab
+    except IdempotencyKeyReusedError:
+        # Another tab (or a second click with another card) is paying this order right now.
+        messages.info(request, _("This order is already being paid in another window."))
+        return redirect("shop:order", public_id=order.public_id)
+    except ChargeOutcomeUnknownError:
+        error = _(
+            "We could not confirm whether your payment went through. Please do not pay "
+            "again: check this order again in a few minutes."
+        )
+        return _checkout_again(request, order, error)
     except InvalidParametersError as exc:
         return _checkout_again(request, order, rejected_message(e.field for e in exc.errors))
+    except (NotFoundError, PaymentDetailsRejectedError) as exc:
+        # The gateway knows no such transaction token, or refused it (expired, used,
+        # card locked...): trying again in a moment would not help the customer.
+        logger.info("Order %s: payment details refused (%s)", order.pk, exc.code)
+        error = _(
+            "The payment details were not accepted. Nothing was charged; please check them, "
+            "or choose another way to pay."
+        )
+        return _checkout_again(request, order, error)
     except PayChargeError as exc:
         logger.warning("Order %s: charge not created (%s)", order.pk, type(exc).__name__)
         error = _(

@@ -260,3 +260,17 @@ def test_webhook_create_not_retried_on_read_timeout(
             STORE, url="https://shop.example/hook", triggers=["x"], auth_token="t"
         )
     assert len(rsps.calls) == 1
+
+
+def test_a_request_the_connected_system_cannot_serve_is_not_retried(
+    rsps: responses.RequestsMock, sleeps: SleepRecorder
+) -> None:
+    """504 NO_GATEWAY_AVAILABLE_TO_PROCESS_THE_REQUEST: "not supported", not a time-out."""
+    from django_paycharge.exceptions import UnsupportedByGatewayError
+
+    client = make_client(sleeps, max_retries=3)
+    rsps.get(GET_URL, status=504, json=_error("NO_GATEWAY_AVAILABLE_TO_PROCESS_THE_REQUEST"))
+    with pytest.raises(UnsupportedByGatewayError):
+        client.charges.retrieve(STORE, CHARGE)
+    assert len(rsps.calls) == 1
+    assert sleeps.calls == []

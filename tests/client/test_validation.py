@@ -32,6 +32,10 @@ BAD_CREATE = [
     ("currency", "JPYY", "currency"),
     ("currency", "J1Y", "currency"),
     ("currency", "ÉUR", "currency"),
+    # Three letters are not enough: ISO-4217 (Babel's CLDR data) must list the code.
+    ("currency", "yen", "currency"),
+    ("currency", "XYZ", "currency"),
+    ("currency", "DEM", "currency"),  # withdrawn in 2002
     ("currency", None, "currency"),
     ("capture", "false", "capture"),
     ("capture", 0, "capture"),
@@ -249,3 +253,13 @@ def test_validators_are_reusable_and_normalise() -> None:
     with pytest.raises(InvalidParametersError) as info:
         v.validate_amount(0, "lines.0.amount")
     assert info.value.errors[0].field == "lines.0.amount"
+
+
+@pytest.mark.parametrize(
+    ("given", "sent"),
+    [("jpy", "JPY"), ("JPY", "JPY"), ("usd", "USD"), ("kwd", "KWD"), ("clf", "CLF")],
+)
+def test_listed_currencies_are_upper_cased(given: str, sent: str) -> None:
+    from django_paycharge.client.validation import validate_currency
+
+    assert validate_currency(given) == sent

@@ -104,12 +104,34 @@ def test_recover_settles_pending_requests_and_reports(fake_gateway):
     ChargeRequest.objects.create(
         params={"transaction_token_id": token, "amount": 100, "currency": "JPY"}
     )
-    ChargeRequest.objects.update(created_at=ChargeRequest.objects.get().created_at - timedelta(1))
+    ChargeRequest.objects.update(
+        created_at=ChargeRequest.objects.get().created_at - timedelta(seconds=60)
+    )
     young = ChargeRequest.objects.create(params={"amount": 100, "currency": "JPY"})
     out = run("paycharge_recover")
-    assert "settled: 1, failed: 0, still pending: 0; left alone: 1 younger than 30 s" in out
+    assert "settled: 1, failed: 0, still pending: 0, abandoned: 0" in out
+    assert "left alone: 1 younger than 30 s" in out
     assert len(fake_gateway.charges) == 1
     assert ChargeRequest.objects.get(pk=young.pk).state == ChargeRequest.State.PENDING
+
+
+def test_recover_abandons_requests_past_the_maximum_age_and_names_them(fake_gateway, capsys):
+    token = fake_gateway.create_transaction_token("card")["id"]
+    request = ChargeRequest.objects.create(
+        caller_key="order-9-pay-1",
+        params={"transaction_token_id": token, "amount": 100, "currency": "JPY"},
+    )
+    ChargeRequest.objects.update(created_at=request.created_at - timedelta(seconds=120))
+    out = run("paycharge_recover", "--max-age", "60")
+    assert "settled: 0, failed: 0, still pending: 0, abandoned: 1" in out
+    assert "Abandoned charge request order-9-pay-1" in capsys.readouterr().err
+    request.refresh_from_db()
+    assert request.state == "abandoned"
+    assert request.error["abandoned"] == "max_age"
+    assert request.error["outcome"] == "not_charged"  # never sent
+    assert len(fake_gateway.charges) == 0  # never sent, then or later
+    run("paycharge_recover", "--older-than", "0")
+    assert len(fake_gateway.charges) == 0
 
 
 def test_recover_fails_when_requests_stay_pending(fake_gateway, settings):

@@ -8,29 +8,14 @@ marked ``e2e``. On the PostgreSQL pass the demo runs on PostgreSQL through
 from __future__ import annotations
 
 import os
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from tests.pg_databases import new_postgres_database
+
 from .demo_process import Demo, clean_environment, clone_head, port_is_closed, start_demo
-
-
-def _postgres_database() -> str:
-    """A new, empty database on the suite's PostgreSQL cluster, as a DATABASE_URL."""
-    import psycopg
-
-    host = os.environ.get("PAYCHARGE_TEST_PG_HOST", "127.0.0.1")
-    port = os.environ.get("PAYCHARGE_TEST_PG_PORT", "5432")
-    user = os.environ.get("PAYCHARGE_TEST_PG_USER", "postgres")
-    password = os.environ.get("PAYCHARGE_TEST_PG_PASSWORD", "")
-    name = f"shop_demo_{uuid.uuid4().hex[:12]}"
-    dsn = f"host={host} port={port} user={user} dbname=postgres"
-    with psycopg.connect(dsn, password=password or None, autocommit=True) as connection:
-        connection.execute(f'CREATE DATABASE "{name}"')
-    auth = f"{user}:{password}" if password else user
-    return f"postgres://{auth}@{host}:{port}/{name}"
 
 
 @pytest.fixture(scope="module")
@@ -45,7 +30,7 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Demo]:
     assert not (root / ".venv").exists()
     env = clean_environment(SHOP_PORT="0", GATEWAY_PORT="0", SHOP_DATA_DIR=str(base / "data"))
     if os.environ.get("PAYCHARGE_TEST_DB") == "postgres":
-        env.update(DATABASE_URL=_postgres_database(), SHOP_TASKS="db")
+        env.update(DATABASE_URL=new_postgres_database("shop_demo"), SHOP_TASKS="db")
     running = start_demo(Path(root), env)
     yield running
     status = running.interrupt()

@@ -1,6 +1,6 @@
 """Child process of the crash-recovery test: create one charge, and SIGKILL itself midway.
 
-    python tests/reliability/crash_child.py before_post|after_post TOKEN_ID AMOUNT
+    python tests/reliability/crash_child.py before_post|after_post|during_post TOKEN_ID AMOUNT
 
 Django starts with the test settings on the parent's test database
 (``PAYCHARGE_CHILD_DB_NAME``); ``PAYCHARGE_CHILD_SETTINGS`` (JSON) is merged
@@ -8,7 +8,9 @@ into ``settings.PAYCHARGE`` so the child talks to the parent's fake gateway
 server. ``Charges.create`` is wrapped so the process dies at the exact point:
 
 - ``before_post``: the charge request is committed, nothing was sent;
-- ``after_post``: the gateway created the charge and answered, nothing was stored.
+- ``after_post``: the gateway created the charge and answered, nothing was stored;
+- ``during_post``: half a second into a POST the gateway is still working on (the
+  parent slows it down), holding the request's idempotency key.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import json
 import os
 import signal
 import sys
+import threading
 from typing import Any
 
 
@@ -40,6 +43,8 @@ def main() -> None:
     def dying_create(self: Charges, **kwargs: Any) -> Any:
         if point == "before_post":
             os.kill(os.getpid(), signal.SIGKILL)
+        if point == "during_post":
+            threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGKILL)).start()
         answer = original(self, **kwargs)
         if point == "after_post":
             os.kill(os.getpid(), signal.SIGKILL)

@@ -30,7 +30,7 @@ def _run_cases(gateway, front_end: str) -> tuple[int, dict[str, int]]:
                 damage["errors"] += 1
                 continue
             keys = {
-                r["headers"].get("Idempotency-Key")
+                r["headers"]["idempotency-key"]
                 for r in gateway.requests_log
                 if r["method"] == "POST" and r["path"] == "/charges"
             }

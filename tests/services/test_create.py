@@ -7,10 +7,9 @@ import pytest
 
 from django_paycharge import services, signals
 from django_paycharge.exceptions import (
+    IdempotencyKeyReusedError,
     InvalidParametersError,
-    NetworkError,
     NotFoundError,
-    PayChargeError,
 )
 from django_paycharge.models import Charge, ChargeRequest
 
@@ -26,13 +25,19 @@ def remote_charges(fake_gateway):
     return list(fake_gateway.charges)
 
 
-def test_create_charge_stores_the_charge_and_its_payment_type(fake_gateway, card_token):
+def test_create_charge_stores_the_charge_and_its_payment_type(
+    fake_gateway, card_token, django_capture_on_commit_callbacks
+):
     created = []
     signals.charge_created.connect(lambda **kw: created.append(kw["charge"]), weak=False)
     try:
-        charge = services.create_charge(
-            transaction_token_id=card_token, amount=1500, currency="JPY", metadata={"order": "A-1"}
-        )
+        with django_capture_on_commit_callbacks(execute=True):
+            charge = services.create_charge(
+                transaction_token_id=card_token,
+                amount=1500,
+                currency="JPY",
+                metadata={"order": "A-1"},
+            )
     finally:
         signals.charge_created.receivers.clear()
     assert charge.status == "pending"
@@ -73,11 +78,26 @@ def test_reusing_a_key_for_another_request_is_refused(fake_gateway, card_token):
     services.create_charge(
         transaction_token_id=card_token, amount=100, currency="JPY", idempotency_key=key
     )
-    with pytest.raises(PayChargeError, match="already used"):
+    with pytest.raises(IdempotencyKeyReusedError, match="already used") as info:
         services.create_charge(
             transaction_token_id=card_token, amount=999, currency="JPY", idempotency_key=key
         )
+    assert info.value.outcome == "refused"
     assert len(remote_charges(fake_gateway)) == 1
+
+
+def test_a_callers_key_stays_local_and_the_gateway_gets_a_uuid(fake_gateway, card_token):
+    charge = services.create_charge(
+        transaction_token_id=card_token, amount=100, currency="JPY", idempotency_key="order-7-a-1"
+    )
+    request = ChargeRequest.objects.get()
+    assert request.caller_key == "order-7-a-1"
+    sent = {r["headers"].get("idempotency-key") for r in fake_gateway.requests_log}
+    assert str(request.idempotency_key) in sent and "order-7-a-1" not in sent
+    again = services.create_charge(
+        transaction_token_id=card_token, amount=100, currency="JPY", idempotency_key="order-7-a-1"
+    )
+    assert again.pk == charge.pk and len(remote_charges(fake_gateway)) == 1
 
 
 @pytest.mark.parametrize("drops", [1, 2, 3])
@@ -87,7 +107,7 @@ def test_lost_responses_end_with_one_charge(fake_gateway, card_token, drops):
     assert len(remote_charges(fake_gateway)) == 1
     assert Charge.objects.count() == 1
     keys = {
-        r["headers"].get("Idempotency-Key")
+        r["headers"]["idempotency-key"]
         for r in fake_gateway.requests_log
         if r["method"] == "POST" and r["path"] == "/charges"
     }
@@ -95,23 +115,17 @@ def test_lost_responses_end_with_one_charge(fake_gateway, card_token, drops):
     assert str(charge.gateway_id) in fake_gateway.charges
 
 
-def test_unreachable_gateway_leaves_the_request_pending_and_recover_settles_it(
+def test_a_lost_answer_on_every_ask_is_found_by_a_read_not_a_second_post(
     fake_gateway, card_token, settings
 ):
     settings.PAYCHARGE = {**settings.PAYCHARGE, "MAX_RETRIES": 0}
-    fake_gateway.add_fault("POST", r"^/charges$", action="drop_after", count=1)
-    with pytest.raises(NetworkError):
-        services.create_charge(transaction_token_id=card_token, amount=100, currency="JPY")
+    fake_gateway.add_fault("POST", r"^/charges$", action="drop_after")
+    charge = services.create_charge(transaction_token_id=card_token, amount=100, currency="JPY")
+    assert len(remote_charges(fake_gateway)) == 1  # the gateway did the work once
+    assert str(charge.gateway_id) in fake_gateway.charges
     request = ChargeRequest.objects.get()
-    assert request.state == "pending"
-    assert Charge.objects.count() == 0
-    assert len(remote_charges(fake_gateway)) == 1  # the gateway did the work
-    counts = services.recover_charge_requests(older_than=__import__("datetime").timedelta(0))
-    assert counts == {"settled": 1, "failed": 0, "still_pending": 0}
-    assert len(remote_charges(fake_gateway)) == 1
-    assert Charge.objects.count() == 1
-    request.refresh_from_db()
-    assert request.state == "succeeded"
+    assert request.state == "succeeded" and request.charge_id == charge.pk
+    assert request.error["type"] == "NetworkError"  # what was met on the way stays visible
 
 
 def test_a_request_committed_but_never_sent_is_sent_once_by_recover(fake_gateway, card_token):
@@ -120,20 +134,30 @@ def test_a_request_committed_but_never_sent_is_sent_once_by_recover(fake_gateway
     )
     from datetime import timedelta
 
-    assert services.recover_charge_requests(older_than=timedelta(0))["settled"] == 1
-    assert services.recover_charge_requests(older_than=timedelta(0))["settled"] == 0
+    assert services.recover_charge_requests(older_than=timedelta(0)).settled == 1
+    assert services.recover_charge_requests(older_than=timedelta(0)).settled == 0
     assert len(remote_charges(fake_gateway)) == 1
     assert Charge.objects.get().requested_amount == 700
 
 
-def test_a_refused_request_is_marked_failed(fake_gateway):
+def test_a_refused_request_is_marked_failed_and_says_so(fake_gateway):
     unknown_token = str(uuid.uuid4())
-    with pytest.raises(NotFoundError):
-        services.create_charge(transaction_token_id=unknown_token, amount=100, currency="JPY")
+    with pytest.raises(NotFoundError) as info:
+        services.create_charge(
+            transaction_token_id=unknown_token, amount=100, currency="JPY", idempotency_key="k-404"
+        )
+    assert info.value.outcome == "refused"
     request = ChargeRequest.objects.get()
     assert request.state == "failed"
-    assert request.error["http_status"] == 404
+    assert request.error["http_status"] == 404 and request.error["outcome"] == "refused"
     assert Charge.objects.count() == 0
+    # Asked again with its key: the same refusal, from the record; nothing is sent.
+    posts = len(fake_gateway.requests_log)
+    with pytest.raises(NotFoundError) as again:
+        services.create_charge(
+            transaction_token_id=unknown_token, amount=100, currency="JPY", idempotency_key="k-404"
+        )
+    assert again.value.outcome == "refused" and len(fake_gateway.requests_log) == posts
 
 
 def test_every_field_round_trips(fake_gateway):

@@ -118,7 +118,9 @@ def test_a_stale_read_never_regresses_a_final_status(fake_gateway):
     assert Charge.objects.get(pk=charge.pk).status == "successful"
 
 
-def test_status_changed_fires_once_per_real_change(fake_gateway):
+def test_status_changed_fires_once_per_real_change(
+    fake_gateway, django_capture_on_commit_callbacks
+):
     from django_paycharge import signals
 
     seen = []
@@ -127,14 +129,16 @@ def test_status_changed_fires_once_per_real_change(fake_gateway):
         seen.append((kwargs["previous_status"], kwargs["status"]))
 
     signals.charge_status_changed.connect(on_change, weak=False)
+    # Signals go out after commit: the test's own transaction never commits.
     try:
-        token = fake_gateway.create_transaction_token("bank_transfer")["id"]
-        charge = services.create_charge(transaction_token_id=token, amount=500, currency="JPY")
-        services.refresh_charge(charge.gateway_id)
-        services.refresh_charge(charge.gateway_id)
-        fake_gateway.complete(str(charge.gateway_id))
-        services.refresh_charge(charge.gateway_id)
-        services.sync_charges(full=True)
+        with django_capture_on_commit_callbacks(execute=True):
+            token = fake_gateway.create_transaction_token("bank_transfer")["id"]
+            charge = services.create_charge(transaction_token_id=token, amount=500, currency="JPY")
+            services.refresh_charge(charge.gateway_id)
+            services.refresh_charge(charge.gateway_id)
+            fake_gateway.complete(str(charge.gateway_id))
+            services.refresh_charge(charge.gateway_id)
+            services.sync_charges(full=True)
     finally:
         signals.charge_status_changed.disconnect(on_change)
     assert seen == [(None, "pending"), ("pending", "awaiting"), ("awaiting", "successful")]
@@ -232,7 +236,9 @@ def test_a_charge_with_nul_characters_does_not_poison_its_page(fake_gateway):
     assert services.sync_charges(full=True).unchanged == 31  # the digest is of the original
 
 
-def test_a_failing_receiver_does_not_stop_the_signals_of_other_charges(fake_gateway, caplog):
+def test_a_failing_receiver_does_not_stop_the_signals_of_other_charges(
+    fake_gateway, caplog, django_capture_on_commit_callbacks
+):
     from django_paycharge import signals
 
     fake_gateway.seed(20)
@@ -247,13 +253,16 @@ def test_a_failing_receiver_does_not_stop_the_signals_of_other_charges(fake_gate
     signals.charge_status_changed.connect(failing, weak=False)
     signals.charge_status_changed.connect(counting, weak=False)
     try:
-        result = services.sync_charges()
+        with django_capture_on_commit_callbacks(execute=True):
+            result = services.sync_charges()
     finally:
         signals.charge_status_changed.disconnect(failing)
         signals.charge_status_changed.disconnect(counting)
     assert result.created == 20
     assert len(seen) == 20
-    assert sum("shop bug" in r.getMessage() or r.exc_info is not None for r in caplog.records) >= 20
+    named = [r for r in caplog.records if r.name == "django_paycharge.signals"]
+    assert len(named) == 20
+    assert all("test_sync" in r.getMessage() and "failing" in r.getMessage() for r in named)
 
 
 def test_synced_rows_hold_exactly_what_the_gateway_sent(fake_gateway):

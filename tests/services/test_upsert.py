@@ -118,15 +118,15 @@ def test_the_lock_takes_ids_as_text_and_refuses_what_is_not_a_uuid(fake_gateway)
 
 
 def test_a_too_long_text_or_a_missing_flag_does_not_sink_the_page(fake_gateway):
-    """The column keeps what fits; raw keeps everything the gateway sent."""
+    """What does not fit its column is stored as unknown; raw keeps everything sent."""
     payloads = hostile_payloads(fake_gateway, 3)
     payloads[0]["descriptor"] = "d" * 300
     payloads[1]["only_direct_currency"] = None
     result = upsert.upsert_charges([parse_charge(r) for r in payloads], account="default")
     assert result.created == 3
     first = Charge.objects.get(gateway_id=payloads[0]["id"])
-    assert first.descriptor == "d" * 255 and first.raw["descriptor"] == "d" * 300
-    assert Charge.objects.get(gateway_id=payloads[1]["id"]).only_direct_currency is False
+    assert first.descriptor is None and first.raw["descriptor"] == "d" * 300
+    assert Charge.objects.get(gateway_id=payloads[1]["id"]).only_direct_currency is None
 
 
 def test_a_charge_whose_row_cannot_be_built_is_set_aside_not_its_page(fake_gateway, monkeypatch):

@@ -173,3 +173,18 @@ def test_plain_http_is_allowed_only_with_the_setting(settings, caplog):
     assert "/_fake/provider/x" not in caplog.text
     settings.PAYCHARGE = {**settings.PAYCHARGE, "ALLOW_HTTP_ISSUER_URLS": True}
     assert '<form method="post" action="http://127.0.0.1:8001/_fake/provider/x"' in render(token)
+
+
+@pytest.mark.parametrize(
+    ("amount", "currency", "shown"),
+    [
+        (None, "JPY", "unknown"),
+        (None, None, "unknown"),
+        (123456, None, "123,456 (currency unknown)"),
+        (123456, "", "123,456 (currency unknown)"),
+    ],
+)
+def test_amount_filter_says_what_is_unknown(amount, currency, shown):
+    from django_paycharge.templatetags.paycharge import paycharge_amount
+
+    assert paycharge_amount(amount, currency) == shown

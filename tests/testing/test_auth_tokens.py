@@ -35,23 +35,24 @@ def _error(answer: object, status: int, code: str) -> list[dict[str, str]]:
 
 
 @pytest.mark.parametrize(
-    "header",
+    ("header", "code"),
     [
-        None,
-        "",
-        "Bearer",
-        f"Bearer {TEST_SECRET}",
-        f"Bearer {TEST_JWT}",
-        f"Basic {TEST_SECRET}.{TEST_JWT}",
-        f"Bearer {TEST_SECRET}.{TEST_JWT}x",
-        f"Bearer wrong.{TEST_JWT}",
+        # The gateway's documented 401 codes.
+        (None, "AUTH_HEADER_MISSING"),
+        ("", "AUTH_HEADER_MISSING"),
+        ("Bearer", "INVALID_APP_TOKEN"),
+        (f"Bearer {TEST_SECRET}", "INVALID_APP_TOKEN"),
+        (f"Bearer {TEST_JWT}", "INVALID_CREDENTIALS"),  # a known app token without its secret
+        (f"Basic {TEST_SECRET}.{TEST_JWT}", "INVALID_APP_TOKEN"),
+        (f"Bearer {TEST_SECRET}.{TEST_JWT}x", "INVALID_APP_TOKEN"),
+        (f"Bearer wrong.{TEST_JWT}", "INVALID_CREDENTIALS"),
     ],
 )
-def test_server_side_calls_need_secret_and_jwt(gw: Gw, header: str | None) -> None:
+def test_server_side_calls_need_secret_and_jwt(gw: Gw, header: str | None, code: str) -> None:
     headers = {} if header is None else {"Authorization": header}
     gw.session.headers.pop("Authorization")
     answer = gw.get("/charges", headers=headers)
-    _error(answer, 401, "NOT_AUTHENTICATED")
+    _error(answer, 401, code)
     assert answer.headers["X-Request-Id"]
     uuid.UUID(answer.headers["X-Request-Id"])
 
@@ -72,7 +73,7 @@ def test_token_creation_accepts_the_jwt_alone(gw: Gw) -> None:
 
 def test_jwt_alone_is_not_enough_elsewhere(gw: Gw) -> None:
     answer = gw.get("/charges", headers={"Authorization": f"Bearer {TEST_JWT}"})
-    _error(answer, 401, "NOT_AUTHENTICATED")
+    _error(answer, 401, "INVALID_CREDENTIALS")
 
 
 def test_online_token_keeps_brand_and_call_method(gw: Gw) -> None:
@@ -124,11 +125,11 @@ def test_merchant_token_reaches_all_stores_but_cannot_create_tokens(gw: Gw) -> N
     jwt = make_jwt({"sub": "merchant-app"})
     gw.handle.add_app_token("m-secret", jwt)
     gw.session.headers["Authorization"] = f"Bearer m-secret.{jwt}"
-    _error(gw.post("/tokens", json=TOKEN_BODY), 403, "FORBIDDEN")
+    _error(gw.post("/tokens", json=TOKEN_BODY), 403, "INVALID_PERMISSIONS")
     _error(
         gw.post("/tokens", json=TOKEN_BODY, headers={"Authorization": f"Bearer {jwt}"}),
         403,
-        "FORBIDDEN",
+        "INVALID_PERMISSIONS",
     )
     mine = gw.handle.create_charge()
     theirs = gw.handle.create_charge(gw.handle.create_transaction_token(store_id=OTHER_STORE)["id"])
@@ -141,15 +142,15 @@ def test_store_token_cannot_read_another_store(gw: Gw) -> None:
     jwt = make_jwt({"sub": "other-store"})
     gw.handle.add_app_token("o-secret", jwt, store_id=OTHER_STORE)
     theirs = gw.handle.create_charge(gw.handle.create_transaction_token(store_id=OTHER_STORE)["id"])
-    _error(gw.get(f"/stores/{OTHER_STORE}/charges/{theirs['id']}"), 403, "FORBIDDEN")
-    _error(gw.get(f"/stores/{TEST_STORE_ID}/charges/{theirs['id']}"), 404, "RESOURCE_NOT_FOUND")
+    _error(gw.get(f"/stores/{OTHER_STORE}/charges/{theirs['id']}"), 403, "INVALID_PERMISSIONS")
+    _error(gw.get(f"/stores/{TEST_STORE_ID}/charges/{theirs['id']}"), 404, "NOT_FOUND")
     assert gw.get("/charges").json()["items"] == []
     # The other store's token cannot charge with our store's token either.
     gw.session.headers["Authorization"] = f"Bearer o-secret.{jwt}"
     answer = gw.post(
         "/charges", json={"transaction_token_id": gw.token(), "amount": 1, "currency": "JPY"}
     )
-    _error(answer, 404, "RESOURCE_NOT_FOUND")
+    _error(answer, 404, "NOT_FOUND")
 
 
 def test_make_jwt_is_well_formed() -> None:
@@ -160,5 +161,5 @@ def test_make_jwt_is_well_formed() -> None:
 
 
 def test_unknown_path_and_method(gw: Gw) -> None:
-    _error(gw.get("/nothing/here"), 404, "RESOURCE_NOT_FOUND")
+    _error(gw.get("/nothing/here"), 404, "NOT_FOUND")
     _error(gw.call("DELETE", "/charges"), 405, "METHOD_NOT_ALLOWED")

@@ -131,7 +131,7 @@ def test_unknown_token_is_not_found(gw: Gw) -> None:
         "/charges",
         json={**_body(gw), "transaction_token_id": "9" * 8 + "-9999-4999-8999-" + "9" * 12},
     )
-    assert _fields(answer, 404, "RESOURCE_NOT_FOUND") == {"transaction_token_id"}
+    assert _fields(answer, 404, "NOT_FOUND") == {"transaction_token_id"}
 
 
 def test_merchant_transaction_id_unique_per_store(gw: Gw) -> None:
@@ -223,11 +223,15 @@ def test_idempotent_replay_conflict(gw: Gw) -> None:
     again = gw.post("/charges", json=body, headers={"Idempotency-Key": "k-1"})
     assert first.status_code == again.status_code == 201
     assert again.json() == first.json()
-    assert again.headers["Idempotency-Status"] == "replayed"
-    assert "Idempotency-Status" not in first.headers
+    assert again.headers["Idempotency-Status"] == "retrieved_idempotent_response"
+    # The values the Java SDK reads into IdempotencyStatus.
+    assert first.headers["Idempotency-Status"] == "successfully_stored"
     assert len(gw.handle.charges) == 1
     other = gw.post("/charges", json={**body, "amount": 2000}, headers={"Idempotency-Key": "k-1"})
     assert other.status_code == 409 and other.json()["code"] == "IDEMPOTENCY_KEY_CONFLICT"
+    assert other.headers["Idempotency-Status"] == "conflicting_key"
+    unkeyed = gw.post("/charges", json=_body(gw))
+    assert "Idempotency-Status" not in unkeyed.headers
     fresh = gw.post("/charges", json=body, headers={"Idempotency-Key": "k-2"})
     assert fresh.json()["id"] != first.json()["id"]
 
@@ -252,7 +256,7 @@ def test_idempotency_key_in_progress(gw: Gw) -> None:
         gw.post("/charges", json=body, headers={"Idempotency-Key": "k"}).headers[
             "Idempotency-Status"
         ]
-        == "replayed"
+        == "retrieved_idempotent_response"
     )
 
 

@@ -97,8 +97,18 @@ def test_create_read_list_at_both_path_forms(gw: Gw, prefix: str) -> None:
         assert listed == {"items": [config], "has_more": False}
 
 
+def test_registering_a_url_twice_is_a_conflict(gw: Gw) -> None:
+    assert gw.post(PREFIXES[0] + "/webhooks", json=_config()).status_code == 201
+    again = gw.post(PREFIXES[0] + "/webhooks", json=_config(auth_token="other"))
+    assert again.status_code == 409
+    assert again.json()["code"] == "WEBHOOK_URL_EXISTS"
+    other_url = gw.post(PREFIXES[0] + "/webhooks", json=_config(url="https://shop.example/b"))
+    assert other_url.status_code == 201
+
+
 def test_webhook_list_pages(gw: Gw) -> None:
-    ids = [gw.post(PREFIXES[0] + "/webhooks", json=_config()).json()["id"] for _ in range(12)][::-1]
+    urls = [f"https://shop.example/hook/{n}" for n in range(12)]
+    ids = [gw.post(PREFIXES[0] + "/webhooks", json=_config(url=u)).json()["id"] for u in urls][::-1]
     first = gw.get(PREFIXES[1] + "/webhooks").json()
     assert [c["id"] for c in first["items"]] == ids[:10] and first["has_more"]
     rest = gw.get(PREFIXES[1] + "/webhooks", params={"cursor": ids[9]}).json()
@@ -120,7 +130,8 @@ def test_webhook_validation_update_delete(gw: Gw) -> None:
 
 def test_deliveries_on_status_changes(gw: Gw, receiver: Receiver) -> None:
     gw.handle.add_webhook(receiver.url, ["charge_updated", "charge_finished"], "hook-secret")
-    gw.handle.add_webhook(receiver.url, ["charge_finished"], "inactive", active=False)
+    inactive_url = receiver.url + ("&" if "?" in receiver.url else "?") + "inactive=1"
+    gw.handle.add_webhook(inactive_url, ["charge_finished"], "inactive", active=False)
     charge = gw.charge(gw.token("konbini"))
     gw.read(charge["id"])
     gw.handle.complete(charge["id"])

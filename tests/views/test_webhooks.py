@@ -88,13 +88,14 @@ def test_only_post_is_allowed(hook):
 
 
 def test_a_delivery_is_stored_without_the_authorization_header_and_processed(
-    hook, fake_gateway, konbini_charge
+    hook, fake_gateway, konbini_charge, django_capture_on_commit_callbacks
 ):
     fake_gateway.complete(str(konbini_charge.gateway_id))
     received = []
     signals.webhook_received.connect(lambda **kw: received.append(kw["delivery"].pk), weak=False)
     try:
-        response = post(hook, charge_event(konbini_charge.raw))
+        with django_capture_on_commit_callbacks(execute=True):
+            response = post(hook, charge_event(konbini_charge.raw))
     finally:
         signals.webhook_received.receivers.clear()
     assert response.status_code == 200

@@ -1,4 +1,4 @@
-"""``manage.py paycharge_recover``: settle charge requests left in flight."""
+"""``manage.py paycharge_recover``: settle charge requests left in flight; abandon stale ones."""
 
 from __future__ import annotations
 
@@ -6,17 +6,17 @@ from datetime import timedelta
 from typing import Any
 
 from django.core.management.base import CommandError, CommandParser
-from django.utils import timezone
 
 from ... import services
-from ...models import ChargeRequest
 from ._base import PayChargeCommand
 
 
 class Command(PayChargeCommand):
     help = (
-        "Resend charge requests left pending by a crash or a lost answer, with their "
-        "idempotency keys: each ends with exactly one charge, or is marked failed."
+        "Ask the gateway, with their own idempotency keys, about charge requests left open by "
+        "a crash or a lost answer: each ends with exactly one charge, or refused. Requests older "
+        "than the maximum age are abandoned (never sent); abandoned ones whose outcome is "
+        "unknown are looked for."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -25,23 +25,39 @@ class Command(PayChargeCommand):
             type=float,
             default=30.0,
             metavar="SECONDS",
-            help="Only requests at least this old (default 30), so live requests are left alone.",
+            help="Only requests untouched this long (default 30), so live ones are left alone.",
+        )
+        parser.add_argument(
+            "--max-age",
+            type=float,
+            default=None,
+            metavar="SECONDS",
+            help="Abandon open requests older than this instead of sending them "
+            "(default PAYCHARGE['CHARGE_REQUEST_MAX_AGE'], 900).",
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
-        older_than = timedelta(seconds=options["older_than"])
-        # Counted first: "still pending: 0" must not hide the requests this run left alone.
-        younger = ChargeRequest.objects.filter(
-            state=ChargeRequest.State.PENDING, created_at__gt=timezone.now() - older_than
-        ).count()
-        counts = services.recover_charge_requests(older_than=older_than)
-        self.stdout.write(
-            f"Charge requests settled: {counts['settled']}, failed: {counts['failed']}, "
-            f"still pending: {counts['still_pending']}; left alone: {younger} younger than "
-            f"{options['older_than']:g} s (perhaps still in flight: run again later)."
+        max_age = options["max_age"]
+        if max_age is not None and max_age <= 0:
+            raise CommandError("--max-age must be a positive number of seconds.")
+        result = services.recover_charge_requests(
+            older_than=timedelta(seconds=options["older_than"]),
+            max_age=timedelta(seconds=max_age) if max_age is not None else None,
         )
-        if counts["still_pending"]:
+        self.stdout.write(
+            f"Charge requests settled: {result.settled}, failed: {result.failed}, "
+            f"still pending: {result.still_pending}, abandoned: {result.abandoned}, "
+            f"found after abandonment: {result.found}; left alone: {result.left_alone} "
+            f"younger than {options['older_than']:g} s (perhaps still in flight: run again later)."
+        )
+        for key in result.abandoned_keys:
+            # Reported one by one: each may be a customer who saw an error page.
+            self.stderr.write(
+                f"Abandoned charge request {key}: too old to send; it will never be sent. "
+                "If the gateway made its charge anyway, a later run or a webhook records it."
+            )
+        if result.still_pending:
             raise CommandError(
-                f"{counts['still_pending']} charge requests are still pending: the gateway "
-                "could not be reached. Run paycharge_recover again later."
+                f"{result.still_pending} charge requests are still pending: the gateway "
+                "could not answer or is still working on them. Run paycharge_recover again later."
             )

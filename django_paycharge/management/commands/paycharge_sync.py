@@ -14,6 +14,9 @@ from ...exceptions import PayChargeError, SyncInProgressError
 from ...services import SyncResult
 from ._base import PayChargeCommand, explain
 
+#: Exit status of a run that stored everything it could but quarantined some items.
+QUARANTINE_EXIT_STATUS = 3
+
 
 class Command(PayChargeCommand):
     help = (
@@ -93,6 +96,7 @@ class Command(PayChargeCommand):
         since = _parse_since(options["since"])
         self._tty = sys.stdout.isatty() and options.get("verbosity", 1) >= 1
         self._every = 1 if options["progress"] else 50
+        quarantined = 0
         if options["charges"] or both:
             try:
                 result = services.sync_charges(
@@ -113,14 +117,23 @@ class Command(PayChargeCommand):
                     f"Stopped after {result.pages} pages (--max-pages): the next sync goes on "
                     "from there."
                 )
+            quarantined += result.quarantined
         if options["webhooks"] or both:
             result = services.sync_webhooks(options["account"], options["store"])
             self._summary("Webhook configurations", result)
+            quarantined += result.quarantined
         if options["fill_payment_types"]:
             filled = services.fill_payment_types(
                 options["account"], limit=options["fill_payment_types"]
             )
             self.stdout.write(f"Payment types filled in for {filled} charges.")
+        if quarantined:
+            # Everything else was stored; a non-zero status makes a scheduler show it.
+            raise CommandError(
+                f"{quarantined} item(s) from the gateway could not be stored and are quarantined "
+                "(see Quarantined items in the admin); they are tried again on the next run.",
+                returncode=QUARANTINE_EXIT_STATUS,
+            )
 
     def _progress(self, result: SyncResult) -> None:
         line = (
@@ -145,6 +158,7 @@ class Command(PayChargeCommand):
                 f"updated {result.updated}, unchanged {result.unchanged}, "
                 f"stale {result.stale}, failed {result.failed}"
                 + (f", removed {result.removed}" if result.removed else "")
+                + (f", quarantined {result.quarantined}" if result.quarantined else "")
                 + "."
             )
         )

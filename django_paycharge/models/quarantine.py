@@ -1,0 +1,49 @@
+from __future__ import annotations
+
+from django.db import models
+from django.utils.translation import gettext_lazy as _
+
+
+class QuarantinedItem(models.Model):
+    """An item the gateway sent that could not be stored (no usable id), kept as received.
+
+    The payload is kept as JSON text (ASCII, escapes as sent), not as a JSON
+    column: the item may hold what a JSON column refuses (a NUL, say), and it
+    must never be lost. The same payload seen again is counted on its row, not
+    stored twice. Every sync tries the unresolved ones again; one that can be
+    stored by then is stored and marked resolved.
+    """
+
+    class Resource(models.TextChoices):
+        CHARGE = "charge", _("Charge")
+        WEBHOOK = "webhook", _("Webhook configuration")
+
+    account = models.CharField(_("account"), max_length=64)
+    resource = models.CharField(_("resource"), max_length=16, choices=Resource.choices)
+    payload = models.TextField(_("payload as received"))
+    payload_digest = models.CharField(max_length=64, editable=False)
+    reason = models.TextField(_("reason"))
+    source = models.CharField(_("found by"), max_length=32, blank=True)
+    times_seen = models.PositiveIntegerField(_("times seen"), default=1)
+    attempts = models.PositiveIntegerField(_("attempts to store it"), default=1)
+    first_seen_at = models.DateTimeField(_("first seen at"))
+    last_seen_at = models.DateTimeField(_("last seen at"))
+    resolved_at = models.DateTimeField(_("resolved at"), null=True, blank=True)
+    resolved_id = models.UUIDField(_("stored as"), null=True, blank=True)
+
+    class Meta:
+        verbose_name = _("quarantined item")
+        verbose_name_plural = _("quarantined items")
+        ordering = ["-last_seen_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["account", "resource", "payload_digest"],
+                name="paycharge_quarantine_unique_payload",
+            )
+        ]
+        indexes = [
+            models.Index(fields=["resolved_at", "account"], name="paycharge_quarantine_open"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.get_resource_display()} ({self.reason[:60]})"

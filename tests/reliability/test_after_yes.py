@@ -1,0 +1,149 @@
+"""After the gateway said yes: a locked database and raising receivers never reach the customer.
+
+1. Another connection locks the database (SQLite) or the charge table
+   (PostgreSQL) while a create is in flight, so the write after the gateway's
+   yes meets the lock: within the bound it is run again and the charge is
+   returned; past it the caller gets the database's error and
+   ``paycharge_recover`` stores the charge later.
+2. Receivers of every signal raise while charges are created through the API,
+   updated by webhooks, returned to by customers and asked for issuer tokens.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from django.db import DatabaseError
+from django.test import Client
+from rest_framework.test import APIClient
+
+from django_paycharge import services, signals
+from django_paycharge.models import Charge, ChargeRequest, WebhookDelivery
+from django_paycharge.services import retry
+from tests.db_locks import locked_database
+
+PAYMENT_TYPES = ("card", "konbini", "bank_transfer")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_locked_database_after_the_gateways_yes(
+    fake_gateway: Any, monkeypatch: Any, reliability_record: Any
+) -> None:
+    damage = {"errors_within_bound": 0, "lost_charges": 0, "duplicate_charges": 0}
+    cases = 0
+    for beyond_bound in (False, True):
+        if beyond_bound:  # a database locked for longer than the writes are retried
+            monkeypatch.setattr(retry, "ATTEMPTS", 2)
+            monkeypatch.setattr(retry, "PAUSE_MAX", 0.01)
+        for hold in (0.3, 0.8):
+            for payment_type in PAYMENT_TYPES:
+                fake_gateway.reset()
+                Charge.objects.all().delete()
+                ChargeRequest.objects.all().delete()
+                token = fake_gateway.create_transaction_token(payment_type)["id"]
+                fake_gateway.add_fault(
+                    "POST", r"^/charges$", action="latency", latency=0.2, count=1
+                )
+                try:
+                    with locked_database(start=0.1, hold=hold):
+                        services.create_charge(
+                            transaction_token_id=token, amount=800, currency="JPY"
+                        )
+                except DatabaseError:
+                    damage["errors_within_bound"] += not beyond_bound
+                services.recover_charge_requests(older_than=timedelta(0))
+                remote = len(fake_gateway.charges)
+                linked = ChargeRequest.objects.filter(state="succeeded").count()
+                damage["duplicate_charges"] += max(0, remote - 1)
+                damage["lost_charges"] += remote != 1 or Charge.objects.count() != 1 or not linked
+                cases += 1
+    reliability_record(
+        "Local write failure after the gateway's yes",
+        "another connection locks the database (SQLite, busy time-out 0) or the charge table "
+        "(PostgreSQL, lock_timeout 100 ms) for 0.3 or 0.8 s while the create is in flight; "
+        "then the same with the writes' retries cut to 2, followed by paycharge_recover; "
+        "3 payment types",
+        cases,
+        damage,
+        note="beyond the bound the caller gets the database's error (counted as a case, not "
+        "damage) and recovery stores and links the charge",
+    )
+
+
+API_STAFF = {"API_CREATE_PERMISSION_CLASSES": ["rest_framework.permissions.AllowAny"]}
+WEBHOOK_TOKEN = "whk-raising-receivers"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_raising_receivers_change_nothing_else(
+    fake_gateway: Any, settings: Any, reliability_record: Any
+) -> None:
+    settings.PAYCHARGE = {
+        **settings.PAYCHARGE,
+        **API_STAFF,
+        "API_DIRECT_AMOUNT_PERMISSION_CLASSES": ["rest_framework.permissions.AllowAny"],
+        "WEBHOOK_AUTH_TOKENS": [WEBHOOK_TOKEN],
+        "API_CREATE_THROTTLE_CLASSES": [],
+    }
+    raised: list[str] = []
+
+    names = {id(signal): name for name, signal in signals.SIGNALS.items()}
+
+    def broken(signal: Any, **kwargs: Any) -> None:
+        raised.append(names[id(signal)])
+        raise RuntimeError("a shop's receiver bug")
+
+    everything = list(signals.SIGNALS.values())
+    for signal in everything:
+        signal.connect(broken, weak=False)
+    damage = {"5xx": 0, "lost_updates": 0, "requests_not_settled": 0}
+    cases = 0
+    try:
+        api, web = APIClient(), Client()
+        for payment_type in PAYMENT_TYPES:
+            token = fake_gateway.create_transaction_token(payment_type)["id"]
+            body = {"transaction_token_id": token, "amount": 1300, "currency": "JPY"}
+            created = api.post("/api/payments/charges/", body, format="json")
+            damage["5xx"] += created.status_code >= 500
+            charge_id = created.json()["id"]
+            if payment_type == "bank_transfer":  # awaiting: the customer reads the account
+                issued = api.get(f"/api/payments/charges/{charge_id}/issuer_token/")
+                damage["5xx"] += issued.status_code >= 500
+                assert issued.status_code == 200, issued.content
+            if fake_gateway.charges[charge_id]["status"] not in ("successful", "failed"):
+                fake_gateway.complete(charge_id)
+            event = {"id": f"d-{cases}", "event": "charge_finished", "data": {"id": charge_id}}
+            event["data"] = fake_gateway.charges[charge_id]
+            hook = web.post(
+                "/payments/webhook/",
+                json.dumps(event),
+                content_type="application/json",
+                HTTP_AUTHORIZATION=f"Bearer {WEBHOOK_TOKEN}",
+            )
+            back = web.get("/payments/return/", {"serviceChargeId": charge_id})
+            damage["5xx"] += hook.status_code >= 500 or back.status_code >= 500
+            damage["lost_updates"] += Charge.objects.get(gateway_id=charge_id).status != (
+                "successful"
+            )
+            damage["lost_updates"] += (
+                WebhookDelivery.objects.filter(delivery_id=f"d-{cases}", status="processed").count()
+                != 1
+            )
+            cases += 1
+        damage["requests_not_settled"] += ChargeRequest.objects.exclude(state="succeeded").count()
+    finally:
+        for signal in everything:
+            signal.disconnect(broken)
+    assert set(raised) == set(signals.SIGNALS), raised
+    reliability_record(
+        "Raising signal receivers",
+        "a receiver of every signal raises while charges are created through the API, "
+        "updated by webhooks, returned to by the customer and asked for an issuer token; "
+        "3 payment types",
+        cases,
+        damage,
+        note=f"{len(raised)} receiver calls raised; each was logged by name",
+    )

@@ -1,0 +1,86 @@
+"""wait_for_charge stays within its time-out, and never hammers a gateway that does not hold."""
+
+from __future__ import annotations
+
+import time
+import uuid
+
+import pytest
+import requests
+import responses
+
+from django_paycharge import services
+from django_paycharge.exceptions import NetworkError
+from django_paycharge.models import Charge
+from django_paycharge.testing import TEST_BASE_URL, TEST_STORE_ID
+
+pytestmark = pytest.mark.django_db
+
+
+def _pending_charge(gateway) -> Charge:
+    gateway.processing_delay = 60.0  # stays pending for the whole test
+    token = gateway.create_transaction_token("card")["id"]
+    return services.create_charge(transaction_token_id=token, amount=100, currency="JPY")
+
+
+@pytest.mark.parametrize("timeout", [0.3, 0.8])
+def test_wait_returns_within_its_timeout_though_the_gateway_holds_longer(
+    fake_gateway_server, timeout
+):
+    fake_gateway_server.polling_timeout = 5.0  # the gateway would hold each read this long
+    charge = _pending_charge(fake_gateway_server)
+    started = time.monotonic()
+    current = services.wait_for_charge(charge, timeout=timeout)
+    elapsed = time.monotonic() - started
+    assert current.status == "pending"
+    # The connect time-out is the only allowed overrun; on loopback it is near zero.
+    assert elapsed < timeout + 0.25, elapsed
+
+
+def test_wait_returns_the_outcome_when_it_comes_in_time(fake_gateway_server):
+    fake_gateway_server.polling_timeout = 5.0
+    fake_gateway_server.processing_delay = 0.4
+    token = fake_gateway_server.create_transaction_token("card")["id"]
+    charge = services.create_charge(transaction_token_id=token, amount=100, currency="JPY")
+    assert charge.status == "pending"
+    started = time.monotonic()
+    done = services.wait_for_charge(charge, timeout=5)
+    assert done.status == "successful"
+    assert time.monotonic() - started < 2.0  # held, then answered as soon as it moved on
+
+
+def _charge_json(status: str) -> dict:
+    return {"id": str(CHARGE), "store_id": TEST_STORE_ID, "status": status}
+
+
+CHARGE = uuid.uuid4()
+
+
+def test_answers_that_do_not_hold_are_followed_by_growing_pauses(settings):
+    settings.PAYCHARGE = {**settings.PAYCHARGE, "BASE_URL": TEST_BASE_URL}
+    url = f"{TEST_BASE_URL}/stores/{TEST_STORE_ID}/charges/{CHARGE}"
+    pauses: list[float] = []
+    with responses.RequestsMock() as rsps:
+        rsps.get(url, json=_charge_json("pending"))
+        charge = services.refresh_charge(CHARGE, TEST_STORE_ID)
+        started = time.monotonic()
+        services.wait_for_charge(
+            charge, timeout=1.0, sleep=lambda s: (pauses.append(s), time.sleep(s))
+        )
+        elapsed = time.monotonic() - started
+        calls = len(rsps.calls)
+    assert elapsed < 1.25
+    # 0.1, 0.2, 0.4 ... seconds: a handful of reads in a second, not thousands.
+    assert calls <= 8, calls
+    assert pauses[:3] == pytest.approx([0.1, 0.2, 0.4], abs=0.01)
+
+
+def test_a_network_error_before_the_deadline_is_raised(settings):
+    settings.PAYCHARGE = {**settings.PAYCHARGE, "BASE_URL": TEST_BASE_URL, "MAX_RETRIES": 0}
+    url = f"{TEST_BASE_URL}/stores/{TEST_STORE_ID}/charges/{CHARGE}"
+    with responses.RequestsMock() as rsps:
+        rsps.get(url, json=_charge_json("pending"))
+        charge = services.refresh_charge(CHARGE, TEST_STORE_ID)
+        rsps.replace("GET", url, body=requests.ConnectionError("refused"))
+        with pytest.raises(NetworkError):
+            services.wait_for_charge(charge, timeout=10)
