@@ -235,7 +235,8 @@ def test_charges_created_or_paid_during_a_sync_are_stored_by_it_or_the_next_run(
 ):
     gateway = fake_gateway_server
     gateway.seed(3_000, seed=11)
-    gateway.latency = 0.03
+    # Only the list pages are far away: the shop's changes below take no time.
+    gateway.add_fault("GET", r"/charges$", action="latency", latency=0.15)
     env = child_env({"PAYCHARGE_CHILD_SETTINGS": json.dumps(gateway.settings())})
     awaiting = [c for c in gateway.charges if gateway.charges[c]["status"] == "awaiting"][:20]
     token = gateway.create_transaction_token("konbini")["id"]
@@ -245,6 +246,7 @@ def test_charges_created_or_paid_during_a_sync_are_stored_by_it_or_the_next_run(
     for n, cid in enumerate(awaiting):
         created.append(gateway.create_charge(token, amount=300 + n)["id"])
         gateway.complete(cid)
+    assert child.poll() is None, "the sync ended before the gateway moved on: nothing was proved"
     code, output = _finish(child)
     assert code == 0, output
     by_the_run = Charge.objects.filter(gateway_id__in=created).count()
@@ -254,7 +256,7 @@ def test_charges_created_or_paid_during_a_sync_are_stored_by_it_or_the_next_run(
     reliability_record(
         "Charges created and paid while a sync runs",
         "20 charges created and 20 awaiting ones paid on the gateway while a real "
-        "paycharge_sync --full --windows 4 process reads 3,000 (30 ms per request); then one "
+        "paycharge_sync --full --windows 4 process reads 3,000 (150 ms per list page); then one "
         "incremental run",
         40,
         {k: diff[k] for k in ("lost", "extra", "wrong_status", "wrong_raw")},
@@ -266,7 +268,7 @@ def test_charges_created_or_paid_during_a_sync_are_stored_by_it_or_the_next_run(
 def test_two_syncs_of_one_account_never_run_at_once(fake_gateway_server, reliability_record):
     gateway = fake_gateway_server
     gateway.seed(4_000, seed=13)
-    gateway.latency = 0.05
+    gateway.latency = 0.15  # the first sync reads 40 pages one by one: 6 s at least
     env = child_env({"PAYCHARGE_CHILD_SETTINGS": json.dumps(gateway.settings())})
     damage = {
         "second_not_refused": 0,
@@ -276,7 +278,7 @@ def test_two_syncs_of_one_account_never_run_at_once(fake_gateway_server, reliabi
         "lost": 0,
         "extra": 0,
     }
-    first = _sync_process(env, "--charges", "--full", "--windows", "2")
+    first = _sync_process(env, "--charges", "--full", "--windows", "1")
     _wait_for(lambda: _pages_stored() >= 1, first, "a page")
     second = _sync_process(env, "--charges")
     waiter = _sync_process(env, "--charges", "--wait", "120")
@@ -289,6 +291,7 @@ def test_two_syncs_of_one_account_never_run_at_once(fake_gateway_server, reliabi
     code, output = _finish(waiter)
     damage["waiter_failed"] += code != 0
     # A holder that dies frees the lock at once: no lease to wait out.
+    gateway.latency = 0.05
     Charge.objects.all().delete()
     dying = _sync_process(env, "--charges", "--full", "--windows", "2")
     _wait_for(lambda: _pages_stored() >= 2, dying, "two pages")
@@ -301,7 +304,7 @@ def test_two_syncs_of_one_account_never_run_at_once(fake_gateway_server, reliabi
     reliability_record(
         "Two syncs of one account at once",
         "real paycharge_sync processes: a second one while a full sync runs (exits, or waits "
-        "with --wait), then a sync right after the holder is SIGKILLed; 50 ms per request",
+        "with --wait), then a sync right after the holder is SIGKILLed; 150 and 50 ms per request",
         3,
         damage,
     )
