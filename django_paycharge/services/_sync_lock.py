@@ -24,7 +24,7 @@ from typing import Any
 
 from django.db import DEFAULT_DB_ALIAS, connections
 
-from ..exceptions import ConfigurationError
+from .upsert import statements
 
 #: How often a waiting sync tries the lock again, in seconds.
 POLL = 0.2
@@ -43,15 +43,11 @@ def account_lock(
     Yields True when the lock was taken, or False when it was still held by
     another sync after ``wait`` seconds (then nothing is held).
     """
-    vendor = connections[using].vendor
-    if vendor == "postgresql":
+    statements(connections[using])  # PostgreSQL or SQLite, or a ConfigurationError
+    if connections[using].vendor == "postgresql":
         holder: _Lock = _AdvisoryLock(account, using)
-    elif vendor == "sqlite":
-        holder = _sqlite_lock(account, using)
     else:
-        raise ConfigurationError(
-            f"django-paycharge syncs charges on PostgreSQL or SQLite, not {vendor}."
-        )
+        holder = _sqlite_lock(account, using)
     deadline = time.monotonic() + max(0.0, wait)
     try:
         while not holder.try_acquire():

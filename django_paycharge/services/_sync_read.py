@@ -186,9 +186,10 @@ class Reading:
                     return False
                 with turns:
                     self._store(window, raw, last, schedule)
+                spent = self._spend_page()
                 if last:
                     return True
-                if self._spend_page():
+                if spent:
                     schedule.stop()
                     return False
             return True

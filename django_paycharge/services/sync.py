@@ -100,13 +100,13 @@ def sync_charges(
             pages_left=max_pages,
         )
         try:
-            result.complete = reading.read(start, readers)
-            if result.complete:
-                _refresh_open(reading, readers)
+            windows_read = reading.read(start, readers)
+            # The refresh is idempotent: cut short by the page budget, the next run does it.
+            result.complete = windows_read and _refresh_open(reading, readers)
         except PayChargeError as exc:
             SyncCheckpoint.objects.filter(pk=checkpoint.pk).update(last_error=str(exc)[:2000])
             raise
-        if result.complete:
+        if windows_read:
             _finish_run(checkpoint)
         # Every item still kept, whichever run found it, until stored or dismissed.
         result.quarantined = unresolved(name).count()
@@ -196,39 +196,49 @@ def _open_charges(account: str, store: uuid.UUID | None, before: datetime) -> Qu
     return query.filter(store_id=store) if store else query
 
 
-def _refresh_open(reading: Reading, readers: int) -> None:
+def _refresh_open(reading: Reading, readers: int) -> bool:
     """Refresh charges not final yet that this run did not read: by list or one by one.
 
     Re-listing from the oldest open charge costs one request per 100 charges
     (read in windows, like the run, without a checkpoint: it is idempotent);
-    reading them one by one costs one request each. Take the cheaper.
+    reading them one by one costs one request each. Take the cheaper. Either
+    counts against what is left of the run's page budget; returns False when
+    it ran out first.
     """
     account, store, result = reading.account, reading.store, reading.result
     open_charges = _open_charges(account, store, reading.until)
     count = open_charges.count()
     if not count:
-        return
+        return True
     # None when no open charge's creation time is known: those are read one by one.
     oldest = open_charges.aggregate(oldest=Min("created_on"))["oldest"]
     span = Charge.objects.filter(account=account, created_on__gte=oldest or timezone.now())
     if store:
         span = span.filter(store_id=store)
+    budget = reading.pages_left
     if oldest is not None and math.ceil(span.count() / PAGE_SIZE) <= count:
         windows = result.windows, result.windows_done  # the run's, not the refresh's
-        again = Reading(reading.client, account, store, reading.until, result)
-        again.read([Window(oldest, None)], readers)
+        again = Reading(reading.client, account, store, reading.until, result, pages_left=budget)
+        done = again.read([Window(oldest, None)], readers)
         result.windows, result.windows_done = windows
-        return
-    _refresh_one_by_one(reading.client, account, open_charges, result)
+        return done
+    done = _refresh_one_by_one(reading.client, account, open_charges, result, budget)
     if reading.progress:
         reading.progress(result)
+    return done
 
 
 def _refresh_one_by_one(
-    client: PayChargeClient, account: str, open_charges: QuerySet[Charge], result: SyncResult
-) -> None:
+    client: PayChargeClient,
+    account: str,
+    open_charges: QuerySet[Charge],
+    result: SyncResult,
+    budget: int | None,
+) -> bool:
     alone = readable_alone(open_charges).only("gateway_id", "store_id")
-    for charge in alone.iterator(chunk_size=PAGE_SIZE):
+    for n, charge in enumerate(alone.iterator(chunk_size=PAGE_SIZE)):
+        if budget is not None and n >= budget:
+            return False
         try:
             assert charge.store_id is not None  # filtered by readable_alone
             remote = client.charges.retrieve(charge.store_id, charge.gateway_id)
@@ -237,3 +247,4 @@ def _refresh_one_by_one(
             logger.warning("Charge %s is no longer on the gateway", charge.gateway_id)
             continue
         result.add_page(1, upsert_charges([remote], account=account))
+    return True

@@ -23,6 +23,7 @@ from typing import Any
 from django.db import DEFAULT_DB_ALIAS, connections, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from .. import signals
 from ..client import Charge as RemoteCharge
@@ -153,7 +154,8 @@ def statements(conn: BaseDatabaseWrapper) -> ModuleType:
     module = _STATEMENTS.get(conn.vendor)
     if module is None:
         raise ConfigurationError(
-            f"django-paycharge stores charges on PostgreSQL or SQLite, not {conn.vendor}."
+            _("django-paycharge stores charges on PostgreSQL or SQLite, not %(vendor)s.")
+            % {"vendor": conn.vendor}
         )
     return module
 

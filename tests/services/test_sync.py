@@ -304,3 +304,29 @@ def test_an_unchanged_resync_encodes_only_the_rows_it_writes(fake_gateway, monke
     assert (result.updated, result.unchanged) == (1, 499)
     assert [str(gid) for gid in encoded] == [changed]
     assert mirror_state() == gateway_state(fake_gateway)
+
+
+def test_the_refresh_of_open_charges_counts_against_the_page_budget(fake_gateway):
+    fake_gateway.seed(500)
+    services.sync_charges()
+    token = fake_gateway.create_transaction_token("konbini")["id"]
+    charges = [
+        services.create_charge(transaction_token_id=token, amount=500 + n, currency="JPY")
+        for n in range(3)
+    ]
+    for charge in charges:
+        services.refresh_charge(charge.gateway_id)
+        fake_gateway.complete(str(charge.gateway_id))
+    # Past the high-water mark: only the refresh of open charges (one by one) sees them.
+    SyncCheckpoint.objects.filter(resource="charges").update(
+        high_water=Charge.objects.order_by("-created_on").first().created_on + timedelta(hours=1)
+    )
+    bounded = services.sync_charges(max_pages=2)
+    # One page of the run's window, one of the refresh (from the oldest open charge).
+    assert not bounded.complete and bounded.pages == 2
+    assert not SyncCheckpoint.objects.get(resource="charges").in_progress  # windows all read
+    paid = Charge.objects.filter(pk__in=[c.pk for c in charges], status="successful")
+    assert paid.count() == 0  # the newest open charges: beyond the refresh's first page
+    assert services.sync_charges().complete  # the next run refreshes the rest
+    assert paid.count() == 3
+    assert mirror_state() == gateway_state(fake_gateway)
