@@ -127,8 +127,10 @@ def plan(
     return bodies
 
 
-def send_all(port: int, bodies: list[dict[str, Any]], senders: int) -> dict[str, Any]:
-    """Send every body once, from ``senders`` threads; latency per request in ms."""
+def send_all(
+    port: int, bodies: list[dict[str, Any]], senders: int, path: str = PATH
+) -> dict[str, Any]:
+    """Send every body once, from ``senders`` threads to ``path``; latency per request in ms."""
     local = threading.local()
     headers = {"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json"}
     payloads = [json.dumps(body).encode() for body in bodies]
@@ -138,7 +140,7 @@ def send_all(port: int, bodies: list[dict[str, Any]], senders: int) -> dict[str,
         conn = getattr(local, "conn", None)
         if conn is None:
             conn = local.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-        conn.request("POST", PATH, payload, headers)
+        conn.request("POST", path, payload, headers)
         return conn.getresponse()
 
     def send(payload: bytes) -> tuple[float, int, str, bool]:
@@ -158,7 +160,8 @@ def send_all(port: int, bodies: list[dict[str, Any]], senders: int) -> dict[str,
         if answer.will_close:  # gunicorn's sync workers close every connection
             local.conn.close()
             local.conn = None
-        duplicate = answer.status == 200 and json.loads(data).get("duplicate") is True
+        is_json = answer.status == 200 and data[:1] == b"{"  # the minimal view answers "ok"
+        duplicate = is_json and json.loads(data).get("duplicate") is True
         queries = answer.getheader("X-Bench-Queries", "0")
         return elapsed, answer.status, queries, duplicate
 
@@ -249,6 +252,11 @@ def main() -> None:
         "as gunicorn's), or idle (SCHED_IDLE: only CPU time nothing else wants)",
     )
     parser.add_argument("--drain-timeout", type=float, default=300)
+    parser.add_argument("--rounds", type=int, default=5, help="rounds of the receipt cost")
+    parser.add_argument("--receipt-deliveries", type=int, default=1000, help="per contender")
+    parser.add_argument("--receipt-senders", type=int, default=1)
+    parser.add_argument("--receipt-only", action="store_true", help="only the receipt cost")
+    parser.add_argument("--skip-receipt", action="store_true", help="only the latency variants")
     args = parser.parse_args()
     if not have_postgres():
         raise SystemExit("PostgreSQL needed: run it through bench/run (it starts a cluster).")
@@ -272,6 +280,12 @@ def main() -> None:
         items = charges(fake, 1000)
         dbs = Databases(Path(tmp))
         try:
+            if not args.skip_receipt:
+                from bench import webhook_receipt  # it imports this module's helpers
+
+                _print_receipt(webhook_receipt.run(args, fake, dbs, items), args, context)
+            if args.receipt_only:
+                return
             for n, (kind, nice) in enumerate(variants):
                 db = dbs.fresh("postgres", f"paycharge_bench_webhooks_{n}")
                 label = f"{kind}, worker " + ("idle" if nice == "idle" else f"nice {nice}")
@@ -320,6 +334,38 @@ def main() -> None:
         f"a kept-alive connection: {resent}; gthread runs 1 thread a worker (keep-alive, "
         "no more concurrency); the queue is drained before each sender level"
     )
+
+
+def _print_receipt(result: dict[str, Any], args: argparse.Namespace, context: str) -> None:
+    from bench import webhook_receipt
+
+    print(
+        table(
+            f"Receipt cost: gunicorn CPU ms per delivery, ours against a minimal view "
+            f"({args.rounds} rounds of {args.receipt_deliveries} deliveries each, turns "
+            "alternating; PostgreSQL, django-tasks-db)",
+            ["round", "first", "ours", "minimal", "ours / minimal"],
+            result["rows"],
+        )
+    )  # fmt: skip
+    print()
+    print(
+        table(
+            f"Receipt cost over the rounds (target: ours / minimal <= {webhook_receipt.TARGET})",
+            ["", "median", "range"],
+            webhook_receipt.summary(result["rows"]),
+        )
+    )
+    print()
+    once = result["once"]
+    print(
+        table(
+            "Receipt cost: exactly once, counted after the worker drained the queue",
+            [*once, "non-200"],
+            [[*once.values(), result["errors"]]],
+        )
+    )
+    print(f"\n{context}; gunicorn {args.workers} sync workers, {args.receipt_senders} sender(s)\n")
 
 
 def _variant(
@@ -403,13 +449,7 @@ def _variant(
         pending = len(unique) - _counts(db)["done"]
         drained, at_end = _drain(db, len(unique), args.drain_timeout)
     finally:
-        for proc in procs:
-            proc.terminate()
-        for proc in procs:
-            try:
-                proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+        stop(procs)
     once = [
         len(unique),
         at_end["stored"],
@@ -420,6 +460,17 @@ def _variant(
         pending / drained if pending > 0 and drained > 0 else float("nan"),
     ]
     return {"rows": rows, "cpu": cpu_rows, "once": once, "repeats": repeats, "resent": resent}
+
+
+def stop(procs: list[subprocess.Popen[Any]]) -> None:
+    """Terminate the benchmark's processes, and kill those that do not stop."""
+    for proc in procs:
+        proc.terminate()
+    for proc in procs:
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
 
 
 def _priority(nice: str) -> Any:

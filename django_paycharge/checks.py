@@ -9,13 +9,16 @@ Ids are stable and never reused once retired:
 - E005 STORE_ID or MERCHANT_ID is not a UUID
 - E006 TIMEOUT, MAX_RETRIES, RETRY_BACKOFF or RETRY_BACKOFF_MAX is malformed
 - E007 PAYCHARGE or PAYCHARGE['ACCOUNTS'] is not a dict
-- E008 an app-wide key is malformed (WEBHOOK_AUTH_TOKENS, RETURN_URL, SHOP_URL, ORDER_URL_HOOK...)
+- E008 a webhook or app-wide key is malformed (an account's WEBHOOK_AUTH_TOKENS,
+  WEBHOOK_LEASE_SECONDS, RETURN_URL, SHOP_URL, ORDER_URL_HOOK...)
 - E020 background-work settings are wrong (TASKS mode, TASK_BACKEND alias, TASK_QUEUE,
   DELIVERY_HANDOFF, SWEEP_AFTER, DELIVERY_RETENTION_DAYS)
 - E021 WIDGET_JWT is not a JWT, or is the server's JWT (pages would show it)
 - W001 PAYCHARGE holds a key this app does not know (a typo?)
 - W002 the exception reporter filter would show PAYCHARGE['JWT'] on error pages and e-mails
 - W003 an SQLite database has no busy time-out or no IMMEDIATE transactions
+- W004 a named account has no WEBHOOK_AUTH_TOKENS of its own (the default account's are used)
+- W005 WEBHOOK_LEASE_SECONDS is shorter than one gateway request may take
 """
 
 from __future__ import annotations
@@ -78,8 +81,10 @@ def check_paycharge_settings(app_configs: Any = None, **kwargs: Any) -> list[Che
         accounts = {}
     for name in [conf.DEFAULT_ACCOUNT, *accounts]:
         messages.extend(_account_messages(name))
+        messages.extend(_webhook_token_messages(name))
     messages.extend(_app_wide_messages(user))
     messages.extend(_task_messages(user))
+    messages.extend(_lease_messages())
     messages.extend(_reporter_filter_messages())
     return messages
 
@@ -150,14 +155,6 @@ def _account_messages(name: str) -> list[CheckMessage]:
 
 def _app_wide_messages(user: Mapping[str, Any]) -> list[CheckMessage]:
     messages: list[CheckMessage] = []
-    tokens = user.get("WEBHOOK_AUTH_TOKENS", [])
-    if not isinstance(tokens, list | tuple) or not all(isinstance(t, str) and t for t in tokens):
-        messages.append(
-            Error(
-                _("PAYCHARGE['WEBHOOK_AUTH_TOKENS'] must be a list of non-empty strings."),
-                id=_id("E008"),
-            )
-        )
     limit = user.get("WEBHOOK_MAX_BODY_BYTES", conf.DEFAULTS["WEBHOOK_MAX_BODY_BYTES"])
     if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1024:
         messages.append(
@@ -189,6 +186,67 @@ def _app_wide_messages(user: Mapping[str, Any]) -> list[CheckMessage]:
         for problem in _hook_problems("ORDER_URL_HOOK", user.get("ORDER_URL_HOOK"))
     )
     return messages
+
+
+def _webhook_token_messages(name: str) -> list[CheckMessage]:
+    try:
+        conf.raw_account_settings(name)
+    except ConfigurationError:
+        return []  # an unknown or malformed account: _account_messages reports it
+    try:
+        tokens = conf.webhook_auth_tokens(name)
+    except ConfigurationError as exc:
+        return [Error(exc.message, id=_id("E008"))]
+    if not tokens.inherited:
+        return []
+    return [
+        Warning(
+            _(
+                "PAYCHARGE['ACCOUNTS'][%(name)s] has no WEBHOOK_AUTH_TOKENS: its webhook URL "
+                "accepts the default account's tokens (PAYCHARGE['WEBHOOK_AUTH_TOKENS']). "
+                "This fallback is deprecated and will be removed: one account's token should "
+                "not open another account's URL."
+            )
+            % {"name": repr(name)},
+            hint=_(
+                "Set PAYCHARGE['ACCOUNTS'][%(name)s]['WEBHOOK_AUTH_TOKENS'] to this account's "
+                "own tokens ([] to accept only its synced webhook configurations' tokens)."
+            )
+            % {"name": repr(name)},
+            id=_id("W004"),
+        )
+    ]
+
+
+def _lease_messages() -> list[CheckMessage]:
+    try:
+        lease = conf.webhook_lease().total_seconds()
+    except ConfigurationError as exc:
+        return [Error(exc.message, id=_id("E008"))]
+    try:
+        account = conf.get_account()
+    except ConfigurationError:
+        return []  # reported above
+    connect, read = account.timeout
+    # One gateway request with every retry: a lease shorter than that can run out
+    # under a live worker, and its delivery would be processed twice.
+    longest = (connect + read) * (account.max_retries + 1) + account.retry_backoff_max * (
+        account.max_retries
+    )
+    if lease >= longest:
+        return []
+    return [
+        Warning(
+            _(
+                "PAYCHARGE['WEBHOOK_LEASE_SECONDS'] (%(lease)d s) is shorter than one gateway "
+                "request may take with its retries (%(longest)d s): a delivery still being "
+                "processed could be taken over and processed twice."
+            )
+            % {"lease": lease, "longest": longest},
+            hint=_("Raise WEBHOOK_LEASE_SECONDS, or lower TIMEOUT or MAX_RETRIES."),
+            id=_id("W005"),
+        )
+    ]
 
 
 # Below this many seconds of busy time-out, a burst of webhooks makes writers give up.

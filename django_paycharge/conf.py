@@ -14,6 +14,7 @@ import json
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -43,8 +44,11 @@ DEFAULTS: dict[str, Any] = {
     "WIDGET_JWT": None,
     # App-wide.
     "ACCOUNTS": {},
+    # The default account's webhook tokens; a named account has its own (see
+    # webhook_auth_tokens).
     "WEBHOOK_AUTH_TOKENS": [],
     "WEBHOOK_MAX_BODY_BYTES": 1024 * 1024,
+    "WEBHOOK_LEASE_SECONDS": 300,
     "RETURN_URL": "/",
     "RETURN_URL_HOOK": None,
     "ALLOW_HTTP_ISSUER_URLS": False,
@@ -389,6 +393,61 @@ def _as_timeout(value: Any) -> tuple[float, float] | None:
     if isinstance(value, list | tuple) and len(value) == 2 and all(positive(v) for v in value):
         return (float(value[0]), float(value[1]))
     return None
+
+
+# Webhook receipt. Tokens are per account: the top-level WEBHOOK_AUTH_TOKENS are
+# the default account's, and PAYCHARGE['ACCOUNTS'][name]['WEBHOOK_AUTH_TOKENS']
+# a named account's. A named account without that key still accepts the
+# top-level tokens (how installs before per-account tokens worked): deprecated,
+# reported by the django_paycharge.W004 check, since it lets one account's
+# token in at another account's URL.
+
+
+@dataclass(frozen=True, slots=True)
+class WebhookTokens:
+    """The tokens one account's webhook URL accepts. ``repr`` never shows them."""
+
+    account: str
+    tokens: tuple[str, ...] = field(repr=False)
+    #: True for a named account that has no tokens of its own (the deprecated fallback).
+    inherited: bool = False
+
+
+# Its locals hold the tokens: keep them off DEBUG pages and error e-mails.
+@sensitive_variables()
+def webhook_auth_tokens(name: str | None = None) -> WebhookTokens:
+    """The configured webhook auth tokens of one account (the default one when ``name`` is None).
+
+    Raises :class:`ConfigurationError`, naming the setting, when they are malformed.
+    """
+    name = name or DEFAULT_ACCOUNT
+    user = _user_settings()
+    where = "PAYCHARGE['WEBHOOK_AUTH_TOKENS']"
+    tokens = user.get("WEBHOOK_AUTH_TOKENS", DEFAULTS["WEBHOOK_AUTH_TOKENS"])
+    inherited = False
+    if name != DEFAULT_ACCOUNT:
+        raw_account_settings(name)  # raises for an unknown or malformed account
+        own = user["ACCOUNTS"][name]
+        if "WEBHOOK_AUTH_TOKENS" in own:
+            where = f"PAYCHARGE['ACCOUNTS'][{name!r}]['WEBHOOK_AUTH_TOKENS']"
+            tokens = own["WEBHOOK_AUTH_TOKENS"]
+        else:
+            inherited = bool(tokens)
+    if not isinstance(tokens, list | tuple) or not all(isinstance(t, str) and t for t in tokens):
+        raise ConfigurationError(
+            _("%(setting)s must be a list of non-empty strings.") % {"setting": where}
+        )
+    return WebhookTokens(name, tuple(Hidden(t) for t in tokens), inherited)
+
+
+def webhook_lease() -> timedelta:
+    """How long a claim on a webhook delivery holds (``WEBHOOK_LEASE_SECONDS``)."""
+    value = get_setting("WEBHOOK_LEASE_SECONDS")
+    if not isinstance(value, int | float) or isinstance(value, bool) or not 1 <= value <= 86400:
+        raise ConfigurationError(
+            _("PAYCHARGE['WEBHOOK_LEASE_SECONDS'] must be a number of seconds from 1 to 86400.")
+        )
+    return timedelta(seconds=value)
 
 
 @receiver(setting_changed)

@@ -3,7 +3,8 @@
 Steps, in this order (each runs even when an earlier one failed):
 
 - ``sweep``: send on webhook deliveries stored but never processed (their task
-  was lost: the broker was down, a worker died before taking it) and failed
+  was lost: the broker was down, a worker died before taking it), stuck ones
+  (their worker died while processing them: the lease ran out) and failed
   ones due for another attempt;
 - ``recover``: settle charge requests left in flight by a crash or a lost answer;
 - ``sync``: an incremental sync of every account's charges and webhook configurations;
@@ -97,7 +98,8 @@ def _fill_all() -> dict[str, int]:
 
 def _prune() -> dict[str, int]:
     days = int(conf.get_setting("DELIVERY_RETENTION_DAYS"))
-    return {"deleted": deliveries.prune_deliveries(older_than_days=days)}
+    deleted, kept = deliveries.prune_deliveries(older_than_days=days)
+    return {"deleted": deleted, "kept_unprocessed": kept}
 
 
 _RUNNERS: dict[str, Callable[[], Any]] = {

@@ -13,15 +13,17 @@ deliveries to a queue of the shop's own instead (see docs/deployment.md).
 
 from __future__ import annotations
 
+import functools
 import logging
+from collections import Counter
 from collections.abc import Callable
-from datetime import timedelta
+from datetime import datetime, timedelta
 from importlib import import_module
 from importlib.util import find_spec
 from typing import Any, ParamSpec, Protocol, TypeVar
 
 from django.conf import settings
-from django.db import router
+from django.db import connections, router
 from django.utils import timezone
 from django.utils.module_loading import import_string
 from django.utils.translation import gettext
@@ -29,7 +31,7 @@ from django.utils.translation import gettext
 from . import conf, services
 from .exceptions import ConfigurationError, SyncInProgressError
 from .models import WebhookDelivery
-from .services import deliveries
+from .services import deliveries, leases
 
 logger = logging.getLogger("django_paycharge.tasks")
 
@@ -72,6 +74,10 @@ class _InlineOnly:
     enqueue = using = get_backend = _unavailable
 
 
+# Cached: installed modules do not change while the process runs, and the webhook
+# receiver asks on every delivery (find_spec twice cost it 0.03 ms of CPU;
+# bench/webhooks.py, "receipt cost").
+@functools.cache
 def tasks_framework() -> Any | None:
     """``django.tasks`` on Django 6, the ``django_tasks`` backport on 5.2, or None."""
     for module in ("django.tasks", "django_tasks"):
@@ -92,10 +98,31 @@ def background_task(func: Callable[P, T]) -> BackgroundTask[P, T]:
 @background_task
 def process_webhook_delivery(delivery_pk: int, retry_failed: bool = False) -> str:
     """Process one stored webhook delivery (see services.deliveries.process_delivery)."""
-    status = deliveries.process_delivery(delivery_pk, retry_failed=retry_failed)
+    status = deliveries.process_delivery(
+        delivery_pk,
+        retry_failed=retry_failed,
+        by=leases.claimant("process_webhook_delivery task"),
+        on_claimed=_ensure_sweep_for if drains_deliveries() else None,
+    )
     if status == "failed":
         _retry_later(delivery_pk)
     return status
+
+
+@background_task
+def drain_webhook_deliveries() -> dict[str, int]:
+    """Process waiting and stuck deliveries until none is left (django-tasks-db)."""
+    return _drain("drain_webhook_deliveries task")
+
+
+@background_task
+def sweep_webhook_leases() -> dict[str, int]:
+    """Take over deliveries whose claim's lease ran out; again while claims remain."""
+    counts = _drain("sweep_webhook_leases task")
+    expiry = leases.next_expiry()
+    if expiry is not None:
+        _ensure_sweep(expiry)
+    return counts
 
 
 @background_task
@@ -133,6 +160,8 @@ def run_periodic_task(steps: list[str] | None = None) -> dict[str, Any]:
 
 ALL_TASKS: tuple[BackgroundTask[..., Any], ...] = (
     process_webhook_delivery,
+    drain_webhook_deliveries,
+    sweep_webhook_leases,
     sync_charges_task,
     fill_payment_types_task,
     recover_charge_requests_task,
@@ -196,8 +225,10 @@ def dispatch_delivery(delivery_pk: int, *, retry_failed: bool = False) -> None:
     """Send a stored delivery on: to the shop's hand-off, our task backend, or inline.
 
     Called after the delivery committed; ``retry_failed`` also takes a failed
-    delivery again (the sweep's retries). An exception (a broker that is down)
-    propagates; the delivery stays ``received`` and the periodic sweep
+    delivery again (the sweep's retries). With django-tasks-db a waiting or
+    stuck delivery wakes a drain task (see below) instead of getting a task
+    of its own. An exception (a broker that is down) propagates; the delivery
+    stays ``received`` and the periodic sweep
     (:func:`django_paycharge.periodic.sweep_deliveries`) sends it on later.
     """
     hook = handoff()
@@ -206,38 +237,16 @@ def dispatch_delivery(delivery_pk: int, *, retry_failed: bool = False) -> None:
         if delivery is not None:
             hook(delivery)
     elif background_enabled():
+        drain = _routed_drain()
+        if not retry_failed and _database_backend(drain):
+            wake_drain(drain)
+            return
         task = routed(process_webhook_delivery)
         task.enqueue(delivery_pk, True) if retry_failed else task.enqueue(delivery_pk)
     else:
-        deliveries.process_delivery(delivery_pk, retry_failed=retry_failed)
-
-
-def enqueues_with_deliveries() -> bool:
-    """Whether a delivery's task can be enqueued in the transaction that stores it.
-
-    True when work goes to django-tasks-db and its tasks are written to the
-    database the deliveries are written to: the task is then a row committed
-    with the delivery (one commit, and a crash between the two can no longer
-    leave a delivery stored but never queued). Any other backend, and a
-    shop's hand-off, is only told after the delivery committed, or its worker
-    could look for a delivery that is not there yet.
-    """
-    if handoff() is not None or not background_enabled():
-        return False
-    try:
-        from django_tasks_db.backend import DatabaseBackend
-    except ImportError:
-        return False
-    if not isinstance(routed(process_webhook_delivery).get_backend(), DatabaseBackend):
-        return False
-    from django_tasks_db.models import DBTaskResult
-
-    return bool(router.db_for_write(DBTaskResult) == router.db_for_write(WebhookDelivery))
-
-
-def enqueue_delivery(delivery: WebhookDelivery) -> None:
-    """Enqueue the processing of ``delivery`` (``store_delivery``'s ``on_stored``)."""
-    routed(process_webhook_delivery).enqueue(delivery.pk)
+        deliveries.process_delivery(
+            delivery_pk, retry_failed=retry_failed, by=leases.claimant("inline processing")
+        )
 
 
 def _retry_later(delivery_pk: int) -> None:
@@ -252,6 +261,132 @@ def _retry_later(delivery_pk: int) -> None:
         return
     delay = timedelta(seconds=min(300, 5 * 2**done))
     task.using(run_after=timezone.now() + delay).enqueue(delivery_pk, True)
+
+
+# With django-tasks-db the deliveries table is the queue, and tasks only wake it.
+#
+# A task per delivery cost the receiver more than storing the delivery itself
+# (bench/webhooks.py, "receipt cost"). Instead, once its delivery committed, the
+# receiver looks for a drain task that has not started yet (one query on the
+# tasks' partial index of waiting rows) and enqueues one only if there is none.
+# A drain that has not started reads the deliveries table after that commit, so
+# it sees the delivery; a running one may not, which is why it does not count.
+# A drain claims waiting and stuck deliveries one at a time (leased claims, see
+# services.leases) until none is left.
+#
+# A worker that dies mid-delivery leaves it claimed. After each claim, a task
+# makes sure a sweep (a deferred drain) is due by the time that claim's lease
+# runs out: the sweep takes over whatever is stuck then, and schedules itself
+# again while live claims remain. So a dead worker strands nothing, cron or not.
+
+#: Deliveries one drain task processes before it hands over to a new drain task
+#: (other tasks in the queue get their turn).
+DRAIN_BATCH = 200
+# (alias, with a time bound) -> SQL of "is such a task waiting"
+_waiting_sql: dict[tuple[str, bool], str] = {}
+
+
+def drains_deliveries() -> bool:
+    """Whether deliveries go through drain tasks: work goes to django-tasks-db."""
+    return background_enabled() and _database_backend(_routed_drain())
+
+
+# (backend alias, queue) -> the drain task routed there. Routing a task validates
+# it anew each time, which the receiver would pay on every delivery.
+_drains: dict[tuple[str, str], BackgroundTask[[], Any]] = {}
+
+
+def _routed_drain() -> BackgroundTask[[], Any]:
+    key = (backend_alias(), str(conf.get_setting("TASK_QUEUE")))
+    if key not in _drains:
+        _drains[key] = routed(drain_webhook_deliveries)
+    return _drains[key]
+
+
+def _database_backend(drain: BackgroundTask[[], Any]) -> bool:
+    try:
+        from django_tasks_db.backend import DatabaseBackend
+    except ImportError:
+        return False
+    return isinstance(drain.get_backend(), DatabaseBackend)
+
+
+def wake_drain(drain: BackgroundTask[[], Any] | None = None) -> None:
+    """Make sure a drain task that has not started yet exists (call after a delivery committed).
+
+    ``drain``: the drain task already routed to the configured backend, if at hand.
+    """
+    task = drain or _routed_drain()
+    if not _task_waiting(task):
+        task.enqueue()
+
+
+def _drain(label: str) -> dict[str, int]:
+    by = leases.claimant(label)
+    counts: Counter[str] = Counter()
+    leases.give_up_exhausted(timezone.now())
+    for _ in range(DRAIN_BATCH):
+        delivery = leases.claim_next(by=by)
+        if delivery is None:
+            break
+        _ensure_sweep_for(delivery)
+        status = deliveries.process_claimed(delivery)
+        counts[status] += 1
+        if status == "failed":
+            _retry_later(delivery.pk)
+    else:
+        wake_drain()  # more may be waiting: a new drain task takes them
+    return dict(counts)
+
+
+def _ensure_sweep_for(delivery: WebhookDelivery) -> None:
+    if delivery.lease_until is None:
+        return
+    try:
+        _ensure_sweep(delivery.lease_until)
+    except Exception:  # process it anyway: paycharge_process_webhooks also takes stuck ones
+        logger.exception("Could not schedule the lease sweep for delivery %s", delivery.pk)
+
+
+def _ensure_sweep(expiry: datetime) -> None:
+    """Make sure a sweep runs soon after ``expiry`` (one due earlier schedules itself again)."""
+    due = expiry + timedelta(seconds=1)
+    task = routed(sweep_webhook_leases)
+    if not _task_waiting(task, due=due):
+        task.using(run_after=due).enqueue()
+
+
+def _task_waiting(task: Any, due: datetime | None = None) -> bool:
+    """Whether ``task`` is queued in django-tasks-db and not started (due by ``due``, if given).
+
+    Raw SQL on the receiver's path: the ORM's version of this query costs
+    several times the statement (bench/webhooks.py, "receipt cost").
+    """
+    from django_tasks_db.models import DBTaskResult
+
+    alias = router.db_for_write(DBTaskResult)
+    connection = connections[alias]
+    meta = DBTaskResult._meta
+    key = (alias, due is not None)
+    if key not in _waiting_sql:
+        quote = connection.ops.quote_name
+
+        def column(name: str) -> str:
+            return quote(str(getattr(meta.get_field(name), "column", name)))
+
+        _waiting_sql[key] = (
+            f"SELECT 1 FROM {quote(meta.db_table)} WHERE {column('status')} = %s "  # noqa: S608 - names, not values
+            f"AND {column('task_path')} = %s AND {column('backend_name')} = %s"
+            + (f" AND {column('run_after')} <= %s" if due is not None else "")
+            + " LIMIT 1"
+        )
+    ready = meta.get_field("status").get_default()  # READY: how a queued task starts out
+    params: list[Any] = [ready, task.module_path, task.backend]
+    if due is not None:
+        params.append(meta.get_field("run_after").get_db_prep_value(due, connection))
+    with connection.cursor() as cursor:
+        cursor.execute(_waiting_sql[key], params)
+        return cursor.fetchone() is not None
 
 
 def _register_with_configured_backend() -> None:

@@ -10,9 +10,10 @@ from django.contrib import admin
 
 from ..models import Charge, QuarantinedItem, WebhookConfiguration, WebhookDelivery
 from .charges import ChargeAdmin
+from .deliveries import WebhookDeliveryAdmin
 from .paginator import EstimatedCountPaginator
 from .quarantine import QuarantinedItemAdmin
-from .webhooks import WebhookConfigurationAdmin, WebhookDeliveryAdmin
+from .webhooks import WebhookConfigurationAdmin
 
 admin.site.register(Charge, ChargeAdmin)
 admin.site.register(WebhookConfiguration, WebhookConfigurationAdmin)

@@ -27,6 +27,7 @@ STATUS_COLOURS: dict[str, tuple[str, str]] = {
     "canceled": ("#f3f4f6", "#4b5563"),
     "received": ("#e8eaed", "#3c4043"),
     "processing": ("#dbeafe", "#1e3a8a"),
+    "stuck": ("#fee2e2", "#7f1d1d"),
     "ignored": ("#f3f4f6", "#4b5563"),
 }
 
@@ -63,14 +64,20 @@ def pretty_json(value: Any) -> SafeString:
     if value is None or value == {} or value == []:
         return format_html('<span class="quiet">{}</span>', _("(none)"))
     text = json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True, default=str)
+    # JSON can carry half a surrogate pair ("\ud800"), which no page can encode.
+    text = text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
     return format_html('<pre class="paycharge-json">{}</pre>', text)
 
 
 def pretty_body(text: str) -> SafeString:
-    """A stored request body: indented when it is JSON, as received otherwise (escaped)."""
+    """A stored request body: indented when it is JSON, as received otherwise (escaped).
+
+    A body nested too deeply for Python's parser or printer (any stored
+    delivery, however hostile, must display) is shown as received.
+    """
     try:
         return pretty_json(json.loads(text))
-    except ValueError:
+    except (ValueError, RecursionError):
         return format_html('<pre class="paycharge-json">{}</pre>', text)
 
 

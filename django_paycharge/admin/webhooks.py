@@ -1,4 +1,4 @@
-"""Webhook configurations (read-only, never the auth token) and the delivery log."""
+"""Webhook configurations: read-only, never the auth token, with warnings that matter."""
 
 from __future__ import annotations
 
@@ -10,38 +10,18 @@ from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.urls import URLPattern, path, reverse
-from django.utils.html import format_html
 from django.utils.safestring import SafeString
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
 from .. import conf, services
 from ..exceptions import PayChargeError
-from ..models import WebhookConfiguration, WebhookDelivery
-from ..services import deliveries
+from ..models import WebhookConfiguration
 from . import display
-from .gateway import limited
 from .readonly import ReadOnlyAdmin
 
 #: The trigger the app needs: it tells the mirror that a charge reached a final status.
 REQUIRED_TRIGGER = "charge_finished"
-#: The gateway's webhook events (the delivery log's event filter offers these).
-KNOWN_EVENTS = (
-    "charge_updated",
-    "charge_finished",
-    "refund_finished",
-    "cancel_finished",
-    "token_created",
-    "token_updated",
-    "recurring_token_deleted",
-    "bank_transfer_status_updated",
-    "subscription_created",
-    "subscription_payment",
-    "subscription_completed",
-    "subscription_failure",
-    "subscription_canceled",
-    "subscription_suspended",
-)
 
 
 class WebhookConfigurationAdmin(ReadOnlyAdmin):
@@ -176,101 +156,3 @@ def configuration_warnings() -> list[str]:
                 % {"url": config.url, "trigger": REQUIRED_TRIGGER}
             )
     return warnings
-
-
-class EventFilter(admin.SimpleListFilter):
-    title = gettext_lazy("event")
-    parameter_name = "event"
-
-    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, Any]]:
-        choices = [(event, event) for event in KNOWN_EVENTS]
-        value = self.value()
-        if value and value not in KNOWN_EVENTS:
-            choices.append((value, value))
-        return choices
-
-    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
-        value = self.value()
-        return queryset.filter(event=value) if value else queryset
-
-
-class WebhookDeliveryAdmin(ReadOnlyAdmin):
-    list_display = (
-        "received_at",
-        "event",
-        "status_badge",
-        "delivery_id_column",
-        "charge_column",
-        "attempts",
-        "account",
-    )
-    list_filter = (EventFilter, "status", ("received_at", admin.DateFieldListFilter))
-    list_select_related = ("charge",)
-    show_full_result_count = False
-    fields = (
-        "event",
-        "status_badge",
-        "delivery_id",
-        "account",
-        "charge_link",
-        "received_at",
-        "processed_at",
-        "attempts",
-        "last_error",
-        "headers_pretty",
-        "body_pretty",
-    )
-    readonly_fields = ("status_badge", "charge_link", "headers_pretty", "body_pretty")
-    actions = ("reprocess",)
-
-    def has_reprocess_permission(self, request: HttpRequest) -> bool:
-        return request.user.has_perm("django_paycharge.reprocess_webhookdelivery")
-
-    @admin.display(description=gettext_lazy("status"), ordering="status")
-    def status_badge(self, delivery: WebhookDelivery) -> SafeString:
-        return display.status_badge(delivery.status, delivery.get_status_display())
-
-    @admin.display(description=gettext_lazy("charge"))
-    def charge_link(self, delivery: WebhookDelivery) -> SafeString | str:
-        if delivery.charge is None:
-            return "-"
-        url = reverse("admin:django_paycharge_charge_change", args=[delivery.charge_id])
-        return format_html('<a href="{}">{}</a>', url, delivery.charge.gateway_id)
-
-    # The list shows ids short (the whole id in the title): full UUIDs wrapped over four lines.
-    @admin.display(description=gettext_lazy("charge"))
-    def charge_column(self, delivery: WebhookDelivery) -> SafeString | str:
-        if delivery.charge is None:
-            return "-"
-        url = reverse("admin:django_paycharge_charge_change", args=[delivery.charge_id])
-        return display.short_id(delivery.charge.gateway_id, url=url, charge=True)
-
-    @admin.display(description=gettext_lazy("delivery id"), ordering="delivery_id")
-    def delivery_id_column(self, delivery: WebhookDelivery) -> SafeString | str:
-        return display.short_id(delivery.delivery_id)
-
-    @admin.display(description=gettext_lazy("headers"))
-    def headers_pretty(self, delivery: WebhookDelivery) -> SafeString:
-        return display.pretty_json(delivery.headers)
-
-    @admin.display(description=gettext_lazy("body"))
-    def body_pretty(self, delivery: WebhookDelivery) -> SafeString:
-        return display.pretty_body(delivery.body)
-
-    @admin.action(description=gettext_lazy("Reprocess"), permissions=["reprocess"])
-    def reprocess(self, request: HttpRequest, queryset: QuerySet[WebhookDelivery]) -> None:
-        for delivery in limited(self, request, queryset):
-            status = deliveries.process_delivery(delivery.pk, retry_failed=True)
-            level = messages.ERROR if status == "failed" else messages.SUCCESS
-            text = _("Delivery %(delivery)s: %(status)s.") % {
-                "delivery": delivery,
-                "status": status,
-            }
-            if status == "failed":
-                last_error = (
-                    WebhookDelivery.objects.filter(pk=delivery.pk)
-                    .values_list("last_error", flat=True)
-                    .first()
-                )
-                text = f"{text} {last_error or ''}".strip()
-            self.message_user(request, text, level)

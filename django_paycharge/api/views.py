@@ -13,7 +13,6 @@ from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import exceptions
-from rest_framework.parsers import JSONParser
 from rest_framework.permissions import AllowAny, BasePermission
 from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
@@ -30,6 +29,7 @@ from .errors import api_exception_handler
 from .filters import FILTER_PARAMETERS, filter_charges
 from .idempotency import caller_key, idempotent
 from .pagination import charge_page
+from .parsers import SafeJSONParser
 from .permissions import IsStaffUser, may_send_amount, permissions_from_setting
 from .serializers import (
     ERROR_SCHEMA,
@@ -77,7 +77,7 @@ class PayChargeAPIView(APIView):
     # drf-spectacular's schema whatever the shop's DEFAULT_SCHEMA_CLASS is; JSON only,
     # since the create body nests objects that form encodings cannot carry.
     schema = AutoSchema()
-    parser_classes = [JSONParser]
+    parser_classes = [SafeJSONParser]
     renderer_classes = [JSONRenderer]
 
     def get_exception_handler(self) -> Callable[..., Response | None]:

@@ -34,7 +34,7 @@ def window_to_cursor(apps: Any, schema_editor: Any) -> None:
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("django_paycharge", "0003_charge_request_outcomes"),
+        ("django_paycharge", "0004_delivery_leases"),
     ]
 
     operations = [

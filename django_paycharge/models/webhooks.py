@@ -1,6 +1,9 @@
 from __future__ import annotations
 
+from datetime import datetime
+
 from django.db import models
+from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 from .payload import PayloadEncoder
@@ -47,7 +50,13 @@ class WebhookConfiguration(models.Model):
 
 
 class WebhookDelivery(models.Model):
-    """One genuine delivery received from the gateway, stored before it is processed."""
+    """One genuine delivery received from the gateway, stored before it is processed.
+
+    Processing is leased: whoever claims a delivery records when, and until
+    when the claim holds (``PAYCHARGE["WEBHOOK_LEASE_SECONDS"]``). A claim past
+    its lease belongs to a process that died; the next worker or command run
+    takes it over.
+    """
 
     class Status(models.TextChoices):
         RECEIVED = "received", _("Received")
@@ -59,8 +68,9 @@ class WebhookDelivery(models.Model):
     account = models.CharField(_("account"), max_length=64, default="default")
     event = models.CharField(_("event"), max_length=64, blank=True, db_index=True)
     delivery_id = models.CharField(_("delivery id"), max_length=64, null=True, blank=True)
-    # The delivery id, or a digest of event and body when the gateway sent no id.
-    dedupe_key = models.CharField(max_length=80, unique=True)
+    # The delivery id, or a digest of event and body when the gateway sent no id;
+    # unique per account (two accounts' deliveries never dedupe each other).
+    dedupe_key = models.CharField(max_length=80)
     body = models.TextField(_("body"))
     headers = models.JSONField(_("headers"), default=dict, encoder=PayloadEncoder)
     received_at = models.DateTimeField(_("received at"), db_index=True)
@@ -70,6 +80,10 @@ class WebhookDelivery(models.Model):
     attempts = models.PositiveIntegerField(_("processing attempts"), default=0)
     last_error = models.TextField(_("last error"), blank=True)
     processed_at = models.DateTimeField(_("processed at"), null=True, blank=True)
+    claimed_at = models.DateTimeField(_("last claimed at"), null=True, blank=True)
+    # Set while a claim holds; cleared when its processing ends.
+    lease_until = models.DateTimeField(_("lease until"), null=True, blank=True)
+    claimed_by = models.CharField(_("claimed by"), max_length=200, blank=True)
     charge = models.ForeignKey(
         "Charge", null=True, blank=True, on_delete=models.SET_NULL, related_name="deliveries"
     )
@@ -81,7 +95,26 @@ class WebhookDelivery(models.Model):
         indexes = [
             models.Index(fields=["status", "received_at"], name="paycharge_delivery_status"),
         ]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["account", "dedupe_key"], name="paycharge_delivery_once"
+            )
+        ]
         permissions = [("reprocess_webhookdelivery", _("Can reprocess webhook deliveries"))]
 
     def __str__(self) -> str:
         return f"{self.event or '?'} {self.delivery_id or self.dedupe_key[:12]}"
+
+    def awaits_processing(self, now: datetime | None = None) -> bool:
+        """Nobody is processing it and it is not done: received, or stuck."""
+        return self.status == self.Status.RECEIVED or self.is_stuck(now)
+
+    def is_stuck(self, now: datetime | None = None) -> bool:
+        """Claimed, and the claim's lease ran out: its process died or hangs.
+
+        A ``processing`` row without a lease was claimed before leases existed
+        (an upgrade): it is stuck too.
+        """
+        if self.status != self.Status.PROCESSING:
+            return False
+        return self.lease_until is None or self.lease_until <= (now or timezone.now())

@@ -14,7 +14,6 @@ from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
-from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
 from django.utils.translation import gettext
@@ -23,12 +22,18 @@ from .. import signals
 from ..client import ShapeError, parse_charge
 from ..exceptions import NotFoundError, PayChargeError
 from ..models import WebhookDelivery
+from . import leases
+from ._receipt_sql import insert_delivery
 from .charges import refresh_charge
 
 logger = logging.getLogger("django_paycharge.webhooks")
 
 _DROPPED_HEADERS = {"authorization", "cookie", "proxy-authorization"}
-MAX_ATTEMPTS = 5
+MAX_ATTEMPTS = leases.MAX_ATTEMPTS
+#: What process_delivery returns besides a status: another worker holds a live claim.
+BUSY = "busy"
+#: ... and when there is no such delivery.
+MISSING = "missing"
 
 
 class MalformedDelivery(ValueError):
@@ -41,20 +46,17 @@ def store_delivery(
     headers: Mapping[str, str],
     account: str,
     problem: str = "",
-    on_stored: Callable[[WebhookDelivery], object] | None = None,
 ) -> tuple[WebhookDelivery, bool]:
     """Store a genuine delivery once. Returns ``(delivery, created)``.
 
-    A repeat (same delivery id, or same event and body when there is no id)
-    returns the stored row with ``created`` False and is not processed again.
-    ``problem`` marks a delivery already known to be unusable (too large).
+    A repeat (same account, and same delivery id, or same event and body when
+    there is no id) returns the stored row with ``created`` False. ``problem``
+    marks a delivery already known to be unusable (too large). Any body is
+    stored: one that is not a JSON object, or is nested too deeply to read, is
+    stored as failed with the reason.
 
-    ``on_stored`` is called with a new delivery that is to be processed
-    (stored as received, not failed), inside the transaction that stores it:
-    whatever it writes commits with the delivery, and if it raises, nothing
-    is stored and the exception propagates (the caller answers 503, the
-    gateway retries). The view enqueues the processing task there, so a
-    delivery is never stored without its task.
+    The row is committed when this returns (one statement, outside any
+    transaction): whoever processes it next can see it.
     """
     text = _storable(body.decode("utf-8", errors="replace"))
     event, delivery_id = "", None
@@ -64,10 +66,10 @@ def store_delivery(
         problem = str(exc)
         payload = None
     if payload is not None:
-        event = _storable(str(payload.get("event") or ""))[:64]
+        event = _storable_value(str(payload.get("event") or ""))[:64]
         raw_id = payload.get("id")
         delivery_id = (
-            _storable(str(raw_id))[:64] if isinstance(raw_id, str | int) and raw_id else None
+            _storable_value(str(raw_id))[:64] if isinstance(raw_id, str | int) and raw_id else None
         )
     if delivery_id:
         key = f"id:{delivery_id}"
@@ -77,6 +79,7 @@ def store_delivery(
         "account": account,
         "event": event,
         "delivery_id": delivery_id,
+        "dedupe_key": key,
         "body": text,
         "headers": {
             k: _storable(v) for k, v in headers.items() if k.lower() not in _DROPPED_HEADERS
@@ -85,17 +88,10 @@ def store_delivery(
     }
     if problem:
         values.update(status=WebhookDelivery.Status.FAILED, last_error=problem)
-    inserted = False
-    try:
-        with transaction.atomic():
-            delivery = WebhookDelivery.objects.create(dedupe_key=key, **values)
-            inserted = True
-            if on_stored is not None and delivery.status == WebhookDelivery.Status.RECEIVED:
-                on_stored(delivery)
-    except IntegrityError:
-        if inserted:  # not a repeat: what on_stored wrote failed
-            raise
-        return WebhookDelivery.objects.get(dedupe_key=key), False
+    pk = insert_delivery(values)
+    if pk is None:
+        return WebhookDelivery.objects.get(account=account, dedupe_key=key), False
+    delivery = WebhookDelivery(pk=pk, **values)
     # Stored (and committed) whatever a receiver does: a failing one is logged,
     # never turned into an error answer that would make the gateway retry.
     signals.send(signals.webhook_received, sender=WebhookDelivery, delivery=delivery)
@@ -112,46 +108,68 @@ def _storable(text: str) -> str:
     return text.replace("\x00", "\ufffd")
 
 
+def _storable_value(text: str) -> str:
+    """A string parsed from the body, storable: no NUL, and no lone surrogate.
+
+    JSON may escape half a surrogate pair (``"\\ud800"``), which no database
+    can encode; it would make the delivery unstorable, answered 503 forever.
+    """
+    return _storable(text.encode("utf-8", "surrogatepass").decode("utf-8", "replace"))
+
+
 def _parse(text: str) -> dict[str, Any]:
     try:
         payload = json.loads(text)
     except ValueError:
         raise MalformedDelivery(gettext("The body is not JSON.")) from None
+    except RecursionError:
+        # Python's parser gives up near its recursion limit (about 1,000 levels).
+        raise MalformedDelivery(gettext("The body is nested too deeply to read.")) from None
     if not isinstance(payload, dict):
         raise MalformedDelivery(gettext("The body is not a JSON object."))
     return payload
 
 
-def _claim(delivery_pk: int, *, retry_failed: bool) -> WebhookDelivery | None:
-    """Mark a delivery as being processed, unless someone else already has it."""
-    states = [WebhookDelivery.Status.RECEIVED]
-    if retry_failed:
-        states.append(WebhookDelivery.Status.FAILED)
-    with transaction.atomic():
-        delivery = (
-            WebhookDelivery.objects.select_for_update(skip_locked=True)
-            .filter(pk=delivery_pk, status__in=states)
-            .first()
-        )
-        if delivery is None:
-            return None
-        delivery.status = WebhookDelivery.Status.PROCESSING
-        delivery.attempts += 1
-        delivery.save(update_fields=["status", "attempts"])
-    return delivery
+def process_delivery(
+    delivery_pk: int,
+    *,
+    retry_failed: bool = False,
+    force: bool = False,
+    by: str = "",
+    on_claimed: Callable[[WebhookDelivery], object] | None = None,
+) -> str:
+    """Claim and process one stored delivery; returns its status afterwards.
 
-
-def process_delivery(delivery_pk: int, *, retry_failed: bool = False) -> str:
-    """Process one stored delivery; returns its status afterwards.
-
-    A delivery another worker is processing, or one already processed, is
-    left alone. Errors are recorded on the delivery, not raised: the caller
-    (a view, a task, a command) must never fail because of one.
+    A delivery waiting, or stuck (its last claim's lease ran out), is taken;
+    ``retry_failed`` also takes a failed one, ``force`` any one no live claim
+    holds. Otherwise it is left alone and its status returned: ``"busy"``
+    when another worker holds a live claim on it, ``"missing"`` when there
+    is no such delivery. Errors are recorded on the delivery, not raised: the
+    caller (a view, a task, a command) must never fail because of one.
+    ``by`` names the claimant (see :func:`.leases.claimant`); ``on_claimed`` is
+    called with the claimed delivery before it is processed.
     """
-    delivery = _claim(delivery_pk, retry_failed=retry_failed)
+    by = by or leases.claimant("process_delivery")
+    delivery = leases.claim(delivery_pk, by=by, retry_failed=retry_failed, force=force)
     if delivery is None:
-        status = WebhookDelivery.objects.filter(pk=delivery_pk).values_list("status", flat=True)
-        return status.first() or "missing"
+        return current_status(delivery_pk)
+    if on_claimed is not None:
+        on_claimed(delivery)
+    return process_claimed(delivery)
+
+
+def current_status(delivery_pk: int) -> str:
+    """A delivery's status, ``"busy"`` while a live claim holds it, or ``"missing"``."""
+    row = WebhookDelivery.objects.filter(pk=delivery_pk).only("status", "lease_until").first()
+    if row is None:
+        return MISSING
+    if row.status == WebhookDelivery.Status.PROCESSING and not row.is_stuck():
+        return BUSY
+    return str(row.status)
+
+
+def process_claimed(delivery: WebhookDelivery) -> str:
+    """Process a delivery this process has claimed (see :mod:`.leases`); its status afterwards."""
     update: dict[str, Any] = {"processed_at": timezone.now(), "last_error": ""}
     try:
         payload = _parse(delivery.body)
@@ -161,12 +179,21 @@ def process_delivery(delivery_pk: int, *, retry_failed: bool = False) -> str:
     except Exception as exc:  # a receiver of our signals failed: record it, never lose the delivery
         logger.exception("Processing webhook delivery %s failed", delivery.pk)
         update.update(status=WebhookDelivery.Status.FAILED, last_error=_describe(exc))
+    except BaseException:  # shutting down: give the claim back, someone takes it at once
+        leases.release(delivery)
+        raise
     else:
         if charge is None:
             update["status"] = WebhookDelivery.Status.IGNORED
         else:
             update.update(status=WebhookDelivery.Status.PROCESSED, charge=charge)
-    WebhookDelivery.objects.filter(pk=delivery.pk).update(**update)
+    if not leases.finish(delivery, **update):
+        logger.warning(
+            "Webhook delivery %s: the lease ran out while it was processed and another run "
+            "took it over; its result is the one kept",
+            delivery.pk,
+        )
+        return current_status(delivery.pk)
     return str(update["status"])
 
 
@@ -199,22 +226,36 @@ def _describe(exc: BaseException) -> str:
 
 
 def pending_deliveries(*, failed: bool = False, before: datetime | None = None) -> list[int]:
-    """Deliveries waiting to be processed (and failed ones to retry, with ``failed``).
+    """Deliveries to process: waiting, stuck (lease ran out), and failed ones with ``failed``.
 
-    ``before``: only those received (failed ones: last tried) before then, so a
-    periodic sweep leaves alone what a worker is about to take.
+    ``before``: only waiting ones received (failed ones: last tried) before
+    then, so a periodic sweep leaves alone what a worker is about to take.
+    Stuck ones are included whatever their age (their lease already says
+    their worker is gone); those whose every attempt died are left failed
+    first (see :func:`.leases.give_up_exhausted`).
     """
+    now = timezone.now()
+    leases.give_up_exhausted(now)
     waiting = Q(status=WebhookDelivery.Status.RECEIVED)
     retry = Q(status=WebhookDelivery.Status.FAILED, attempts__lt=MAX_ATTEMPTS)
     if before is not None:
         waiting &= Q(received_at__lt=before)
         retry &= Q(processed_at__lt=before)
-    query = WebhookDelivery.objects.filter(waiting | retry if failed else waiting)
-    return list(query.order_by("received_at").values_list("pk", flat=True))
+    query = waiting | (leases.stuck(now) & Q(attempts__lt=MAX_ATTEMPTS))
+    if failed:
+        query |= retry
+    pks = WebhookDelivery.objects.filter(query).order_by("received_at").values_list("pk", flat=True)
+    return list(pks)
 
 
-def prune_deliveries(*, older_than_days: int) -> int:
-    """Delete deliveries received more than ``older_than_days`` ago; returns how many."""
+def prune_deliveries(*, older_than_days: int) -> tuple[int, int]:
+    """Delete finished deliveries received more than ``older_than_days`` ago.
+
+    Returns ``(deleted, kept)``: deliveries not processed yet (waiting, or
+    claimed) are kept whatever their age, since deleting one would lose it.
+    """
     cutoff = timezone.now() - timedelta(days=older_than_days)
-    deleted, _ = WebhookDelivery.objects.filter(received_at__lt=cutoff).delete()
-    return deleted
+    old = WebhookDelivery.objects.filter(received_at__lt=cutoff)
+    unfinished = [WebhookDelivery.Status.RECEIVED, WebhookDelivery.Status.PROCESSING]
+    deleted, _ = old.exclude(status__in=unfinished).delete()
+    return deleted, old.filter(status__in=unfinished).count()

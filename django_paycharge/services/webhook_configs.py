@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import logging
 import uuid
 from collections.abc import Iterable
 from datetime import datetime
@@ -23,6 +24,8 @@ from ..models.fit import fit_row, without_nul
 from .clients import get_client
 from .quarantine import quarantine, retry_quarantined, unresolved
 from .sync import Progress, SyncResult
+
+logger = logging.getLogger("django_paycharge.webhooks")
 
 
 def token_digest(token: str) -> str:
@@ -111,6 +114,65 @@ def _upsert(remote: RemoteWebhook, account: str, now: datetime, store: uuid.UUID
             gateway_id=remote.id, defaults=values
         )
     return created
+
+
+# account -> digests of its configured tokens (built once per process and settings).
+_configured: dict[str, conf.WebhookTokens] = {}
+
+
+@conf.on_settings_reset
+def _forget_configured_tokens() -> None:
+    _configured.clear()
+
+
+def configured_tokens(account: str) -> conf.WebhookTokens:
+    """The digests of the tokens ``PAYCHARGE`` gives ``account`` (see ``conf.webhook_auth_tokens``).
+
+    Cached: the receiver checks them on every delivery. Raises
+    :class:`ConfigurationError` when they are malformed.
+    """
+    found = _configured.get(account)
+    if found is None:
+        tokens = conf.webhook_auth_tokens(account)
+        digests = tuple(token_digest(t) for t in tokens.tokens)
+        found = _configured[account] = conf.WebhookTokens(account, digests, tokens.inherited)
+    return found
+
+
+def delivery_token_matches(presented: str, account: str) -> bool:
+    """Whether ``presented`` is one of ``account``'s webhook tokens.
+
+    Its configured tokens first (the common case then costs no query), then
+    those of its synced webhook configurations. Another account's tokens never
+    match (except the deprecated fallback of ``conf.webhook_auth_tokens``).
+    """
+    if not presented:
+        return False
+    configured = configured_tokens(account)
+    if matches_auth_token(presented, configured.tokens, ()):
+        if configured.inherited:
+            _warn_inherited(account)
+        return True
+    synced = (
+        WebhookConfiguration.objects.filter(account=account, removed_at__isnull=True)
+        .exclude(auth_token_digest="")
+        .values_list("auth_token_digest", flat=True)
+    )
+    return matches_auth_token(presented, list(synced), ())
+
+
+_warned: set[str] = set()
+
+
+def _warn_inherited(account: str) -> None:
+    if account not in _warned:
+        _warned.add(account)
+        logger.warning(
+            "A webhook delivery to account %r was accepted with the default account's token "
+            "(PAYCHARGE['WEBHOOK_AUTH_TOKENS']): deprecated, give the account its own "
+            "WEBHOOK_AUTH_TOKENS (check django_paycharge.W004)",
+            account,
+        )
 
 
 def matches_auth_token(presented: str, digests: Iterable[str], tokens: Iterable[str]) -> bool:

@@ -3,12 +3,18 @@
 Policy (the gateway deletes a configuration whose receiver answers 3xx, 4xx,
 500, 501 or 502):
 
-- no or wrong ``Authorization``: 401, nothing stored;
+- no or wrong ``Authorization`` (each account has its own tokens): 401,
+  nothing stored;
 - a genuine delivery: stored first, then answered 200, whatever happens when
-  it is processed (malformed or oversized bodies are stored as failed); with
-  django-tasks-db its processing task is enqueued in the same transaction;
-- a repeat of a stored delivery: 200, not processed again;
-- the delivery could not be stored (database down): 503, so the gateway retries.
+  it is processed (bodies that are malformed, nested too deeply or too large
+  are stored as failed);
+- a repeat of a stored delivery: 200, not processed again; unless the stored
+  one still waits, or is stuck (its worker died): then it is processed;
+- the delivery could not be stored (database down, tokens misconfigured): 503,
+  so the gateway retries.
+
+This view is the request the gateway waits on; its cost per delivery is
+measured against a minimal view by ``bench/webhooks.py`` ("receipt cost").
 """
 
 from __future__ import annotations
@@ -22,10 +28,10 @@ from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST
 
 from .. import conf
-from ..models import WebhookConfiguration, WebhookDelivery
-from ..services import matches_auth_token
+from ..exceptions import ConfigurationError
 from ..services.deliveries import store_delivery
-from ..tasks import dispatch_delivery, enqueue_delivery, enqueues_with_deliveries
+from ..services.webhook_configs import delivery_token_matches
+from ..tasks import dispatch_delivery
 
 logger = logging.getLogger("django_paycharge.webhooks")
 
@@ -39,20 +45,8 @@ def presented_token(header: str) -> str:
     return value
 
 
-def is_authorized(token: str, account: str) -> bool:
-    """Whether ``token`` is one of the configured tokens or a synced configuration's."""
-    if not token:
-        return False
-    # Configured tokens first: the common case then costs no query.
-    tokens = list(conf.get_setting("WEBHOOK_AUTH_TOKENS") or [])
-    if matches_auth_token(token, (), tokens):
-        return True
-    digests = (
-        WebhookConfiguration.objects.filter(account=account, removed_at__isnull=True)
-        .exclude(auth_token_digest="")
-        .values_list("auth_token_digest", flat=True)
-    )
-    return matches_auth_token(token, list(digests), ())
+def _unavailable() -> JsonResponse:
+    return JsonResponse({"status": "error", "code": "UNAVAILABLE"}, status=503)
 
 
 @csrf_exempt
@@ -63,10 +57,13 @@ def webhook(request: HttpRequest, account: str = conf.DEFAULT_ACCOUNT) -> HttpRe
         return JsonResponse({"status": "error", "code": "UNKNOWN_ACCOUNT"}, status=404)
     token = presented_token(request.headers.get("Authorization", ""))
     try:
-        authorized = is_authorized(token, account)
+        authorized = delivery_token_matches(token, account)
+    except ConfigurationError as exc:
+        logger.error("Webhook auth check of account %r impossible: %s", account, exc)
+        return _unavailable()
     except DatabaseError:
         logger.exception("Webhook auth check failed: database unavailable")
-        return JsonResponse({"status": "error", "code": "UNAVAILABLE"}, status=503)
+        return _unavailable()
     if not authorized:
         return JsonResponse({"status": "error", "code": "NOT_AUTHENTICATED"}, status=401)
     limit = int(conf.get_setting("WEBHOOK_MAX_BODY_BYTES"))
@@ -79,26 +76,19 @@ def webhook(request: HttpRequest, account: str = conf.DEFAULT_ACCOUNT) -> HttpRe
         problem = gettext(
             "The body is larger than WEBHOOK_MAX_BODY_BYTES (%(limit)d bytes); truncated."
         ) % {"limit": limit}
-    headers = {k: v for k, v in request.headers.items()}
-    try:
-        together = enqueues_with_deliveries()
-    except Exception:  # a misconfigured backend: dispatching below logs it
-        together = False
     try:
         delivery, created = store_delivery(
-            body=body,
-            headers=headers,
-            account=account,
-            problem=problem,
-            on_stored=enqueue_delivery if together else None,
+            body=body, headers=dict(request.headers), account=account, problem=problem
         )
     except Exception:  # nothing was stored: any other answer than 503 loses it
         logger.exception("A webhook delivery could not be stored")
-        return JsonResponse({"status": "error", "code": "UNAVAILABLE"}, status=503)
-    # Deliveries stored as failed (malformed, too large) are not processed.
-    if created and not together and delivery.status == WebhookDelivery.Status.RECEIVED:
+        return _unavailable()
+    # Deliveries stored as failed (malformed, too large) are not processed. A
+    # repeat of one still waiting (its first dispatch failed) or stuck (its
+    # worker died) is dispatched again: the gateway's retry is what rescues it.
+    if delivery.awaits_processing():
         try:
             dispatch_delivery(delivery.pk)
-        except Exception:  # stored is what matters; processing is retried later
+        except Exception:  # stored is what matters; paycharge_process_webhooks takes it later
             logger.exception("Dispatching webhook delivery %s failed", delivery.pk)
     return JsonResponse({"status": "ok", "duplicate": not created})

@@ -191,8 +191,8 @@ def test_reprocess_a_failed_delivery(admin_client, fake_gateway, gateway_charge)
         follow=True,
     )
     messages = texts(response)
-    assert f"Delivery {failed}: processed." in messages
-    assert any(m.startswith(f"Delivery {broken}: ignored") for m in messages)
+    assert f"Delivery {failed} was reprocessed: Processed." in messages
+    assert f"Delivery {broken} was reprocessed: Ignored (unknown event)." in messages
     failed.refresh_from_db()
     assert failed.status == "processed" and failed.charge_id == charge.pk
     charge.refresh_from_db()
@@ -206,7 +206,7 @@ def test_reprocess_reports_failures(admin_client, fake_gateway):
         DELIVERIES, {"action": "reprocess", "_selected_action": [item.pk]}, follow=True
     )
     [message] = texts(response)
-    assert message.startswith(f"Delivery {item}: failed.")
+    assert message.startswith(f"Delivery {item} was reprocessed and failed: ")
     assert "does not know the charge" in message
 
 
@@ -219,3 +219,66 @@ def test_reprocess_needs_its_permission(client, staff_user):
     assert item.status == "failed" and item.attempts == 0
     client.force_login(staff_user("view_webhookdelivery", "reprocess_webhookdelivery"))
     assert 'value="reprocess"' in client.get(DELIVERIES).content.decode()
+
+
+# -- leases: stuck deliveries, told truthfully ---------------------------------------------
+
+
+def _claimed(*, expired):
+    now = timezone.now()
+    start = now - timezone.timedelta(minutes=10) if expired else now
+    return delivery(
+        status="processing", attempts=1, claimed_at=start,
+        lease_until=start + timezone.timedelta(minutes=5),
+        claimed_by="drain_webhook_deliveries task (web-1 pid 4242)",
+        body=json.dumps({"event": "token_created", "data": {}}),
+    )  # fmt: skip
+
+
+def test_stuck_and_live_claims_are_shown_as_they_are(admin_client):
+    dead, alive = _claimed(expired=True), _claimed(expired=False)
+    response = admin_client.get(DELIVERIES)
+    assert texts(response) == [
+        "1 delivery is stuck: the process that claimed it died or hangs. The next worker or "
+        "paycharge_process_webhooks run takes it over."
+    ]
+    listing = response.content.decode()
+    assert listing.count("Stuck: its worker died") == 1
+    assert listing.count("Processing (lease until") == 1
+    detail = admin_client.get(
+        reverse("admin:django_paycharge_webhookdelivery_change", args=[dead.pk])
+    ).content.decode()
+    assert "Stuck: its worker died" in detail and "web-1 pid 4242" in detail
+
+    def listed(params):
+        return {d.pk for d in admin_client.get(DELIVERIES, params).context["cl"].result_list}
+
+    assert listed({"status__exact": "stuck"}) == {dead.pk}
+    assert listed({"status__exact": "processing"}) == {alive.pk}
+
+
+def test_reprocess_tells_a_live_claim_apart_and_leaves_it(admin_client):
+    alive = _claimed(expired=False)
+    response = admin_client.post(
+        DELIVERIES, {"action": "reprocess", "_selected_action": [alive.pk]}, follow=True
+    )
+    [message] = texts(response)
+    assert message.startswith(f"Delivery {alive} was not reprocessed: drain_webhook_deliveries")
+    assert [m.level_tag for m in get_messages(response.wsgi_request)] == ["warning"]
+    alive.refresh_from_db()
+    assert (alive.status, alive.attempts) == ("processing", 1)
+
+
+def test_reprocess_takes_over_a_stuck_delivery_and_says_so(admin_client, fake_gateway):
+    dead = _claimed(expired=True)
+    response = admin_client.post(
+        DELIVERIES, {"action": "reprocess", "_selected_action": [dead.pk]}, follow=True
+    )
+    [message] = texts(response)
+    assert message == (
+        f"Delivery {dead} was stuck (its worker died); taken over and reprocessed: "
+        "Ignored (unknown event)."
+    )
+    dead.refresh_from_db()
+    assert (dead.status, dead.attempts) == ("ignored", 2)
+    assert dead.claimed_by.startswith("admin Reprocess by admin")

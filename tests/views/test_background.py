@@ -97,32 +97,53 @@ def post(client, body):
     )
 
 
-def test_a_delivery_and_its_task_are_committed_together(background, client, monkeypatch):
+def _waiting_drains():
     from django_tasks_db.models import DBTaskResult
 
-    assert tasks.enqueues_with_deliveries()
-    body = {"id": "d-together", "event": "token_created", "data": {}}
-    real_enqueue = tasks.enqueue_delivery
+    return DBTaskResult.objects.filter(
+        task_path=tasks.drain_webhook_deliveries.module_path, status="READY"
+    )
 
-    def enqueue_then_crash(delivery):
-        real_enqueue(delivery)  # the task row is written...
-        raise RuntimeError("worker process killed")  # ...and the request dies before commit
 
-    monkeypatch.setattr("django_paycharge.views.webhooks.enqueue_delivery", enqueue_then_crash)
-    assert post(client, body).status_code == 503  # nothing stored: the gateway retries
-    assert not WebhookDelivery.objects.exists()
-    assert not DBTaskResult.objects.exists()
-
-    monkeypatch.undo()
-    assert post(client, body).json() == {"status": "ok", "duplicate": False}  # the retry
-    delivery = WebhookDelivery.objects.get()
-    task = DBTaskResult.objects.get()
-    assert task.args_kwargs["args"] == [delivery.pk]
-    assert post(client, body).json() == {"status": "ok", "duplicate": True}
-    assert DBTaskResult.objects.count() == 1
+def test_one_waiting_drain_task_serves_many_deliveries(background, client):
+    assert tasks.drains_deliveries()
+    for n in range(5):
+        assert post(client, {"id": f"d-many-{n}", "event": "token_created", "data": {}}).json() == {
+            "status": "ok",
+            "duplicate": False,
+        }
+    assert _waiting_drains().count() == 1  # not one task per delivery
     call_command("db_worker", "--batch", "--interval", "0", verbosity=0)
-    delivery.refresh_from_db()
-    assert (delivery.status, delivery.attempts) == ("ignored", 1)
+    assert set(WebhookDelivery.objects.values_list("status", "attempts")) == {("ignored", 1)}
+    assert not _waiting_drains().exists()
+
+
+def test_a_drain_that_already_started_does_not_count(background, client):
+    from django_tasks_db.models import DBTaskResult
+
+    post(client, {"id": "d-first", "event": "token_created", "data": {}})
+    # A worker claimed the drain task: it may have read the table already.
+    DBTaskResult.objects.update(status="RUNNING")
+    post(client, {"id": "d-second", "event": "token_created", "data": {}})
+    assert _waiting_drains().count() == 1  # so the second delivery woke a new one
+    call_command("db_worker", "--batch", "--interval", "0", verbosity=0)
+    assert set(WebhookDelivery.objects.values_list("status", flat=True)) == {"ignored"}
+
+
+def test_a_repeat_of_a_delivery_still_waiting_wakes_a_drain_again(background, client, monkeypatch):
+    body = {"id": "d-woken-late", "event": "token_created", "data": {}}
+
+    def broken_dispatch(pk):
+        raise RuntimeError("task backend unreachable")
+
+    monkeypatch.setattr("django_paycharge.views.webhooks.dispatch_delivery", broken_dispatch)
+    assert post(client, body).status_code == 200  # stored: that is what the answer promises
+    assert not _waiting_drains().exists()
+    monkeypatch.undo()
+    assert post(client, body).json() == {"status": "ok", "duplicate": True}  # the gateway's retry
+    assert _waiting_drains().count() == 1
+    call_command("db_worker", "--batch", "--interval", "0", verbosity=0)
+    assert WebhookDelivery.objects.get().status == "ignored"
 
 
 def test_deliveries_stored_as_failed_are_not_queued(background, client):
@@ -163,7 +184,7 @@ def test_other_backends_are_told_after_the_delivery_committed(settings, client, 
         "WEBHOOK_AUTH_TOKENS": [TOKEN],
     }
     assert tasks.background_enabled()
-    assert not tasks.enqueues_with_deliveries()
+    assert not tasks.drains_deliveries()  # a task per delivery
     backend = type(tasks.process_webhook_delivery.get_backend())
     real_enqueue = backend.enqueue
     seen = []

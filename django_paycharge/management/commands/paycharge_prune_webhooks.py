@@ -11,7 +11,10 @@ from ._base import PayChargeCommand
 
 
 class Command(PayChargeCommand):
-    help = "Delete webhook deliveries received more than --older-than days ago."
+    help = (
+        "Delete processed, ignored and failed webhook deliveries received more than "
+        "--older-than days ago (deliveries not processed yet are kept)."
+    )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--older-than", type=int, required=True, metavar="DAYS")
@@ -19,5 +22,10 @@ class Command(PayChargeCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         if options["older_than"] < 1:
             raise CommandError("--older-than must be at least 1 day.", returncode=2)
-        deleted = deliveries.prune_deliveries(older_than_days=options["older_than"])
+        deleted, kept = deliveries.prune_deliveries(older_than_days=options["older_than"])
         self.stdout.write(f"Deleted {deleted} webhook deliveries.")
+        if kept:
+            self.stdout.write(
+                f"Kept {kept} older deliveries not processed yet: "
+                "run paycharge_process_webhooks to process them."
+            )

@@ -1,0 +1,69 @@
+"""The receipt's one-statement insert, its ORM fallback, and what a delivery costs in queries."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
+
+from django_paycharge import tasks
+from django_paycharge.models import WebhookDelivery
+from django_paycharge.services import _receipt_sql
+
+pytestmark = pytest.mark.django_db
+
+TOKEN = "whk-receipt-token-0123456789"
+
+
+def values(key: str, **extra):
+    return {
+        "account": "default",
+        "event": "token_created",
+        "delivery_id": key,
+        "dedupe_key": f"id:{key}",
+        "body": "{}",
+        "headers": {"User-Agent": "gateway"},
+        "received_at": timezone.now(),
+        **extra,
+    }
+
+
+@pytest.mark.parametrize("orm", [False, True], ids=["one statement", "ORM fallback"])
+def test_insert_stores_every_field_once_per_account(monkeypatch, orm):
+    if orm:
+        monkeypatch.setattr(_receipt_sql, "_has_upsert", lambda connection: False)
+    pk = _receipt_sql.insert_delivery(values("a"))
+    assert pk is not None
+    row = WebhookDelivery.objects.get(pk=pk)
+    assert (row.status, row.attempts, row.last_error, row.lease_until) == ("received", 0, "", None)
+    assert row.headers == {"User-Agent": "gateway"} and row.claimed_by == ""
+    assert _receipt_sql.insert_delivery(values("a")) is None  # a repeat
+    assert _receipt_sql.insert_delivery(values("a", account="osaka")) is not None
+    assert WebhookDelivery.objects.count() == 2
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_delivery_costs_two_statements_with_django_tasks_db(settings, client, fake_gateway):
+    settings.TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
+    settings.PAYCHARGE = {**settings.PAYCHARGE, "WEBHOOK_AUTH_TOKENS": [TOKEN]}
+    assert tasks.drains_deliveries()
+
+    def post(n):
+        body = {"id": f"d-{n}", "event": "token_created", "data": {}}
+        with CaptureQueriesContext(connection) as queries:
+            response = client.post(
+                "/payments/webhook/", data=json.dumps(body), content_type="application/json",
+                HTTP_AUTHORIZATION=f"Bearer {TOKEN}",
+            )  # fmt: skip
+        assert response.status_code == 200
+        return [q["sql"].split()[0] for q in queries.captured_queries]
+
+    first = post(1)  # stores it, finds no waiting drain, enqueues one
+    assert first[:2] == ["INSERT", "SELECT"] and len(first) > 2
+    # Every later one, while the drain waits: the insert and the check, nothing else.
+    assert post(2) == ["INSERT", "SELECT"]
+    # A repeat: no row inserted, the stored one read, and (still waiting) the check again.
+    assert post(2) == ["INSERT", "SELECT", "SELECT"]
