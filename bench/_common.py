@@ -6,6 +6,7 @@ contender's peak RSS (``ru_maxrss``) is its own.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import platform
@@ -15,6 +16,7 @@ import signal
 import statistics
 import subprocess
 import sys
+import tarfile
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -53,7 +55,7 @@ class FakeServer:
         return answer.json()
 
     def reseed(self, count: int, seed: int = 1) -> None:
-        """Forget everything, then seed ``count`` charges.
+        """Forget everything (the latency too), then seed ``count`` charges.
 
         The same ``seed`` after a reset gives the same ids and statuses, but
         creation times move with the clock: every charge's body differs, so a
@@ -61,6 +63,10 @@ class FakeServer:
         """
         self.control("reset")
         self.control("seed", {"count": count, "seed": seed})
+
+    def set_latency(self, seconds: float) -> None:
+        """Every API request (list pages and reads) waits ``seconds`` first: a distant gateway."""
+        self.control("latency", {"seconds": seconds})
 
     def stop(self) -> None:
         if self.process.poll() is None:
@@ -99,33 +105,34 @@ def pg_connect(dbname: str = "postgres") -> Any:
 
 
 class Databases:
-    """Empty, migrated databases made fast from one migrated template."""
+    """Empty, migrated databases made fast from one migrated template per code tree."""
 
     def __init__(self, workdir: Path) -> None:
         self.workdir = workdir
-        self._sqlite_template: Path | None = None
-        self._pg_template = False
+        self._templates: set[tuple[str, str]] = set()
 
-    def fresh(self, vendor: str, name: str) -> str:
-        """A new empty mirror; returns its ``BENCH_DB_NAME``."""
+    def fresh(self, vendor: str, name: str, code: Path | None = None) -> str:
+        """A new empty mirror migrated by ``code`` (by default this tree); its ``BENCH_DB_NAME``."""
+        tag = "template" if code is None else f"template_{code.name}"
+        made = (vendor, tag) in self._templates
+        self._templates.add((vendor, tag))
         if vendor == "sqlite":
-            if self._sqlite_template is None:
-                self._sqlite_template = self.workdir / "template.sqlite3"
-                migrate("sqlite", str(self._sqlite_template))
+            template = self.workdir / f"{tag}.sqlite3"
+            if not made:
+                migrate("sqlite", str(template), code)
             path = self.workdir / f"{name}.sqlite3"
             for suffix in ("", "-wal", "-shm"):
                 Path(f"{path}{suffix}").unlink(missing_ok=True)
-            shutil.copyfile(self._sqlite_template, path)
+            shutil.copyfile(template, path)
             return str(path)
-        template = "paycharge_bench_template"
+        pg_template = f"paycharge_bench_{tag}"
         with pg_connect() as conn:
-            if not self._pg_template:
-                conn.execute(f'DROP DATABASE IF EXISTS "{template}"')
-                conn.execute(f'CREATE DATABASE "{template}"')
-                migrate("postgres", template)
-                self._pg_template = True
+            if not made:
+                conn.execute(f'DROP DATABASE IF EXISTS "{pg_template}"')
+                conn.execute(f'CREATE DATABASE "{pg_template}"')
+                migrate("postgres", pg_template, code)
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-            conn.execute(f'CREATE DATABASE "{name}" TEMPLATE "{template}"')
+            conn.execute(f'CREATE DATABASE "{name}" TEMPLATE "{pg_template}"')
         return name
 
     def drop_all(self) -> None:
@@ -139,32 +146,53 @@ class Databases:
                 conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
-def bench_env(vendor: str, db_name: str, **extra: str) -> dict[str, str]:
+def bench_env(vendor: str, db_name: str, code: Path | None = None, **extra: str) -> dict[str, str]:
+    """The environment of a worker; ``code``: a tree whose ``django_paycharge`` it runs instead
+    (run the worker there: ``python -m`` puts its working directory first)."""
     env = dict(os.environ)
     env.update(
         DJANGO_SETTINGS_MODULE="bench.settings",
         BENCH_DB=vendor,
         BENCH_DB_NAME=db_name,
-        PYTHONPATH=str(ROOT),
+        PYTHONPATH=os.pathsep.join([*([str(code)] if code else []), str(ROOT)]),
         **extra,
     )
     return env
 
 
-def migrate(vendor: str, db_name: str) -> None:
+def migrate(vendor: str, db_name: str, code: Path | None = None) -> None:
     subprocess.run(
         [PYTHON, "bench/manage.py", "migrate", "-v", "0"],
         cwd=ROOT,
-        env=bench_env(vendor, db_name),
+        env=bench_env(vendor, db_name, code),
         check=True,
     )
 
 
-def run_worker(module: str, args: Sequence[str], env: dict[str, str], timeout: float) -> Any:
-    """Run ``python -m module args`` and return the JSON of its last output line."""
+def code_at(commit: str, into: Path) -> Path | None:
+    """``django_paycharge`` at ``commit`` (``git archive``), or None outside a git checkout."""
+    target = into / f"code_{commit[:12]}"
+    archive = subprocess.run(
+        ["git", "-C", str(ROOT), "archive", "--format=tar", commit, "django_paycharge"],
+        capture_output=True,
+        check=False,
+    )
+    if archive.returncode != 0:
+        return None
+    target.mkdir(parents=True, exist_ok=True)
+    with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
+        tar.extractall(target, filter="data")
+    return target
+
+
+def run_worker(
+    module: str, args: Sequence[str], env: dict[str, str], timeout: float, cwd: Path = ROOT
+) -> Any:
+    """Run ``python -m module args`` in ``cwd`` (first on its path) and return the JSON of
+    its last output line."""
     done = subprocess.run(
         [PYTHON, "-m", module, *args],
-        cwd=ROOT,
+        cwd=cwd,
         env=env,
         capture_output=True,
         text=True,

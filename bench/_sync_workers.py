@@ -1,16 +1,16 @@
 """The contenders of the sync benchmark, each run in its own process by ``bench.sync``.
 
-    python -m bench._sync_workers ours|baseline|copy --n N
+    python -m bench._sync_workers ours|baseline [--limit N] [--windows W]
 
 Settings come from the environment (see ``bench.settings``); the answer is one
-JSON line: rows, seconds, queries, pages, counts and peak RSS.
+JSON line: rows, seconds, queries, pages, counts and peak RSS. ``ours`` is
+also today's code, the reference, when ``bench.sync`` puts that code first on
+``PYTHONPATH``: it only calls ``services.sync_charges(full=True)``.
 """
 
 from __future__ import annotations
 
 import argparse
-import hashlib
-import json
 import os
 import time
 from typing import Any
@@ -18,17 +18,22 @@ from typing import Any
 import django
 
 
-def ours(limit: int) -> dict[str, Any]:
-    """``services.sync_charges(full=True)``, what ``paycharge_sync --charges --full`` runs."""
+def ours(limit: int, windows: int | None = None) -> dict[str, Any]:
+    """``services.sync_charges(full=True)``, what ``paycharge_sync --charges --full`` runs.
+
+    Statements are counted on this thread's connection only (the readers of
+    other windows have their own).
+    """
     from django.db import connection
 
     from bench._common import QueryCounter
     from django_paycharge import services
 
     counter = QueryCounter()
+    options = {} if windows is None else {"windows": windows}
     started = time.perf_counter()
     with connection.execute_wrapper(counter):
-        result = services.sync_charges(full=True)
+        result = services.sync_charges(full=True, **options)
     seconds = time.perf_counter() - started
     return {
         "rows": result.seen,
@@ -118,130 +123,20 @@ def _sdk_json(value: Any) -> Any:
     return APIHelper.to_dictionary(value)
 
 
-_COPY_COLUMNS = (
-    "gateway_id", "account", "payment_type", "store_id", "transaction_token_id",
-    "transaction_token_type", "subscription_id", "merchant_transaction_id", "requested_amount",
-    "requested_currency", "requested_amount_formatted", "charged_amount", "charged_currency",
-    "charged_amount_formatted", "fee_amount", "fee_currency", "fee_amount_formatted",
-    "only_direct_currency", "capture_at", "descriptor", "descriptor_phone_number", "status",
-    "error", "metadata", "mode", "created_on", "redirect", "merchant_name", "store_name",
-    "three_ds", "status_rank", "raw", "raw_digest", "synced_at", "first_seen_at",
-)  # fmt: skip
-_JSON = frozenset({"error", "metadata", "redirect", "three_ds", "raw"})
-_NOT_NULL_TEXT = frozenset({"transaction_token_type", "requested_currency", "mode"})
-
-
-def copy_limit(limit: int) -> dict[str, Any]:
-    """The machine's limit: pages already in memory, COPY into a temp table + one upsert.
-
-    Only the database work is timed (per 100-row page, one transaction each,
-    the same guarded ``ON CONFLICT ... WHERE`` as ours): the ceiling a sync
-    that also reads and parses pages can approach.
-    """
-    import psycopg
-    import requests
-    from django.conf import settings
-    from django.utils import timezone
-
-    from django_paycharge.models import status_rank
-
-    conf = settings.PAYCHARGE
-    session = requests.Session()
-    session.trust_env = False
-    headers = {"Authorization": f"Bearer {conf['SECRET']}.{conf['JWT']}"}
-    pages: list[list[tuple[Any, ...]]] = []
-    cursor = None
-    now = timezone.now().isoformat()
-    total = 0
-    while total < limit:
-        params = {"limit": "100", "cursor_direction": "asc"} | (
-            {"cursor": cursor} if cursor else {}
-        )
-        body = session.get(
-            f"{conf['BASE_URL']}/stores/{conf['STORE_ID']}/charges", params=params, headers=headers
-        ).json()
-        items = body["items"]
-        pages.append([_copy_row(item, now, status_rank) for item in items])
-        total += len(items)
-        if not body["has_more"] or not items:
-            break
-        cursor = items[-1]["id"]
-    db = settings.DATABASES["default"]
-    conn = psycopg.connect(
-        host=db["HOST"], port=db["PORT"], user=db["USER"], dbname=db["NAME"], autocommit=False
-    )
-    cols = ", ".join(_COPY_COLUMNS)
-    update = ", ".join(
-        f"{c} = EXCLUDED.{c}"
-        for c in _COPY_COLUMNS
-        if c not in ("gateway_id", "account", "first_seen_at")
-    )
-    with conn.cursor() as cur:
-        # Only the mirrored columns (no identity, no constraints); emptied at each commit.
-        cur.execute(
-            f"CREATE TEMP TABLE bench_in ON COMMIT DELETE ROWS AS "
-            f"SELECT {cols} FROM django_paycharge_charge WITH NO DATA"
-        )
-        conn.commit()
-        queries = 0
-        started = time.perf_counter()
-        for rows in pages:
-            with cur.copy(f"COPY bench_in ({cols}) FROM STDIN") as copy:
-                for row in rows:
-                    copy.write_row(row)
-            cur.execute(
-                f"INSERT INTO django_paycharge_charge ({cols}) SELECT {cols} FROM bench_in "
-                f"ON CONFLICT (gateway_id) DO UPDATE SET {update} "
-                "WHERE django_paycharge_charge.status_rank <= EXCLUDED.status_rank"
-            )
-            conn.commit()
-            queries += 2
-        seconds = time.perf_counter() - started
-    conn.close()
-    return {
-        "rows": total,
-        "seconds": seconds,
-        "queries": queries,
-        "pages": len(pages),
-        "counts": {},
-    }
-
-
-def _copy_row(item: dict[str, Any], now: str, rank: Any) -> tuple[Any, ...]:
-    text = json.dumps(item, sort_keys=True, separators=(",", ":"))
-    values = {
-        **{c: item.get(c) for c in _COPY_COLUMNS},
-        "gateway_id": item["id"],
-        "account": "default",
-        "payment_type": "",
-        "only_direct_currency": bool(item.get("only_direct_currency")),
-        "status_rank": rank(item.get("status") or ""),
-        "raw": item,
-        "raw_digest": hashlib.blake2b(text.encode(), digest_size=16).hexdigest(),
-        "synced_at": now,
-        "first_seen_at": now,
-    }
-    if values["metadata"] is None:
-        values["metadata"] = {}
-    for name in _NOT_NULL_TEXT:
-        values[name] = values[name] or ""
-    return tuple(
-        json.dumps(values[c]) if c in _JSON and values[c] is not None else values[c]
-        for c in _COPY_COLUMNS
-    )
-
-
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("contender", choices=["ours", "baseline", "copy"])
+    parser.add_argument("contender", choices=["ours", "baseline"])
     parser.add_argument("--limit", type=int, default=10**9, help="stop after this many rows")
+    parser.add_argument("--windows", type=int, help="ours: windows read side by side")
     args = parser.parse_args()
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "bench.settings")
     django.setup()
     from bench._common import emit
 
-    run = {"ours": ours, "baseline": baseline, "copy": copy_limit}[args.contender]
-    emit(run(args.limit))
+    if args.contender == "ours":
+        emit(ours(args.limit, args.windows))
+    else:
+        emit(baseline(args.limit))
 
 
 if __name__ == "__main__":

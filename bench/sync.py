@@ -1,24 +1,27 @@
-"""Sync benchmark: charges from the fake gateway's HTTP server into an empty mirror.
+"""Sync benchmark: charges from the fake gateway's HTTP server into an empty mirror, near and far.
 
-    bench/run sync [--n 10000] [--baseline-n 10000] [--rounds 3] [--memory-check]
+    bench/run sync [--n 10000] [--baseline-n 2000] [--rounds 3] [--latencies 0,30,50,150]
+                   [--windows W] [--reference COMMIT] [--update] [--memory-check]
 
-For each database (SQLite file; PostgreSQL when ``PAYCHARGE_TEST_PG_*`` is set,
-which ``bench/run`` does), and for each contender in its own process:
+The fake's latency control makes every API request (list pages and reads)
+wait that many milliseconds: a gateway that far away. For each database
+(SQLite file; PostgreSQL when ``PAYCHARGE_TEST_PG_*`` is set, which
+``bench/run`` does) and each latency, these contenders take turns, each in
+its own process on a fresh migrated database:
 
 - ``ours``: ``services.sync_charges(full=True)`` (what ``paycharge_sync --full`` runs);
-- ``baseline``: the official SDK's list pages + ``update_or_create`` per charge
-  (run on the first ``--baseline-n`` charges: it is ~100x slower);
-- ``copy`` (PostgreSQL): the machine's limit, COPY into a temp table + one
-  guarded ``INSERT ... ON CONFLICT`` per page, database time only.
+- ``today``: the same call on the code of commit ``--reference`` (the sync
+  before windows were read side by side), taken out of git: the reference
+  this code must not be slower than;
+- ``baseline``: the official SDK's list pages + ``update_or_create`` per
+  charge (on the first ``--baseline-n`` charges: its rate does not depend on N).
 
-Each runs twice: into the empty mirror (inserts), then after the fake is reset
-and reseeded with the same ids and new bodies (every row an update).
-
-The contenders take turns, round after round (``--rounds``, 3 by default), so
-each round's contenders run in the same minute: a ratio is the median of the
-rounds' ratios, a rate the median of the rounds' rates, and the range of
-each is printed beside it. On this 2-core VM the host's speed moves within
-minutes, and one round's ratio moved with it.
+The one-page network floor is what reading one page at a time would take
+with nothing but the latency: 100 rows / latency. Rates are medians over the
+rounds (``--rounds``), with their range; a ratio is the median of the
+rounds' own ratios (the contenders of a round ran in the same minute), with
+its range. On this shared 2-core VM the host's speed moves within minutes.
+``--update`` adds a second phase where every row changes (after a reseed).
 """
 
 from __future__ import annotations
@@ -30,9 +33,11 @@ from pathlib import Path
 from typing import Any
 
 from bench._common import (
+    ROOT,
     Databases,
     FakeServer,
     bench_env,
+    code_at,
     fake_server,
     have_postgres,
     machine,
@@ -41,28 +46,68 @@ from bench._common import (
 )
 
 WORKER = "bench._sync_workers"
+#: Today's sync, the reference: the last commit before windows (main, 2026-11-22).
+REFERENCE = "556faa5"
+PAGE = 100
+CONTENDERS = ("ours", "today", "baseline")
+HEADERS = [
+    "database",
+    "latency ms",
+    "phase",
+    "ours rows/s",
+    "range",
+    "today rows/s",
+    "baseline rows/s",
+    "one-page floor",
+    "ours / floor",
+    "ours / today",
+    "ours / baseline",
+    "ours peak RSS MB",
+]
 
 
-def run_contender(
-    fake: FakeServer, dbs: Databases, vendor: str, contender: str, n: int, limit: int
-) -> dict[str, dict[str, Any]]:
-    """Both phases of one contender on a fresh mirror; the fake is reseeded before each."""
-    db = dbs.fresh(vendor, f"paycharge_bench_{contender}")
-    env = bench_env(vendor, db, BENCH_GATEWAY_URL=fake.base_url)
-    results = {}
-    for phase in ("insert", "update"):
-        fake.reseed(n)
-        results[phase] = run_worker(WORKER, [contender, "--limit", str(limit)], env, timeout=1800)
-        _check(contender, phase, results[phase], min(n, limit))
-    return results
+class Bench:
+    """One run's fake gateway, databases and options."""
+
+    def __init__(self, args: argparse.Namespace, fake: FakeServer, workdir: Path) -> None:
+        self.args, self.fake, self.dbs = args, fake, Databases(workdir)
+        self.reference = None if args.skip_reference else code_at(args.reference, workdir)
+        if self.reference is None and not args.skip_reference:
+            print(f"(no git checkout: the reference {args.reference} is left out)")
+
+    def contenders(self) -> list[str]:
+        skip = {"today"} if self.reference is None else set()
+        skip |= {"baseline"} if self.args.skip_sdk else set()
+        return [c for c in CONTENDERS if c not in skip]
+
+    def run(self, vendor: str, contender: str, latency_ms: int) -> dict[str, dict[str, Any]]:
+        """Each phase of one contender at one latency, on a fresh mirror."""
+        code = self.reference if contender == "today" else None
+        db = self.dbs.fresh(vendor, f"paycharge_bench_{contender}", code)
+        env = bench_env(vendor, db, code, BENCH_GATEWAY_URL=self.fake.base_url)
+        limit = self.args.baseline_n if contender == "baseline" else self.args.n
+        worker = ["baseline" if contender == "baseline" else "ours", "--limit", str(limit)]
+        if contender == "ours" and self.args.windows:
+            worker += ["--windows", str(self.args.windows)]
+        results = {}
+        for phase in self.phases():
+            if self.args.update:  # the update phase needs new bodies for the same ids
+                self.fake.reseed(self.args.n)
+            self.fake.set_latency(latency_ms / 1000)
+            results[phase] = run_worker(WORKER, worker, env, timeout=3600, cwd=code or ROOT)
+            _check(contender, phase, results[phase], min(self.args.n, limit))
+        return results
+
+    def phases(self) -> list[str]:
+        return ["insert", "update"] if self.args.update else ["insert"]
 
 
 def _check(contender: str, phase: str, result: dict[str, Any], expected: int) -> None:
     """A benchmark that did not do the work would measure nothing: refuse to print it."""
     if result["rows"] != expected:
         raise SystemExit(f"{contender}/{phase}: read {result['rows']} rows, expected {expected}")
-    counts = result["counts"]
     key = "created" if phase == "insert" else "updated"
+    counts = result["counts"]
     if key in counts and counts[key] != expected:
         raise SystemExit(f"{contender}/{phase}: {key} {counts[key]} rows, expected {expected}")
 
@@ -70,66 +115,59 @@ def _check(contender: str, phase: str, result: dict[str, Any], expected: int) ->
 def main() -> None:
     parser = argparse.ArgumentParser(description="Sync benchmark (see bench/README.md).")
     parser.add_argument("--n", type=int, default=10_000, help="charges on the gateway")
-    parser.add_argument("--baseline-n", type=int, default=10_000, help="rows the baseline syncs")
+    parser.add_argument("--baseline-n", type=int, default=2_000, help="rows the baseline syncs")
+    parser.add_argument("--rounds", type=int, default=3, help="turns of every contender")
+    parser.add_argument(
+        "--latencies", default="0,30,50,150", help="milliseconds per request, comma-separated"
+    )
+    parser.add_argument("--windows", type=int, help="ours: windows read side by side")
+    parser.add_argument("--reference", default=REFERENCE, help="commit of today's code")
+    parser.add_argument("--update", action="store_true", help="also a phase of all updates")
     parser.add_argument(
         "--memory-check",
         action="store_true",
-        help="also compare ours' peak RSS at 10,000 and 100,000 charges (SQLite)",
-    )
-    parser.add_argument(
-        "--rounds", type=int, default=3, help="turns of every contender (medians are printed)"
+        help="also ours' peak RSS at 10,000 and 100,000 charges (SQLite, 0 ms)",
     )
     parser.add_argument("--sqlite-only", action="store_true")
-    parser.add_argument(
-        "--skip-sdk", action="store_true", help="leave the baseline out (no SDK installed)"
-    )
+    parser.add_argument("--skip-sdk", action="store_true", help="leave the baseline out")
+    parser.add_argument("--skip-reference", action="store_true", help="leave today's code out")
     args = parser.parse_args()
     if args.rounds < 1:
         parser.error("--rounds must be at least 1")
+    latencies = [int(x) for x in args.latencies.split(",")]
     vendors = ["sqlite"] + ([] if args.sqlite_only or not have_postgres() else ["postgres"])
     context = machine()
     rows: list[list[Any]] = []
     with tempfile.TemporaryDirectory() as tmp, fake_server() as fake:
-        dbs = Databases(Path(tmp))
+        bench = Bench(args, fake, Path(tmp))
+        if not args.update:
+            fake.reseed(args.n)  # one gateway for every insert run
         try:
             for vendor in vendors:
-                runs: dict[str, list[dict[str, dict[str, Any]]]] = {}
-                for _ in range(args.rounds):
-                    for contender, rows_to_sync in _contenders(vendor, args):
-                        result = run_contender(fake, dbs, vendor, contender, args.n, rows_to_sync)
-                        runs.setdefault(contender, []).append(result)
-                for phase in ("insert", "update"):
-                    rows += _rows(
-                        vendor, phase, *([r[phase] for r in runs.get(c, [])] for c in CONTENDERS)
-                    )
-            memory = _memory(fake, dbs) if args.memory_check else None
+                # runs[latency][contender]: one result (of every phase) per round
+                runs: dict[int, dict[str, list[dict[str, dict[str, Any]]]]] = {}
+                for n in range(args.rounds):
+                    for latency in latencies:
+                        order = bench.contenders()
+                        order = order[n % len(order) :] + order[: n % len(order)]  # take turns
+                        for contender in order:
+                            result = bench.run(vendor, contender, latency)
+                            runs.setdefault(latency, {}).setdefault(contender, []).append(result)
+                for latency in latencies:
+                    for phase in bench.phases():
+                        got = {c: [r[phase] for r in runs[latency].get(c, [])] for c in CONTENDERS}
+                        rows.append(_row(vendor, latency, phase, got))
+            memory = _memory(bench) if args.memory_check else None
         finally:
-            dbs.drop_all()
+            bench.dbs.drop_all()
     title = f"Sync of {args.n:,} charges (baseline on {min(args.n, args.baseline_n):,})"
-    if args.rounds > 1:
-        title += f", median of {args.rounds} rounds (range)"
-    print(
-        table(
-            title,
-            [
-                "database",
-                "phase",
-                "contender",
-                "rows/s",
-                "range",
-                "ours / baseline",
-                "ours / COPY limit",
-                "queries/page",
-                "peak RSS MB",
-            ],
-            rows,
-        )
-    )
+    title += f", median of {args.rounds} rounds (range)" if args.rounds > 1 else ""
+    print(table(title, HEADERS, rows))
     if memory:
         print()
         print(
             table(
-                "Peak RSS of ours (SQLite, inserts) by N",
+                "Peak RSS of ours (SQLite, inserts, 0 ms) by N",
                 ["N", "peak RSS MB", "rows/s"],
                 [[n, r["peak_rss_mb"], r["rows"] / r["seconds"]] for n, r in memory],
             )
@@ -137,83 +175,57 @@ def main() -> None:
     print(f"\n{context}")
 
 
-CONTENDERS = ("ours", "baseline", "copy")
+def _rate(result: dict[str, Any]) -> float:
+    return float(result["rows"] / result["seconds"])
 
 
-def _contenders(vendor: str, args: argparse.Namespace) -> list[tuple[str, int]]:
-    """(contender, rows it syncs) in the order of a round."""
-    out = [("ours", args.n)]
-    if not args.skip_sdk:
-        out.append(("baseline", args.baseline_n))
-    if vendor == "postgres":
-        out.append(("copy", args.n))
-    return out
+def _spread(values: list[float], fmt: str) -> str:
+    return f"{fmt.format(min(values))}-{fmt.format(max(values))}" if len(values) > 1 else ""
 
 
-def _rows(
-    vendor: str,
-    phase: str,
-    ours: list[dict[str, Any]],
-    base: list[dict[str, Any]],
-    limit: list[dict[str, Any]],
-) -> list[list[Any]]:
-    """Table rows of one phase from every round's results (a list per contender)."""
+def _ratio(values: list[float], fmt: str = "{:.2f}x") -> str:
+    if not values:
+        return "-"
+    middle = fmt.format(statistics.median(values))
+    return f"{middle} ({_spread(values, fmt)})" if len(values) > 1 else middle
 
-    def rate(r: dict[str, Any]) -> float:
-        return float(r["rows"] / r["seconds"])
 
-    def rates(results: list[dict[str, Any]]) -> list[float]:
-        return [rate(r) for r in results]
+def _row(vendor: str, latency: int, phase: str, got: dict[str, list[dict[str, Any]]]) -> list[Any]:
+    """One table row: every contender's rounds at one latency."""
+    ours, today, base = got["ours"], got["today"], got["baseline"]
+    rates = [_rate(r) for r in ours]
+    floor = PAGE * 1000 / latency if latency else None
 
-    def spread(values: list[float], fmt: str) -> str:
-        return f"{fmt.format(min(values))}-{fmt.format(max(values))}" if len(values) > 1 else ""
+    def median(results: list[dict[str, Any]]) -> float:
+        return statistics.median(_rate(r) for r in results) if results else float("nan")
 
-    def ratio(against: list[dict[str, Any]], fmt: str) -> str:
-        if not against:
-            return "-"
+    def within_rounds(other: list[dict[str, Any]]) -> list[float]:
         # Each round's contenders ran back to back: compare within a round.
-        values = [rate(o) / rate(a) for o, a in zip(ours, against, strict=True)]
-        low_high = spread(values, fmt)
-        middle = fmt.format(statistics.median(values))
-        return f"{middle} ({low_high})" if low_high else middle
+        return [_rate(o) / _rate(a) for o, a in zip(ours, other, strict=False)]
 
-    def row(
-        name: str,
-        results: list[dict[str, Any]],
-        vs_base: str = "",
-        vs_limit: str = "",
-        *,
-        memory: bool = True,
-    ) -> list[Any]:
-        first = results[0]
-        return [
-            vendor,
-            phase,
-            name,
-            statistics.median(rates(results)),
-            spread(rates(results), "{:,.0f}"),
-            vs_base,
-            vs_limit,
-            float(first["queries"] / max(1, first["pages"])),
-            max(r["peak_rss_mb"] for r in results) if memory else float("nan"),
-        ]
-
-    out = [row("ours", ours, ratio(base, "{:.1f}x"), ratio(limit, "{:.2f}"))]
-    if base:
-        out.append(row("baseline (SDK + update_or_create)", base))
-    if limit:
-        # The limit's process holds every page from the start: its memory is not comparable.
-        out.append(row("COPY + upsert (limit)", limit, memory=False))
-    return out
+    return [
+        vendor,
+        latency,
+        phase,
+        statistics.median(rates),
+        _spread(rates, "{:,.0f}"),
+        median(today),
+        median(base),
+        float("nan") if floor is None else floor,
+        "-" if floor is None else _ratio([r / floor for r in rates]),
+        _ratio(within_rounds(today)),
+        _ratio(within_rounds(base), "{:.1f}x"),
+        max(r["peak_rss_mb"] for r in ours),
+    ]
 
 
-def _memory(fake: FakeServer, dbs: Databases) -> list[tuple[int, dict[str, Any]]]:
+def _memory(bench: Bench) -> list[tuple[int, dict[str, Any]]]:
     results = []
     for n in (10_000, 100_000):
-        db = dbs.fresh("sqlite", f"paycharge_bench_memory_{n}")
-        fake.reseed(n)
-        env = bench_env("sqlite", db, BENCH_GATEWAY_URL=fake.base_url)
-        result = run_worker(WORKER, ["ours"], env, timeout=1800)
+        db = bench.dbs.fresh("sqlite", f"paycharge_bench_memory_{n}")
+        bench.fake.reseed(n)
+        env = bench_env("sqlite", db, BENCH_GATEWAY_URL=bench.fake.base_url)
+        result = run_worker(WORKER, ["ours"], env, timeout=3600)
         _check("ours", "insert", result, n)
         results.append((n, result))
     return results

@@ -176,6 +176,11 @@ def _app_wide_messages(user: Mapping[str, Any]) -> list[CheckMessage]:
                 id=_id("E008"),
             )
         )
+    for key, low, high in conf.INT_SETTINGS:
+        try:
+            conf.get_int_setting(key, low, high)
+        except ConfigurationError as exc:
+            messages.append(Error(exc.message, id=_id("E008")))
     for key in conf.SECONDS_KEYS:
         problem = conf.seconds_problem(key, user.get(key, conf.DEFAULTS[key]))
         if problem:

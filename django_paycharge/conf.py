@@ -55,6 +55,7 @@ DEFAULTS: dict[str, Any] = {
     "CHARGE_ACCESS_HOOK": "django_paycharge.access.session_owns_charge",
     "SHOP_URL": "/",
     "TASKS": "auto",
+    "SYNC_WINDOWS": 8,
     # Charge requests (services.create_charge, paycharge_recover): seconds.
     "CREATE_SETTLE_SECONDS": 10.0,
     "CHARGE_REQUEST_MAX_AGE": 900,
@@ -70,6 +71,7 @@ DEFAULTS: dict[str, Any] = {
     "ADMIN_CURRENCIES": ["JPY", "USD", "EUR", "GBP", "CNY", "KRW", "TWD", "HKD", "AUD", "SGD"],
     "ADMIN_ERROR_CODES": {},
     "ADMIN_MAX_GATEWAY_CALLS": 50,
+    "ADMIN_SYNC_MAX_PAGES": 20,
     "ORDER_URL_HOOK": None,
     # DRF API (django_paycharge.api): keys added here by the API work.
     "API_CHARGE_HOOK": None,
@@ -150,6 +152,22 @@ def get_setting(key: str) -> Any:
     if key not in DEFAULTS:
         raise KeyError(f"PAYCHARGE has no key {key!r}")
     return _user_settings().get(key, DEFAULTS[key])
+
+
+#: Whole-number keys and their ranges (checked by :func:`get_int_setting` and the system checks).
+INT_SETTINGS = (("SYNC_WINDOWS", 1, 64), ("ADMIN_SYNC_MAX_PAGES", 1, None))
+
+
+def get_int_setting(key: str, low: int, high: int | None = None) -> int:
+    """An app-wide whole-number key, checked: a ConfigurationError names the key and its range."""
+    value = get_setting(key)
+    if isinstance(value, int) and not isinstance(value, bool) and low <= value <= (high or value):
+        return value
+    if high is None:
+        message = _("PAYCHARGE['%(key)s'] must be an integer of at least %(low)d.")
+    else:
+        message = _("PAYCHARGE['%(key)s'] must be an integer from %(low)d to %(high)d.")
+    raise ConfigurationError(message % {"key": key, "low": low, "high": high})
 
 
 #: App-wide keys holding a number of seconds, with their allowed range.

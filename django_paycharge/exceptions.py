@@ -286,6 +286,18 @@ class ChargeStateError(ServiceError):
         self.status = status
 
 
+class SyncInProgressError(ServiceError):
+    """Another sync of the same account is running; ``holder`` says where, when known."""
+
+    default_message = gettext_noop(
+        "Another sync of this account is running; try again when it has finished."
+    )
+
+    def __init__(self, message: str | None = None, *, holder: str = "", **kw: Any) -> None:
+        super().__init__(message, **kw)
+        self.holder = holder
+
+
 class IdempotencyKeyReusedError(ServiceError):
     """The caller's idempotency key already belongs to a different charge request.
 

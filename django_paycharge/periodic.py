@@ -26,6 +26,7 @@ from typing import Any
 from django.utils import timezone
 
 from . import conf, services, tasks
+from .exceptions import SyncInProgressError
 from .services import deliveries
 
 logger = logging.getLogger("django_paycharge.periodic")
@@ -75,11 +76,14 @@ def sync_all_accounts() -> dict[str, Any]:
     counts: dict[str, Any] = {}
     errors: list[str] = []
     for account in conf.account_names():
-        try:  # one account's failure (credentials, its sync lock) leaves the others to run
+        try:  # one account's failure (credentials, the gateway) leaves the others to run
             counts[account] = {
                 "charges": services.sync_charges(account).as_dict(),
                 "webhooks": services.sync_webhooks(account).as_dict(),
             }
+        except SyncInProgressError as exc:  # the sync already running does this work
+            logger.info("Periodic sync of account %s skipped: %s", account, exc)
+            counts[account] = {"skipped": str(exc)}
         except Exception as exc:
             logger.exception("Periodic sync of account %s failed", account)
             errors.append(f"{account}: {type(exc).__name__}: {exc}")

@@ -10,7 +10,7 @@ from django.http import HttpRequest
 from django.utils.translation import gettext as _
 
 from .. import conf, services, tasks
-from ..exceptions import PayChargeError
+from ..exceptions import PayChargeError, SyncInProgressError
 
 
 def limited(
@@ -39,9 +39,12 @@ def limited(
 
 
 def run_sync_now(model_admin: admin.ModelAdmin[Any], request: HttpRequest) -> None:
-    """Incremental sync of every configured account, in the background when tasks are on."""
+    """Incremental sync of every configured account: queued when a task backend runs work
+    in the background, otherwise run here for at most ``ADMIN_SYNC_MAX_PAGES`` pages
+    (a whole sync would outlast the request), the rest left to the next sync."""
     try:
         background = tasks.background_enabled()
+        pages = conf.get_int_setting("ADMIN_SYNC_MAX_PAGES", 1)
     except PayChargeError as exc:
         model_admin.message_user(request, str(exc), messages.ERROR)
         return
@@ -50,19 +53,41 @@ def run_sync_now(model_admin: admin.ModelAdmin[Any], request: HttpRequest) -> No
             if background:
                 _enqueue(model_admin, request, account)
                 continue
-            result = services.sync_charges(account)
+            result = services.sync_charges(account, max_pages=pages)
+        except SyncInProgressError:
+            model_admin.message_user(
+                request,
+                _("A sync of account %(account)s is already running: nothing to do now.")
+                % {"account": account},
+                messages.WARNING,
+            )
+            continue
         except PayChargeError as exc:
             _failed(model_admin, request, account, exc)
             continue
         _report(model_admin, request, account, result.as_dict())
+        if not result.complete:
+            model_admin.message_user(
+                request,
+                _(
+                    "Account %(account)s has more to read than %(pages)d pages, the most a sync "
+                    "started here reads: the next sync goes on from there (run paycharge_sync, "
+                    "or configure a task backend to sync in the background)."
+                )
+                % {"account": account, "pages": pages},
+                messages.WARNING,
+            )
 
 
 def _enqueue(model_admin: admin.ModelAdmin[Any], request: HttpRequest, account: str) -> None:
     queued = tasks.routed(tasks.sync_charges_task).enqueue(account)
     # An immediate backend (Django 6's default) has already run it: say what it did.
     status = str(getattr(getattr(queued, "status", None), "value", ""))
-    if status == "SUCCESSFUL" and isinstance(queued.return_value, dict):
-        _report(model_admin, request, account, queued.return_value)
+    done = queued.return_value if status == "SUCCESSFUL" else None
+    if isinstance(done, dict) and "skipped" in done:
+        model_admin.message_user(request, str(done["skipped"]), messages.WARNING)
+    elif isinstance(done, dict):
+        _report(model_admin, request, account, done)
     elif status == "FAILED":
         errors = getattr(queued, "errors", None) or []
         detail = errors[-1].exception_class_path if errors else ""

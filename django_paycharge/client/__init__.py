@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 from ._client import PayChargeClient
+from ._paging import Prefetcher, RawPage
 from ._parse import ShapeError, parse_charge, parse_webhook
 from ._transport import IN_PROGRESS_CODE
 from .lifecycle_types import Cancel, Capture, Refund, ThreeDSIssuerToken
@@ -33,6 +34,8 @@ __all__ = [
     "IssuerToken",
     "Page",
     "PayChargeClient",
+    "Prefetcher",
+    "RawPage",
     "Refund",
     "Rejected",
     "ShapeError",

@@ -18,6 +18,7 @@ from requests.adapters import HTTPAdapter
 from django_paycharge import __version__
 from django_paycharge.exceptions import FieldError, InvalidParametersError
 
+from ._throttle import Throttle
 from ._transport import Transport
 from .lifecycle import Cancels, Refunds
 from .resources import Charges, IssuerTokens, Tokens, Webhooks
@@ -41,7 +42,9 @@ class PayChargeClient:
     once. ``sleep`` and ``random`` can be replaced to make retries
     deterministic in tests. ``polling_timeout`` is the read time-out of
     ``charges.retrieve(..., polling=True)``. ``pool_size`` is the number of
-    kept-alive connections per host of the session this client creates; a
+    kept-alive connections per host of the session this client creates, and
+    the most requests the client sends at once (from any number of threads;
+    a 429 lowers that for a while and pauses them all, see ``_throttle``); a
     given ``session`` is used as it is and not closed by :meth:`close`.
 
     Use it as a context manager, or call :meth:`close`, to release the
@@ -115,6 +118,7 @@ class PayChargeClient:
             user_agent=user_agent or f"django-paycharge/{__version__}",
             sleep=sleep,
             random=random,
+            throttle=Throttle(pool_size),
         )
         self.charges = Charges(self._transport, float(polling_timeout))
         self.issuer_tokens = IssuerTokens(self._transport)

@@ -28,6 +28,7 @@ from django_paycharge.exceptions import (
 
 from ._errors import api_error, network_error, parse_retry_after
 from ._parse import ShapeError
+from ._throttle import Throttle
 
 T = TypeVar("T")
 
@@ -58,6 +59,7 @@ class Transport:
         "random",
         "session",
         "sleep",
+        "throttle",
         "timeout",
     )
 
@@ -76,8 +78,10 @@ class Transport:
         user_agent: str,
         sleep: Callable[[float], object],
         random: Callable[[], float],
+        throttle: Throttle,
     ) -> None:
         self.base_url = base_url
+        self.throttle = throttle
         self.timeout = timeout
         self.max_retries = max_retries
         self.session = session
@@ -132,12 +136,16 @@ class Transport:
         log_path = _log_path(path, params)
         attempts = self.max_retries + 1
 
+        limited = False
         for attempt in range(attempts):
             if deadline is not None:
                 left = deadline - time.monotonic()
                 timeout = (timeout[0], max(min(timeout[1], left), _MIN_READ_TIMEOUT))
-            started = time.perf_counter()
             retry_after: float | None = None
+            # Every request of this client, whichever thread sends it, shares one limit.
+            self.throttle.acquire(self.sleep, paused=limited)
+            limited = False
+            started = time.perf_counter()
             try:
                 response = self.session.request(
                     method,
@@ -154,6 +162,7 @@ class Transport:
                     allow_redirects=False,
                 )
             except requests.RequestException as exc:
+                self.throttle.release()
                 error: NetworkError | APIError = network_error(exc, method)
                 error.__cause__ = _without_tracebacks(exc)
                 retryable = isinstance(exc, requests.ConnectTimeout) or (
@@ -161,12 +170,16 @@ class Transport:
                 )
                 status: int | str = type(exc).__name__
                 request_id = None
+            except BaseException:
+                self.throttle.release()
+                raise
             else:
                 status = response.status_code
                 request_id = response.headers.get("X-Request-Id") or response.headers.get(
                     "Request-Id"
                 )
                 if 200 <= status < 300:
+                    self.throttle.release()
                     _log(logging.DEBUG, method, log_path, status, started, attempt, request_id)
                     return self._parse(response, parse, request_id)
                 error = api_error(response, request_id, self._clean)
@@ -177,6 +190,11 @@ class Transport:
                     retryable = True
                 if retryable:
                     retry_after = parse_retry_after(response.headers.get("Retry-After"))
+                if retry_after is None and status == 429:
+                    retry_after = self._backoff(attempt)
+                # A 429 slows every request of the client down, not only this one.
+                limited = status == 429
+                self.throttle.release(limited=limited, pause=retry_after or 0.0)
 
             last = attempt + 1 >= attempts
             if retry_after is not None and retry_after > self.max_retry_after:
@@ -194,12 +212,15 @@ class Transport:
             if not will_retry:
                 raise error
             if retry_after is None:
-                cap = min(self.backoff_max, self.backoff_base * 2**attempt)
-                retry_after = self.random() * cap
+                retry_after = self._backoff(attempt)
             if deadline is not None and time.monotonic() + retry_after >= deadline:
                 raise error
             self.sleep(retry_after)
         raise AssertionError("unreachable")  # pragma: no cover
+
+    def _backoff(self, attempt: int) -> float:
+        """Full jitter: a random delay up to ``backoff_base * 2**attempt``, capped."""
+        return float(self.random() * min(self.backoff_max, self.backoff_base * 2**attempt))
 
     def _headers(self, json_body: bool, idempotency_key: str | None) -> dict[str, str]:
         headers = dict(self._auth_headers)

@@ -12,7 +12,7 @@ from collections.abc import Iterator, Mapping
 from datetime import datetime
 from typing import Any
 
-from ._paging import follow, path_ids
+from ._paging import RawPage, follow, path_ids, raw_page_parser
 from ._params import CHARGE_FILTERS, charge_create_body, list_params
 from ._parse import page_parser, parse_charge, parse_issuer_token, parse_transaction_token
 from ._transport import Transport
@@ -24,6 +24,7 @@ from .webhooks import Webhooks
 __all__ = ["Charges", "IssuerTokens", "Tokens", "Webhooks"]
 
 _parse_charge_page = page_parser(parse_charge)
+_read_charge_page = raw_page_parser(_parse_charge_page)
 
 
 class Charges(ChargeOperations):
@@ -136,6 +137,24 @@ class Charges(ChargeOperations):
         """
         path, params = self._list_request(store_id, limit, cursor, cursor_direction, filters)
         return self._transport.request("GET", path, _parse_charge_page, params=params)
+
+    def fetch_page(
+        self,
+        *,
+        store_id: uuid.UUID | str | None = None,
+        limit: int | None = None,
+        cursor: uuid.UUID | str | None = None,
+        cursor_direction: str | None = None,
+        **filters: Any,
+    ) -> RawPage[Charge]:
+        """One page of charges as :meth:`list_page` reads it, its items not typed yet.
+
+        The next page's cursor (``.cursor``) is known at once; ``.parse()``
+        gives the :class:`Page` of :meth:`list_page` (a bulk reader sends the
+        next request in between: see ``Prefetcher``).
+        """
+        path, params = self._list_request(store_id, limit, cursor, cursor_direction, filters)
+        return self._transport.request("GET", path, _read_charge_page, params=params)
 
     def list(
         self,

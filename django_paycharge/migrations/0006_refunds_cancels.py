@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('django_paycharge', '0004_delivery_leases'),
+        ('django_paycharge', '0005_sync_windows'),
     ]
 
     operations = [

@@ -22,7 +22,7 @@ from .refunds import (
     refunded_amount,
     with_refunded_amounts,
 )
-from .sync import SyncCheckpoint
+from .sync import SyncCheckpoint, SyncWindow
 from .tokens import TransactionTokenInfo
 from .webhooks import WebhookConfiguration, WebhookDelivery
 
@@ -43,6 +43,7 @@ __all__ = [
     "Refund",
     "RefundReason",
     "SyncCheckpoint",
+    "SyncWindow",
     "TransactionTokenInfo",
     "WebhookConfiguration",
     "WebhookDelivery",

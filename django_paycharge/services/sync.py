@@ -1,93 +1,54 @@
-"""Bulk sync of charges and webhook configurations into the mirror.
+"""Bulk sync of charges into the mirror: windows read side by side, one run per account.
 
-Charges are read oldest first (``cursor_direction=asc``) from a lower bound:
-each page is upserted in one transaction and the checkpoint is moved past it,
-so a crash resumes after the last stored page. An incremental run starts a
-little before the newest charge the previous run saw (``OVERLAP``), then
-refreshes the local charges that are not final yet.
+A run reads charges oldest first from a lower bound (none for a full sync;
+a little before the newest charge the previous run saw, ``OVERLAP``, for an
+incremental one). Its creation-time range is split into windows read side
+by side (``SYNC_WINDOWS`` readers, see :mod:`._windows` and
+:mod:`._sync_read`); each window's place is stored with every page, so a
+run that crashes or is killed resumes without re-reading finished windows.
+The last window has no upper bound: charges created while the run goes on
+are read too, and the next run starts early enough to see any it missed.
+Charges changed meanwhile in windows already read are open ones, refreshed
+by the next run. A completed run then refreshes the local charges that are
+not final yet and that it did not read.
+
+One sync per account at a time (:mod:`._sync_lock`): a second one waits up
+to ``wait`` seconds, then raises :class:`SyncInProgressError`.
 """
 
 from __future__ import annotations
 
 import logging
 import math
-import time
+import os
+import socket
 import uuid
-from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any
 
-from django.db.models import Min, QuerySet
+from django.db import transaction
+from django.db.models import Max, Min, QuerySet
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from .. import conf
-from ..client import Charge as RemoteCharge
-from ..client import Page, PayChargeClient
-from ..exceptions import NotFoundError, PayChargeError
-from ..models import Charge, SyncCheckpoint
+from ..client import PayChargeClient
+from ..exceptions import ConfigurationError, NotFoundError, PayChargeError, SyncInProgressError
+from ..models import Charge, SyncCheckpoint, SyncWindow
+from ._charge_rows import FINAL_RANK
+from ._sync_lock import account_lock
+from ._sync_read import Progress, Reading, SyncResult
+from ._windows import PAGE_SIZE, Window
 from .clients import get_client
-from .quarantine import quarantine, readable_alone, retry_quarantined, unresolved
-from .upsert import PreparedCharges, UpsertResult, prepare_charges, upsert_charges, upsert_prepared
+from .quarantine import readable_alone, retry_quarantined, unresolved
+from .upsert import upsert_charges
+
+__all__ = ["OVERLAP", "PAGE_SIZE", "Progress", "SyncResult", "sync_charges", "sync_windows"]
 
 logger = logging.getLogger("django_paycharge.services")
 
-PAGE_SIZE = 100
 #: How far before the previous run's newest charge an incremental run starts:
 #: charges that become visible late are still picked up.
 OVERLAP = timedelta(minutes=10)
-_FINAL_RANK = 3
-
-
-@dataclass
-class SyncResult:
-    """Counts of one sync run; passed to the progress callback after every page."""
-
-    pages: int = 0
-    seen: int = 0
-    created: int = 0
-    updated: int = 0
-    unchanged: int = 0
-    stale: int = 0
-    failed: int = 0
-    removed: int = 0
-    #: Items that cannot be stored (no usable id) and are still quarantined after the run.
-    quarantined: int = 0
-    started: float = field(default_factory=time.monotonic)
-
-    @property
-    def elapsed(self) -> float:
-        return time.monotonic() - self.started
-
-    @property
-    def rate(self) -> float:
-        return self.seen / self.elapsed if self.elapsed > 0 else 0.0
-
-    def add_page(self, size: int, upserted: UpsertResult) -> None:
-        self.pages += 1
-        self.seen += size
-        self.created += upserted.created
-        self.updated += upserted.updated
-        self.unchanged += upserted.unchanged
-        self.stale += upserted.stale
-
-    def as_dict(self) -> dict[str, Any]:
-        keys = (
-            "pages",
-            "seen",
-            "created",
-            "updated",
-            "unchanged",
-            "stale",
-            "failed",
-            "removed",
-            "quarantined",
-        )
-        return {k: getattr(self, k) for k in keys}
-
-
-Progress = Callable[[SyncResult], None]
 
 
 def sync_charges(
@@ -97,187 +58,187 @@ def sync_charges(
     full: bool = False,
     since: datetime | None = None,
     progress: Progress | None = None,
+    windows: int | None = None,
+    max_pages: int | None = None,
+    wait: float = 0.0,
 ) -> SyncResult:
     """Bring the mirror of one account's (or one store's) charges up to date.
 
     Incremental by default; ``full=True`` re-reads everything and ``since``
     starts from a creation time of your choosing. An interrupted run of the
-    same kind resumes from its last stored page.
+    same kind resumes where each of its windows stopped. ``windows``: how
+    many windows are read side by side (``SYNC_WINDOWS`` by default).
+    ``max_pages`` stops after about that many pages, leaving the rest to the
+    next run (``result.complete`` is then False). ``wait``: seconds to wait
+    for another sync of the account to finish before raising
+    :class:`SyncInProgressError`.
     """
     name = account or conf.DEFAULT_ACCOUNT
+    readers = sync_windows() if windows is None else windows
+    if not 1 <= readers <= 64:
+        raise ConfigurationError(_("A sync reads between 1 and 64 windows at once."))
     client = get_client(name)
     store = uuid.UUID(str(store_id)) if store_id else None
-    checkpoint, _ = SyncCheckpoint.objects.get_or_create(
-        account=name, store_key=str(store or ""), resource=SyncCheckpoint.Resource.CHARGES
-    )
-    lower, cursor = _start_run(checkpoint, full=full, since=since)
-    result = SyncResult()
-    started_at = checkpoint.run_started_at
-    assert started_at is not None
-    retry_quarantined(name)
-    try:
-        high_water = _read_pages(
+    with account_lock(name, wait=wait) as held:
+        if not held:
+            raise _in_progress(name)
+        checkpoint, _created = SyncCheckpoint.objects.get_or_create(
+            account=name, store_key=str(store or ""), resource=SyncCheckpoint.Resource.CHARGES
+        )
+        start = _start_run(checkpoint, full=full, since=since)
+        assert checkpoint.run_started_at is not None
+        retry_quarantined(name)
+        result = SyncResult()
+        reading = Reading(
             client,
             name,
             store,
-            lower,
-            cursor,
+            checkpoint.run_started_at,
             result,
-            progress,
-            checkpoint_pk=checkpoint.pk,
-            high_water=checkpoint.high_water,
+            checkpoint=checkpoint.pk,
+            progress=progress,
+            pages_left=max_pages,
         )
-        _refresh_open(client, name, store, started_at, result, progress)
-    except PayChargeError as exc:
-        SyncCheckpoint.objects.filter(pk=checkpoint.pk).update(last_error=str(exc)[:2000])
-        raise
-    result.quarantined = unresolved(name).count()
-    SyncCheckpoint.objects.filter(pk=checkpoint.pk).update(
-        high_water=high_water,
-        run_from=None,
-        run_cursor="",
-        run_full=False,
-        run_started_at=None,
-        last_completed_at=timezone.now(),
-        last_error="",
-    )
+        try:
+            windows_read = reading.read(start, readers)
+            # The refresh is idempotent: cut short by the page budget, the next run does it.
+            result.complete = windows_read and _refresh_open(reading, readers)
+        except PayChargeError as exc:
+            SyncCheckpoint.objects.filter(pk=checkpoint.pk).update(last_error=str(exc)[:2000])
+            raise
+        if windows_read:
+            _finish_run(checkpoint)
+        # Every item still kept, whichever run found it, until stored or dismissed.
+        result.quarantined = unresolved(name).count()
     return result
 
 
-def _start_run(
-    checkpoint: SyncCheckpoint, *, full: bool, since: datetime | None
-) -> tuple[datetime | None, str | None]:
-    if checkpoint.in_progress and checkpoint.run_full == full and since is None:
-        logger.info("Resuming the interrupted sync %s after %s", checkpoint, checkpoint.run_cursor)
-        return checkpoint.run_from, checkpoint.run_cursor or None
-    if full:
-        lower = None
-    elif since is not None:
-        lower = since
-    elif checkpoint.high_water is not None:
-        lower = checkpoint.high_water - OVERLAP
-    else:
-        lower = None
-    checkpoint.run_from = lower
-    checkpoint.run_cursor = ""
-    checkpoint.run_full = full
-    checkpoint.run_started_at = timezone.now()
-    checkpoint.save(update_fields=["run_from", "run_cursor", "run_full", "run_started_at"])
-    return lower, None
+def sync_windows() -> int:
+    """How many windows a sync reads side by side: ``PAYCHARGE["SYNC_WINDOWS"]``."""
+    return conf.get_int_setting("SYNC_WINDOWS", 1, 64)
 
 
-def _read_pages(
-    client: PayChargeClient,
-    account: str,
-    store: uuid.UUID | None,
-    lower: datetime | None,
-    cursor: str | None,
-    result: SyncResult,
-    progress: Progress | None,
-    *,
-    checkpoint_pk: int | None = None,
-    high_water: datetime | None = None,
-) -> datetime | None:
-    """Read and store pages oldest first; returns the newest creation time seen.
+def _in_progress(account: str) -> SyncInProgressError:
+    running = SyncCheckpoint.objects.filter(
+        account=account, resource=SyncCheckpoint.Resource.CHARGES, run_holder__gt=""
+    ).first()
+    holder = ""
+    if running is not None and running.run_started_at is not None:
+        holder = _("%(holder)s, since %(since)s") % {
+            "holder": running.run_holder,
+            "since": running.run_started_at.isoformat(timespec="seconds"),
+        }
+    message = _(
+        "Another sync of account %(account)s is running%(where)s; try again when it has finished."
+    ) % {
+        "account": account,
+        "where": f" ({holder})" if holder else "",
+    }
+    return SyncInProgressError(message, holder=holder)
 
-    The next page is requested and made ready to write (parsed, rows built and
-    encoded: see :func:`prepare_charges`) in a helper thread while the current
-    one is written, so the gateway's answer time, our CPU work and the
-    database's overlap. Pages are still stored, and the checkpoint moved,
-    strictly in order.
-    """
-    filters: dict[str, Any] = {"from_": lower} if lower is not None else {}
-    # Encode rows in advance while the last page written had rows to write; an
-    # incremental run that mostly confirms unchanged charges encodes only what it writes.
-    writing = True
 
-    def fetch(after: str | None) -> tuple[Page[RemoteCharge], PreparedCharges]:
-        page = client.charges.list_page(
-            store_id=store, limit=PAGE_SIZE, cursor=after, cursor_direction="asc", **filters
-        )
-        return page, prepare_charges(page.items, account=account, encode=writing, share_gil=True)
-
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="paycharge-sync") as pool:
-        page, prepared = fetch(cursor)
-        while True:
-            ahead: Future[tuple[Page[RemoteCharge], PreparedCharges]] | None = None
-            if page.items and page.has_more:
-                ahead = pool.submit(fetch, str(page.items[-1].id))
-            quarantine(account, page.rejected)
-            try:
-                written = result.created + result.updated
-                high_water = _store_page(
-                    page, prepared, result, progress, checkpoint_pk, high_water
+def _start_run(checkpoint: SyncCheckpoint, *, full: bool, since: datetime | None) -> list[Window]:
+    """The windows still to read: an interrupted run's, or a new run's first one."""
+    holder = f"{socket.gethostname()} pid {os.getpid()}"
+    with transaction.atomic():
+        if checkpoint.in_progress and checkpoint.run_full == full and since is None:
+            rows = list(checkpoint.windows.filter(done=False))
+            logger.info("Resuming the interrupted sync %s: %d windows left", checkpoint, len(rows))
+            SyncCheckpoint.objects.filter(pk=checkpoint.pk).update(run_holder=holder)
+            return [
+                Window(
+                    r.start,
+                    r.end,
+                    cursor=r.cursor,
+                    position=r.position,
+                    pages=r.pages,
+                    rows=r.rows,
+                    pk=r.pk,
                 )
-                writing = result.created + result.updated > written
-            except BaseException:
-                if ahead is not None:
-                    ahead.cancel()
-                raise
-            if ahead is None:
-                return high_water
-            page, prepared = ahead.result()
+                for r in rows
+            ]
+        if full:
+            lower = None
+        elif since is not None:
+            lower = since
+        elif checkpoint.high_water is not None:
+            lower = checkpoint.high_water - OVERLAP
+        else:
+            lower = None
+        checkpoint.windows.all().delete()
+        checkpoint.run_from = lower
+        checkpoint.run_full = full
+        checkpoint.run_started_at = timezone.now()
+        checkpoint.run_holder = holder
+        checkpoint.save(update_fields=["run_from", "run_full", "run_started_at", "run_holder"])
+        first = SyncWindow.objects.create(checkpoint=checkpoint, start=lower)
+    return [Window(lower, None, pk=first.pk)]
 
 
-def _store_page(
-    page: Page[RemoteCharge],
-    prepared: PreparedCharges,
-    result: SyncResult,
-    progress: Progress | None,
-    checkpoint_pk: int | None,
-    high_water: datetime | None,
-) -> datetime | None:
-    if not page.items:
-        return high_water
-    upserted = upsert_prepared(prepared)
-    result.add_page(len(page.items), upserted)
-    newest = max((c.created_on for c in page.items if c.created_on), default=None)
-    if newest is not None and (high_water is None or newest > high_water):
-        high_water = newest
-    if checkpoint_pk is not None:
-        SyncCheckpoint.objects.filter(pk=checkpoint_pk).update(
-            run_cursor=str(page.items[-1].id), updated_at=timezone.now()
+def _finish_run(checkpoint: SyncCheckpoint) -> None:
+    with transaction.atomic():
+        newest = checkpoint.windows.aggregate(newest=Max("position"))["newest"]
+        high_water = max(filter(None, (checkpoint.high_water, newest)), default=None)
+        checkpoint.windows.all().delete()
+        SyncCheckpoint.objects.filter(pk=checkpoint.pk).update(
+            high_water=high_water,
+            run_from=None,
+            run_full=False,
+            run_started_at=None,
+            run_holder="",
+            last_completed_at=timezone.now(),
+            last_error="",
         )
-    if progress:
-        progress(result)
-    return high_water
 
 
 def _open_charges(account: str, store: uuid.UUID | None, before: datetime) -> QuerySet[Charge]:
-    query = Charge.objects.filter(
-        account=account, status_rank__lt=_FINAL_RANK, synced_at__lt=before
-    )
+    query = Charge.objects.filter(account=account, status_rank__lt=FINAL_RANK, synced_at__lt=before)
     return query.filter(store_id=store) if store else query
 
 
-def _refresh_open(
-    client: PayChargeClient,
-    account: str,
-    store: uuid.UUID | None,
-    started_at: datetime,
-    result: SyncResult,
-    progress: Progress | None,
-) -> None:
+def _refresh_open(reading: Reading, readers: int) -> bool:
     """Refresh charges not final yet that this run did not read: by list or one by one.
 
-    Re-listing from the oldest open charge costs one request per 100 charges;
-    reading them one by one costs one request each. Take the cheaper.
+    Re-listing from the oldest open charge costs one request per 100 charges
+    (read in windows, like the run, without a checkpoint: it is idempotent);
+    reading them one by one costs one request each. Take the cheaper. Either
+    counts against what is left of the run's page budget; returns False when
+    it ran out first.
     """
-    open_charges = _open_charges(account, store, started_at)
+    account, store, result = reading.account, reading.store, reading.result
+    open_charges = _open_charges(account, store, reading.until)
     count = open_charges.count()
     if not count:
-        return
+        return True
     # None when no open charge's creation time is known: those are read one by one.
     oldest = open_charges.aggregate(oldest=Min("created_on"))["oldest"]
     span = Charge.objects.filter(account=account, created_on__gte=oldest or timezone.now())
     if store:
         span = span.filter(store_id=store)
+    budget = reading.pages_left
     if oldest is not None and math.ceil(span.count() / PAGE_SIZE) <= count:
-        # Idempotent and bounded: no resume point needed.
-        _read_pages(client, account, store, oldest, None, result, progress)
-        return
+        windows = result.windows, result.windows_done  # the run's, not the refresh's
+        again = Reading(reading.client, account, store, reading.until, result, pages_left=budget)
+        done = again.read([Window(oldest, None)], readers)
+        result.windows, result.windows_done = windows
+        return done
+    done = _refresh_one_by_one(reading.client, account, open_charges, result, budget)
+    if reading.progress:
+        reading.progress(result)
+    return done
+
+
+def _refresh_one_by_one(
+    client: PayChargeClient,
+    account: str,
+    open_charges: QuerySet[Charge],
+    result: SyncResult,
+    budget: int | None,
+) -> bool:
     alone = readable_alone(open_charges).only("gateway_id", "store_id")
-    for charge in alone.iterator(chunk_size=PAGE_SIZE):
+    for n, charge in enumerate(alone.iterator(chunk_size=PAGE_SIZE)):
+        if budget is not None and n >= budget:
+            return False
         try:
             assert charge.store_id is not None  # filtered by readable_alone
             remote = client.charges.retrieve(charge.store_id, charge.gateway_id)
@@ -286,5 +247,4 @@ def _refresh_open(
             logger.warning("Charge %s is no longer on the gateway", charge.gateway_id)
             continue
         result.add_page(1, upsert_charges([remote], account=account))
-    if progress:
-        progress(result)
+    return True

@@ -130,7 +130,9 @@ class FakeApp:
             if fault.action == "drop_before":
                 return FakeResponse(0, {}, b"", "drop_before")
             return self._finish(_fault_answer(fault))
-        delay = (fault.latency or 0.0) if fault is not None and fault.action == "latency" else 0.0
+        delay = 0.0 if is_control else self.state.faults.latency
+        if fault is not None and fault.action == "latency":
+            delay += fault.latency or 0.0
         if read_timeout is not None and delay > read_timeout:
             return self._finish(
                 self._time_out(method, path, query, headers, body, delay, read_timeout)

@@ -132,6 +132,22 @@ def add_fault(fake: FakeApp, request: Request) -> Any:
     return 201, fault.to_json()
 
 
+@route("GET", "/_fake/latency", auth=None)
+def get_latency(fake: FakeApp, request: Request) -> Any:
+    """The latency added to every API request, in seconds."""
+    return 200, {"seconds": fake.state.faults.latency}
+
+
+@route("POST", "/_fake/latency", auth=None)
+def set_latency(fake: FakeApp, request: Request) -> Any:
+    """``{"seconds": 0.05}``: every API request (lists, reads, writes) waits that long first."""
+    seconds = _body(request).get("seconds")
+    if isinstance(seconds, bool) or not isinstance(seconds, int | float) or not 0 <= seconds <= 60:
+        raise validation_error([("seconds", "MUST_BE_BETWEEN_0_AND_60")])
+    fake.state.faults.latency = float(seconds)
+    return 200, {"seconds": fake.state.faults.latency}
+
+
 @route("POST", "/_fake/reset", auth=None)
 def reset(fake: FakeApp, request: Request) -> Any:
     """Forget everything; the default credentials and store stay."""

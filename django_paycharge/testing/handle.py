@@ -277,6 +277,15 @@ class FakeGateway:
     def polling_timeout(self, value: float) -> None:
         self.state.polling_timeout = value
 
+    @property
+    def latency(self) -> float:
+        """Seconds every API request waits first: lists, reads and writes (reset clears it)."""
+        return self.state.faults.latency
+
+    @latency.setter
+    def latency(self, value: float) -> None:
+        self.state.faults.latency = float(value)
+
     def add_fault(
         self,
         method: str,
@@ -306,7 +315,7 @@ class FakeGateway:
         )
 
     def clear_faults(self) -> None:
-        """Remove every fault."""
+        """Remove every fault, and the latency."""
         self.state.faults.clear()
 
     def reset(self) -> None:

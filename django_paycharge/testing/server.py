@@ -194,6 +194,9 @@ def main(argv: list[str] | None = None) -> int:
         help="the auth token the fake sends with each --webhook delivery "
         "(put it in PAYCHARGE['WEBHOOK_AUTH_TOKENS'])",
     )
+    parser.add_argument(
+        "--latency", type=float, default=0.0, help="seconds every API request waits first"
+    )
     args = parser.parse_args(argv)
     state = FakeState(
         secret=args.secret,
@@ -203,6 +206,7 @@ def main(argv: list[str] | None = None) -> int:
         processing_delay=args.processing_delay,
         polling_timeout=args.polling_timeout,
     )
+    state.faults.latency = args.latency
     # A browser token: its secret is never given out, so only ``Bearer jwt`` works (widgets).
     state.add_app_token(secrets.token_urlsafe(24), args.widget_jwt, store_id=args.store_id)
     if args.seed:

@@ -66,41 +66,40 @@ def test_the_admin_benchmark_fills_the_mirror_and_renders_its_pages():
     assert all(r["queries"] > 0 and r["ms"] > 0 for r in results)
 
 
-def test_the_sync_table_shows_medians_and_ratios_within_rounds():
-    ours = {"rows": 1000, "seconds": 1.0, "queries": 40, "pages": 10, "peak_rss_mb": 60.0}
-    base = {**ours, "seconds": 20.0, "queries": 4000}
-    limit = {**ours, "seconds": 0.5, "queries": 20}
-    rows = sync._rows("postgres", "insert", [ours], [base], [limit])
-    assert rows[0] == ["postgres", "insert", "ours", 1000.0, "", "20.0x", "0.50", 4.0, 60.0]
-    assert [r[2] for r in rows[1:]] == [
-        "baseline (SDK + update_or_create)",
-        "COPY + upsert (limit)",
+def test_the_sync_table_shows_the_floor_and_ratios_within_rounds():
+    ours = {"rows": 1000, "seconds": 0.2, "queries": 40, "pages": 10, "peak_rss_mb": 60.0}
+    today = {**ours, "seconds": 0.5}
+    base = {**ours, "seconds": 4.0}
+    [row] = [
+        sync._row("postgres", 50, "insert", {"ours": [ours], "today": [today], "baseline": [base]})
     ]
-    assert rows[2][-1] != rows[2][-1]  # NaN: the limit's memory is not comparable
+    assert row == [
+        "postgres", 50, "insert", 5000.0, "", 2000.0, 250.0, 2000.0, "2.50x", "2.50x", "20.0x", 60.0
+    ]  # fmt: skip
     # Three rounds: a host twice as fast in round 2 moves every rate, not the ratio.
-    fast = {**ours, "seconds": 0.5, "peak_rss_mb": 61.0}
-    rounds = sync._rows(
-        "sqlite",
-        "update",
-        [ours, fast, {**ours, "seconds": 0.8}],
-        [base, {**base, "seconds": 10.0}, {**base, "seconds": 24.0}],
-        [],
-    )
-    assert rounds[0] == [
-        "sqlite",
-        "update",
-        "ours",
-        1250.0,
-        "1,000-2,000",
-        "20.0x (20.0x-30.0x)",
-        "-",
-        4.0,
-        61.0,
-    ]
-    assert rounds[1][3:5] == [50.0, "42-100"]
+    fast = {**ours, "seconds": 0.1, "peak_rss_mb": 61.0}
+    got = {
+        "ours": [ours, fast, {**ours, "seconds": 0.25}],
+        "today": [today, {**today, "seconds": 0.25}, {**today, "seconds": 0.5}],
+        "baseline": [],
+    }
+    row = sync._row("sqlite", 0, "insert", got)
+    assert row[3:5] == [5000.0, "4,000-10,000"]
+    assert row[8] == "-"  # no floor without latency
+    assert row[9] == "2.50x (2.00x-2.50x)" and row[10] == "-"
+    assert row[-1] == 61.0
     text = table("t", ["a", "b"], [[1234, 0.5], ["x", float("nan")]])
     assert "| 1,234 | 0.5 |" in text
     assert "| x     | -   |" in text
+
+
+def test_the_sync_benchmark_runs_ours_against_todays_code_at_a_latency(tmp_path):
+    out = run_bench(
+        "bench.sync", "--n", "300", "--rounds", "1", "--latencies", "0,20", "--skip-sdk",
+        "--sqlite-only",
+    )  # fmt: skip
+    assert "| sqlite   | 20         | insert |" in out
+    assert "ours / today" in out
 
 
 def test_the_client_benchmark_prints_its_table():

@@ -41,6 +41,27 @@ def test_progress_is_printed_for_long_runs(fake_gateway):
     assert "50 pages, 5000 charges" in out
 
 
+def test_sync_reads_windows_shows_progress_and_stops_at_a_page_budget(fake_gateway):
+    fake_gateway.seed(350)
+    out = run("paycharge_sync", "--charges", "--max-pages", "2", "--progress")
+    assert "windows 0/1 done, 1 pages, 100 charges" in out
+    assert "Stopped after 2 pages (--max-pages): the next sync goes on from there." in out
+    out = run("paycharge_sync", "--charges", "--windows", "3")
+    assert "Charges: 150 read" in out
+    assert Charge.objects.count() == 350
+
+
+def test_a_second_sync_of_the_account_exits_with_a_clear_message(fake_gateway):
+    from django_paycharge.services._sync_lock import account_lock
+
+    with account_lock("default"), pytest.raises(CommandError) as refused:
+        run("paycharge_sync", "--charges")
+    assert "Another sync of account default is running" in str(refused.value)
+    assert "--wait" in str(refused.value)
+    with account_lock("default"), pytest.raises(CommandError):
+        run("paycharge_sync", "--charges", "--wait", "0.3")  # waited, still held
+
+
 def test_fill_payment_types_after_a_sync(fake_gateway):
     fake_gateway.seed(40)
     out = run("paycharge_sync", "--charges", "--fill-payment-types", "100")

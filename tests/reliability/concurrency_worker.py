@@ -65,7 +65,9 @@ def main() -> None:
 
     def act(charges: list[dict[str, Any]], seq: str) -> None:
         if role == "sync":
-            services.sync_charges()
+            # One sync per account at a time: the second sync worker waits for the first
+            # (both still race the webhook and return workers).
+            services.sync_charges(wait=60)
             return
         for charge in charges:
             if role == "webhook":

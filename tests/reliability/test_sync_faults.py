@@ -5,17 +5,36 @@ than the client's read time-out, a reset connection or half a JSON body,
 each drawn from its own seeded generator (deterministic). Between rounds the
 gateway moves on (charges paid, failed, new ones). The sync is run until it
 completes; at the end the mirror must equal the gateway exactly.
+
+Then real ``paycharge_sync`` processes (``sync_child.py``) against the HTTP
+fake at a distance: SIGKILLed mid-run and run again (nothing lost, no
+finished window asked again), charges created and paid while one runs
+(stored by it or by the next run), and two at once for one account (the
+second refused with a clear message or waiting; a killed holder frees the
+lock at once).
 """
 
 from __future__ import annotations
 
+import json
 import random
+import signal
+import subprocess
+import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from urllib.parse import parse_qs
 
 import pytest
+from django.db.models import Sum
 
 from django_paycharge import services
 from django_paycharge.exceptions import PayChargeError
-from django_paycharge.models import Charge
+from django_paycharge.models import Charge, SyncCheckpoint, SyncWindow
+from django_paycharge.services._windows import MARGIN
+
+from .conftest import ROOT, child_env
 
 LIST = r"/charges$"  # both list endpoints; never a single-charge read
 FAULTS = (
@@ -112,4 +131,180 @@ def test_sync_under_list_faults_ends_equal_to_the_gateway(
             f"faults fired {sum(fired.values())} ({fired}); failed runs {sum(errors.values())} "
             f"({errors}); rounds needed {rounds}"
         ),
+    )
+
+
+# -- real processes: killed syncs, charges moving meanwhile, two syncs at once ----------------
+
+HERE = Path(__file__).resolve().parent
+
+
+def _sync_process(env: dict[str, str], *args: str) -> subprocess.Popen[str]:
+    """``paycharge_sync args`` in a child process (see sync_child.py)."""
+    return subprocess.Popen(
+        [sys.executable, str(HERE / "sync_child.py"), *args],
+        env=env,
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def _pages_stored() -> int:
+    return int(SyncWindow.objects.aggregate(n=Sum("pages"))["n"] or 0)
+
+
+def _wait_for(condition, process: subprocess.Popen[str], what: str, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert process.poll() is None, f"the sync ended before {what}: {process.communicate()}"
+        assert time.monotonic() < deadline, f"no {what} within {timeout} s"
+        time.sleep(0.005)
+
+
+def _finish(process: subprocess.Popen[str], timeout: float = 120) -> tuple[int, str]:
+    out, err = process.communicate(timeout=timeout)
+    return process.returncode, out + err
+
+
+def _asked_inside(requests_log, done) -> int:
+    """List requests that asked for charges from inside a window already read to its end."""
+    earliest = datetime.min.replace(tzinfo=UTC)
+    inside = 0
+    for request in requests_log:
+        asked = parse_qs(request["query"])
+        if request["method"] != "GET" or not request["path"].endswith("/charges"):
+            continue
+        if "from" not in asked:
+            inside += any(w.start is None for w in done)
+            continue
+        start = datetime.fromisoformat(asked["from"][0]) + MARGIN  # windows ask a second early
+        inside += any(
+            (w.start or earliest) <= start and (w.end is None or start < w.end) for w in done
+        )
+    return inside
+
+
+@pytest.mark.django_db(transaction=True)
+def test_sigkill_mid_sync_then_resume_loses_nothing_and_rereads_no_finished_window(
+    fake_gateway_server, reliability_record
+):
+    gateway = fake_gateway_server
+    gateway.seed(3_000, seed=7)
+    gateway.latency = 0.02
+    env = child_env({"PAYCHARGE_CHILD_SETTINGS": json.dumps(gateway.settings())})
+    damage = {"lost": 0, "extra": 0, "wrong_status": 0, "pages_reread": 0, "locked_out": 0}
+    finished_at_kill = []
+    kill_points = {
+        "after 3 pages": lambda: _pages_stored() >= 3,
+        "after 12 pages": lambda: _pages_stored() >= 12,
+        "once a window is done": lambda: SyncWindow.objects.filter(done=True).exists(),
+    }
+    for point, reached in kill_points.items():
+        Charge.objects.all().delete()
+        SyncCheckpoint.objects.all().delete()
+        child = _sync_process(env, "--charges", "--full", "--windows", "4")
+        _wait_for(reached, child, point)
+        child.send_signal(signal.SIGKILL)
+        assert child.wait(30) == -signal.SIGKILL
+        done = list(SyncWindow.objects.filter(done=True))
+        finished_at_kill.append(len(done))
+        before = len(gateway.requests_log)
+        code, output = _finish(_sync_process(env, "--charges", "--full", "--windows", "4"))
+        damage["locked_out"] += code != 0
+        assert code == 0, output
+        damage["pages_reread"] += _asked_inside(gateway.requests_log[before:], done)
+        diff = _mirror_diff(gateway)
+        for key in ("lost", "extra", "wrong_status"):
+            damage[key] += diff[key]
+    assert sum(finished_at_kill) > 0, "no window had finished at any kill: nothing was proved"
+    reliability_record(
+        "Sync killed (SIGKILL) mid-run, then run again",
+        "a real paycharge_sync --full --windows 4 process SIGKILLed after 3 and 12 of 30 pages "
+        "and once its first window is done; 20 ms per request; the next run resumes",
+        3,
+        damage,
+        note=f"windows finished at each kill: {finished_at_kill}; none of them asked again",
+    )
+
+
+@pytest.mark.django_db(transaction=True)
+def test_charges_created_or_paid_during_a_sync_are_stored_by_it_or_the_next_run(
+    fake_gateway_server, reliability_record
+):
+    gateway = fake_gateway_server
+    gateway.seed(3_000, seed=11)
+    # Only the list pages are far away: the shop's changes below take no time.
+    gateway.add_fault("GET", r"/charges$", action="latency", latency=0.15)
+    env = child_env({"PAYCHARGE_CHILD_SETTINGS": json.dumps(gateway.settings())})
+    awaiting = [c for c in gateway.charges if gateway.charges[c]["status"] == "awaiting"][:20]
+    token = gateway.create_transaction_token("konbini")["id"]
+    child = _sync_process(env, "--charges", "--full", "--windows", "4")
+    _wait_for(lambda: _pages_stored() >= 2, child, "two pages")
+    created = []
+    for n, cid in enumerate(awaiting):
+        created.append(gateway.create_charge(token, amount=300 + n)["id"])
+        gateway.complete(cid)
+    assert child.poll() is None, "the sync ended before the gateway moved on: nothing was proved"
+    code, output = _finish(child)
+    assert code == 0, output
+    by_the_run = Charge.objects.filter(gateway_id__in=created).count()
+    code, output = _finish(_sync_process(env, "--charges"))  # the next incremental run
+    assert code == 0, output
+    diff = _mirror_diff(gateway)
+    reliability_record(
+        "Charges created and paid while a sync runs",
+        "20 charges created and 20 awaiting ones paid on the gateway while a real "
+        "paycharge_sync --full --windows 4 process reads 3,000 (150 ms per list page); then one "
+        "incremental run",
+        40,
+        {k: diff[k] for k in ("lost", "extra", "wrong_status", "wrong_raw")},
+        note=f"{by_the_run} of the 20 new charges stored by the run itself, the rest by the next",
+    )
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_syncs_of_one_account_never_run_at_once(fake_gateway_server, reliability_record):
+    gateway = fake_gateway_server
+    gateway.seed(4_000, seed=13)
+    gateway.latency = 0.15  # the first sync reads 40 pages one by one: 6 s at least
+    env = child_env({"PAYCHARGE_CHILD_SETTINGS": json.dumps(gateway.settings())})
+    damage = {
+        "second_not_refused": 0,
+        "no_clear_message": 0,
+        "waiter_failed": 0,
+        "lock_kept_by_dead_process": 0,
+        "lost": 0,
+        "extra": 0,
+    }
+    first = _sync_process(env, "--charges", "--full", "--windows", "1")
+    _wait_for(lambda: _pages_stored() >= 1, first, "a page")
+    second = _sync_process(env, "--charges")
+    waiter = _sync_process(env, "--charges", "--wait", "120")
+    code, output = _finish(second)
+    damage["second_not_refused"] += code == 0
+    damage["no_clear_message"] += "Another sync of account default is running" not in output
+    assert first.poll() is None, "the first sync ended before the second was refused"
+    code, output = _finish(first)
+    assert code == 0, output
+    code, output = _finish(waiter)
+    damage["waiter_failed"] += code != 0
+    # A holder that dies frees the lock at once: no lease to wait out.
+    gateway.latency = 0.05
+    Charge.objects.all().delete()
+    dying = _sync_process(env, "--charges", "--full", "--windows", "2")
+    _wait_for(lambda: _pages_stored() >= 2, dying, "two pages")
+    dying.send_signal(signal.SIGKILL)
+    dying.wait(30)
+    code, output = _finish(_sync_process(env, "--charges", "--full", "--windows", "2"))
+    damage["lock_kept_by_dead_process"] += code != 0
+    diff = _mirror_diff(gateway)
+    damage["lost"], damage["extra"] = diff["lost"], diff["extra"]
+    reliability_record(
+        "Two syncs of one account at once",
+        "real paycharge_sync processes: a second one while a full sync runs (exits, or waits "
+        "with --wait), then a sync right after the holder is SIGKILLed; 150 and 50 ms per request",
+        3,
+        damage,
     )

@@ -76,35 +76,34 @@ def test_incremental_sync_picks_up_new_charges_and_status_changes(fake_gateway):
     assert mirror_state() == gateway_state(fake_gateway)
 
 
-def test_a_crash_mid_sync_resumes_from_the_last_stored_page(fake_gateway):
+def test_a_crash_mid_sync_resumes_from_the_last_stored_page(fake_gateway, monkeypatch):
     fake_gateway.seed(1_000)
     pages_before_crash = 4
     calls = {"n": 0}
-    original = services.sync.upsert_prepared
+    original = services._sync_read.upsert_prepared
 
     def crashing_after_some_pages(*args, **kwargs):
-        # Deterministic: the crash comes while storing the page after the fourth
-        # (a gateway fault injected meanwhile raced with the prefetch thread).
+        # Deterministic: the crash comes while storing the page after the fourth.
         calls["n"] += 1
         if calls["n"] > pages_before_crash:
             raise ServerError("the gateway failed mid-sync")
         return original(*args, **kwargs)
 
-    services.sync.upsert_prepared = crashing_after_some_pages
-    try:
-        with pytest.raises(ServerError):
-            services.sync_charges()
-    finally:
-        services.sync.upsert_prepared = original
+    monkeypatch.setattr(services._sync_read, "upsert_prepared", crashing_after_some_pages)
+    with pytest.raises(ServerError):
+        services.sync_charges()
+    monkeypatch.undo()
     checkpoint = SyncCheckpoint.objects.get(resource="charges")
-    assert checkpoint.in_progress and checkpoint.run_cursor
+    [window] = checkpoint.windows.all()
+    assert checkpoint.in_progress and window.cursor and window.pages == pages_before_crash
     assert "mid-sync" in checkpoint.last_error
     assert Charge.objects.count() == pages_before_crash * 100
     result = services.sync_charges()
     assert result.pages == 10 - pages_before_crash
     assert result.created == 1_000 - pages_before_crash * 100
     assert mirror_state() == gateway_state(fake_gateway)
-    assert not SyncCheckpoint.objects.get(resource="charges").in_progress
+    checkpoint.refresh_from_db()
+    assert not checkpoint.in_progress and not checkpoint.windows.exists()
 
 
 def test_a_stale_read_never_regresses_a_final_status(fake_gateway):
@@ -164,12 +163,13 @@ def test_open_charges_are_refreshed_one_by_one_when_that_is_cheaper(fake_gateway
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.skipif("connection.vendor != 'postgresql'", reason="runs in the PostgreSQL pass")
 def test_two_threads_syncing_one_store_end_with_no_duplicates(fake_gateway):
+    """The second waits for the first (one sync per account at a time), then syncs too."""
     fake_gateway.seed(1_200)
     errors = []
 
     def run():
         try:
-            services.sync_charges(full=True)
+            services.sync_charges(full=True, wait=60)
         except Exception as exc:
             errors.append(exc)
         finally:
@@ -287,10 +287,11 @@ def test_an_unchanged_resync_encodes_only_the_rows_it_writes(fake_gateway, monke
     changed = next(cid for cid, c in fake_gateway.charges.items() if c["status"] == "awaiting")
     fake_gateway.complete(changed)
     encoded = []
-    original = services.upsert._sql.row_encoder
+    module = services.upsert.statements(connection)
+    original = module.row_encoder
 
-    def counting(conn, columns):
-        encode = original(conn, columns)
+    def counting(conn):
+        encode = original(conn)
 
         def wrapped(row):
             encoded.append(row["gateway_id"])
@@ -298,100 +299,34 @@ def test_an_unchanged_resync_encodes_only_the_rows_it_writes(fake_gateway, monke
 
         return wrapped
 
-    monkeypatch.setattr(services.upsert._sql, "row_encoder", counting)
+    monkeypatch.setattr(module, "row_encoder", counting)
     result = services.sync_charges(full=True)
     assert (result.updated, result.unchanged) == (1, 499)
-    # Pages are encoded in advance at the start (the first two, fetched before any
-    # write) and right after a page that had rows to write (the one with the
-    # changed charge); every other page encodes only the rows it writes: none.
-    assert len(encoded) <= 3 * 100 + 1, len(encoded)
-    assert changed in {str(gid) for gid in encoded}
+    assert [str(gid) for gid in encoded] == [changed]
     assert mirror_state() == gateway_state(fake_gateway)
 
 
-def test_rows_another_writer_inserted_meanwhile_are_written_again_not_lost(
-    fake_gateway, monkeypatch
-):
-    """The insert finds rows the lock did not (another writer's): the page is stored again."""
-    fake_gateway.seed(150)
+def test_the_refresh_of_open_charges_counts_against_the_page_budget(fake_gateway):
+    fake_gateway.seed(500)
     services.sync_charges()
-    awaiting = next(cid for cid, c in fake_gateway.charges.items() if c["status"] == "awaiting")
-    fake_gateway.complete(awaiting)
-    items = services.get_client().charges.list_page(limit=100, cursor_direction="asc").items
-    locks = []
-    original = services.upsert._lock_existing
-
-    def blind_once(conn, ids):
-        locks.append(len(ids))
-        return {} if len(locks) == 1 else original(conn, ids)
-
-    monkeypatch.setattr(services.upsert, "_lock_existing", blind_once)
-    result = services.upsert_charges(items, account="default")
-    assert len(locks) == 2  # the first attempt was rolled back and the page written again
-    assert result.created == 0
-    assert result.updated + result.unchanged == len(items)
-    assert Charge.objects.count() == 150
-    if awaiting in {str(c.id) for c in items}:
-        assert result.updated == 1
-    assert mirror_state() == gateway_state(fake_gateway)
-
-
-def test_an_upsert_of_more_rows_than_one_statement_carries_stores_them_all(fake_gateway):
-    fake_gateway.seed(250)
-    client = services.get_client()
-    items = list(client.charges.list(limit=100, cursor_direction="asc"))
-    assert len(items) == 250 > services.upsert._sql.ROWS_PER_STATEMENT
-    assert services.upsert_charges(items, account="default").created == 250
-    awaiting = [cid for cid, c in fake_gateway.charges.items() if c["status"] == "awaiting"]
-    assert awaiting
-    for cid in awaiting:
-        fake_gateway.complete(cid)
-    items = list(client.charges.list(limit=100, cursor_direction="asc"))
-    result = services.upsert_charges(items, account="default")
-    done = len(awaiting)
-    assert (result.created, result.updated, result.unchanged) == (0, done, 250 - done)
-    assert Charge.objects.count() == 250
-    assert mirror_state() == gateway_state(fake_gateway)
-
-
-@pytest.mark.skipif(connection.vendor != "sqlite", reason="SQLite's own placeholder limit")
-def test_a_page_fits_an_old_sqlites_placeholder_limit(fake_gateway):
-    """Django 5.2 supports SQLite 3.31, which takes 999 placeholders a statement."""
-    import sqlite3
-
-    fake_gateway.seed(150)
-    connection.ensure_connection()
-    raw = connection.connection
-    before = raw.setlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER, 999)
-    try:
-        assert services.upsert._sql.rows_per_statement(connection, 35) == 28
-        assert services.sync_charges().created == 150
-    finally:
-        raw.setlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER, before)
-    assert mirror_state() == gateway_state(fake_gateway)
-
-
-def test_on_the_last_attempt_new_rows_are_inserted_and_taken_ones_updated(
-    fake_gateway, monkeypatch
-):
-    """Blind every attempt's lock: the last one reads back which ids were new."""
-    fake_gateway.seed(100)
-    items = services.get_client().charges.list_page(limit=100, cursor_direction="asc").items
-    services.upsert_charges(items[:50], account="default")  # "another writer's" rows
-    original = services.upsert._lock_existing
-    blinded = []
-
-    def blind_before_insert(conn, ids):
-        # The first lock of each attempt sees nothing; the last attempt's second lock
-        # (of the rows its insert found taken) is real.
-        if len(blinded) < services.upsert._ATTEMPTS:
-            blinded.append(len(ids))
-            return {}
-        return original(conn, ids)
-
-    monkeypatch.setattr(services.upsert, "_lock_existing", blind_before_insert)
-    result = services.upsert_charges(items, account="default")
-    assert blinded == [100] * services.upsert._ATTEMPTS
-    assert (result.created, result.updated, result.unchanged) == (50, 0, 50)
-    assert Charge.objects.count() == 100
+    token = fake_gateway.create_transaction_token("konbini")["id"]
+    charges = [
+        services.create_charge(transaction_token_id=token, amount=500 + n, currency="JPY")
+        for n in range(3)
+    ]
+    for charge in charges:
+        services.refresh_charge(charge.gateway_id)
+        fake_gateway.complete(str(charge.gateway_id))
+    # Past the high-water mark: only the refresh of open charges (one by one) sees them.
+    SyncCheckpoint.objects.filter(resource="charges").update(
+        high_water=Charge.objects.order_by("-created_on").first().created_on + timedelta(hours=1)
+    )
+    bounded = services.sync_charges(max_pages=2)
+    # One page of the run's window, one of the refresh (from the oldest open charge).
+    assert not bounded.complete and bounded.pages == 2
+    assert not SyncCheckpoint.objects.get(resource="charges").in_progress  # windows all read
+    paid = Charge.objects.filter(pk__in=[c.pk for c in charges], status="successful")
+    assert paid.count() == 0  # the newest open charges: beyond the refresh's first page
+    assert services.sync_charges().complete  # the next run refreshes the rest
+    assert paid.count() == 3
     assert mirror_state() == gateway_state(fake_gateway)

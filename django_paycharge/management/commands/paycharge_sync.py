@@ -10,7 +10,7 @@ from django.core.management.base import CommandError, CommandParser
 from django.utils.dateparse import parse_datetime
 
 from ... import conf, services
-from ...exceptions import PayChargeError
+from ...exceptions import PayChargeError, SyncInProgressError
 from ...services import SyncResult
 from ._base import PayChargeCommand, explain
 
@@ -44,6 +44,31 @@ class Command(PayChargeCommand):
         parser.add_argument("--full", action="store_true", help="Re-read every charge.")
         parser.add_argument("--since", help="Only charges created at or after this ISO-8601 time.")
         parser.add_argument(
+            "--windows",
+            type=int,
+            metavar="N",
+            help="Creation-time windows read side by side (default: PAYCHARGE['SYNC_WINDOWS']).",
+        )
+        parser.add_argument(
+            "--max-pages",
+            type=int,
+            metavar="N",
+            help="Stop after about N pages; the next sync goes on from there.",
+        )
+        parser.add_argument(
+            "--wait",
+            type=float,
+            default=0.0,
+            metavar="SECONDS",
+            help="When another sync of the account is running, wait up to this long for it "
+            "(default: exit at once).",
+        )
+        parser.add_argument(
+            "--progress",
+            action="store_true",
+            help="Show windows and charges as the sync goes (always shown on a terminal).",
+        )
+        parser.add_argument(
             "--fill-payment-types",
             type=int,
             default=0,
@@ -76,16 +101,28 @@ class Command(PayChargeCommand):
         both = not options["charges"] and not options["webhooks"]
         since = _parse_since(options["since"])
         self._tty = sys.stdout.isatty() and options.get("verbosity", 1) >= 1
+        self._every = 1 if options["progress"] else 50
         quarantined = 0
         if options["charges"] or both:
-            result = services.sync_charges(
-                options["account"],
-                options["store"],
-                full=options["full"],
-                since=since,
-                progress=self._progress,
-            )
+            try:
+                result = services.sync_charges(
+                    options["account"],
+                    options["store"],
+                    full=options["full"],
+                    since=since,
+                    progress=self._progress,
+                    windows=options["windows"],
+                    max_pages=options["max_pages"],
+                    wait=options["wait"],
+                )
+            except SyncInProgressError as exc:
+                raise CommandError(f"{exc} Pass --wait SECONDS to wait for it.") from exc
             self._summary("Charges", result)
+            if not result.complete:
+                self.stdout.write(
+                    f"Stopped after {result.pages} pages (--max-pages): the next sync goes on "
+                    "from there."
+                )
             quarantined += result.quarantined
         if options["webhooks"] or both:
             result = services.sync_webhooks(options["account"], options["store"])
@@ -114,21 +151,24 @@ class Command(PayChargeCommand):
 
     def _progress(self, result: SyncResult) -> None:
         line = (
-            f"{result.pages} pages, {result.seen} charges, "
-            f"{result.rate:,.0f} charges/s ({result.created} new, {result.updated} updated)"
+            f"windows {result.windows_done}/{result.windows} done, {result.pages} pages, "
+            f"{result.seen} charges, {result.rate:,.0f} charges/s "
+            f"({result.created} new, {result.updated} updated)"
         )
         if self._tty:
             self.stdout.write("\r" + line, ending="")
             self.stdout.flush()
-        elif result.pages % 50 == 0:
+        elif result.pages % self._every == 0:
             self.stdout.write(line)
 
     def _summary(self, what: str, result: SyncResult) -> None:
         if self._tty:
             self.stdout.write("")
+        windows = f" ({result.windows} windows)" if result.windows > 1 else ""
         self.stdout.write(
             self.style.SUCCESS(
-                f"{what}: {result.seen} read in {result.elapsed:.1f}s — created {result.created}, "
+                f"{what}: {result.seen} read in {result.elapsed:.1f}s{windows} — "
+                f"created {result.created}, "
                 f"updated {result.updated}, unchanged {result.unchanged}, "
                 f"stale {result.stale}, failed {result.failed}"
                 + (f", removed {result.removed}" if result.removed else "")

@@ -1,0 +1,118 @@
+"""A page of charges on PostgreSQL: its three statements, and how its rows are sent.
+
+A page travels as one JSON document, ``json_populate_recordset(NULL::table, %s::json)``:
+encoded by the C JSON encoder and decoded by the server, with a statement
+text that is the same for every page. The portable ``VALUES (...), (...)``
+carries one placeholder per value (~3,500 a page), and psycopg re-parsed that
+text and adapted every value in Python on every page, which cost more than
+the database's own work; typed ``unnest`` arrays were no better, as psycopg
+dumps arrays element by element in Python. ``json`` rather than ``jsonb``:
+the server scans the text once, without building a binary document first
+(about 25 % faster a page).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from decimal import Decimal
+from typing import Any
+from uuid import UUID
+
+from django.db import models
+from django.db.backends.base.base import BaseDatabaseWrapper
+from django.db.backends.utils import CursorWrapper
+
+from ..models import Charge
+from ..models.payload import PayloadEncoder
+from ._charge_rows import INSERT_COLUMNS, LOCK_COLUMNS, EncodedJSON, field, set_changed
+
+
+def _quoted(name: str) -> str:
+    return f'"{name}"'
+
+
+_TABLE = _quoted(Charge._meta.db_table)
+_COLUMNS = ", ".join(_quoted(c) for c in INSERT_COLUMNS)
+_PAGE = f"SELECT {_COLUMNS} FROM json_populate_recordset(NULL::{_TABLE}, %s::json)"  # noqa: S608
+
+# Only model metadata is interpolated into these; every value is a parameter.
+LOCK = (
+    f"SELECT {', '.join(LOCK_COLUMNS)} FROM {_TABLE} "  # noqa: S608
+    "WHERE gateway_id = ANY(%s::uuid[]) ORDER BY gateway_id FOR UPDATE"
+)
+INSERT = (
+    f"INSERT INTO {_TABLE} ({_COLUMNS}) {_PAGE} "
+    "ON CONFLICT (gateway_id) DO NOTHING RETURNING gateway_id"
+)
+UPDATE = (
+    f"INSERT INTO {_TABLE} ({_COLUMNS}) {_PAGE} "
+    f"ON CONFLICT (gateway_id) {set_changed(_TABLE, _quoted)}"
+)
+
+
+def lock_existing(cursor: CursorWrapper, ids: Sequence[Any]) -> list[tuple[Any, ...]]:
+    """The :data:`LOCK_COLUMNS` of the stored rows of ``ids``, locked in id order.
+
+    Locking in id order keeps two writers of overlapping pages from deadlocking.
+    """
+    # One array literal, not 100 placeholders. A UUID's text needs no escaping;
+    # anything else must parse as one first (it would be spliced into the literal).
+    text = (str(i) if type(i) is UUID else str(UUID(str(i))) for i in ids)
+    cursor.execute(LOCK, ["{" + ",".join(text) + "}"])
+    return list(cursor.fetchall())
+
+
+def insert_new(cursor: CursorWrapper, ids: Sequence[Any], encoded: Sequence[str]) -> set[Any]:
+    """Insert the rows of ``ids`` (encoded by :func:`row_encoder`); returns the ids that were new.
+
+    An id missing from the answer is a row another writer inserted after our lock.
+    """
+    cursor.execute(INSERT, ["[" + ",".join(encoded) + "]"])
+    return {value for (value,) in cursor.fetchall()}
+
+
+def update_changed(cursor: CursorWrapper, encoded: Sequence[str]) -> None:
+    """Rewrite the stored rows, unless the stored status ranks higher (a stale read)."""
+    cursor.execute(UPDATE, ["[" + ",".join(encoded) + "]"])
+
+
+def row_encoder(conn: BaseDatabaseWrapper) -> Callable[[dict[str, Any]], str]:
+    """A function that turns a row into its JSON object for :data:`INSERT` and :data:`UPDATE`.
+
+    Top-level values become the text PostgreSQL parses for their column type
+    (exact: Decimal and microseconds kept, unlike a JSON number or Django's
+    JSON encoder); JSON columns stay objects, written by the field's own
+    encoder as a JSONField would. A JSON null is SQL NULL, as None is.
+    """
+    return _encode_row
+
+
+_JSON_COLUMNS = [c for c in INSERT_COLUMNS if isinstance(field(c), models.JSONField)]
+# Every JSON column of the mirror uses PayloadEncoder; a second one would need a pass per column.
+assert {getattr(field(c), "encoder", None) for c in _JSON_COLUMNS} == {PayloadEncoder}
+_ENCODE = PayloadEncoder(separators=(",", ":")).encode
+# Only these columns can hold such values; the others are JSON as they are.
+_TYPED = [
+    c
+    for c in INSERT_COLUMNS
+    if isinstance(field(c), models.UUIDField | models.DateTimeField | models.DecimalField)
+]
+_TEXT_OF: dict[type, Callable[[Any], str]] = {UUID: str, datetime: datetime.isoformat, Decimal: str}
+
+
+def _encode_row(row: dict[str, Any]) -> str:
+    item = {name: row[name] for name in INSERT_COLUMNS}
+    for name in _TYPED:
+        value = item[name]
+        convert = _TEXT_OF.get(type(value))
+        if convert is not None:
+            item[name] = convert(value)
+    ready = ""
+    for name in _JSON_COLUMNS:
+        value = item[name]
+        if type(value) is EncodedJSON:  # already encoded: spliced in, not encoded again
+            del item[name]
+            ready += f',"{name}":{value}'  # a column name needs no escaping
+    text = _ENCODE(item)
+    return text[:-1] + ready + "}" if ready else text

@@ -1,0 +1,269 @@
+"""Windows read side by side, pipelined pages, a page budget, and one sync per account.
+
+Readers are threads with connections of their own, so these tests commit
+(``transaction=True``); a sync inside the caller's transaction is read by
+the caller's thread alone (``test_sync.py``). Real processes killed mid-sync
+are in ``tests/reliability/test_sync_faults.py``.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from datetime import UTC, datetime, timedelta
+from urllib.parse import parse_qs
+
+import pytest
+
+from django_paycharge import services
+from django_paycharge.exceptions import ServerError, SyncInProgressError
+from django_paycharge.models import Charge, SyncCheckpoint, SyncWindow
+from django_paycharge.services._windows import MARGIN, Schedule, Window
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def gateway_state(fake_gateway):
+    return {cid: c["status"] for cid, c in fake_gateway.charges.items()}
+
+
+def mirror_state():
+    return {str(g): s for g, s in Charge.objects.values_list("gateway_id", "status")}
+
+
+class Arrivals:
+    """Wraps the fake's request handler: when each request arrived, and how many at once."""
+
+    def __init__(self, fake_gateway, monkeypatch):
+        self.lock = threading.Lock()
+        self.log: list[tuple[float, str, str, int]] = []  # (arrived, path, query, status)
+        self.now = self.most = 0
+        handle = fake_gateway.app.handle
+
+        def counting(method, path, query, headers, body, **kwargs):
+            with self.lock:
+                self.now += 1
+                self.most = max(self.most, self.now)
+                arrived = time.monotonic()
+            try:
+                answer = handle(method, path, query, headers, body, **kwargs)
+            finally:
+                with self.lock:
+                    self.now -= 1
+            self.log.append((arrived, path, query, answer.status))
+            return answer
+
+        monkeypatch.setattr(fake_gateway.app, "handle", counting)
+
+    def lists(self):
+        return [row for row in self.log if row[1].endswith("/charges")]
+
+
+def test_windows_are_read_side_by_side_and_store_every_charge_once(fake_gateway, monkeypatch):
+    fake_gateway.seed(3_000)
+    fake_gateway.latency = 0.02
+    arrivals = Arrivals(fake_gateway, monkeypatch)
+    result = services.sync_charges(full=True, windows=4)
+    assert result.complete and result.windows >= 4 and result.windows_done == result.windows
+    assert result.seen == result.created == 3_000  # each charge in exactly one window
+    assert mirror_state() == gateway_state(fake_gateway)
+    assert arrivals.most >= 2, "windows were read one at a time"
+    bounded = [parse_qs(q) for _, _, q, _ in arrivals.lists() if "to=" in q]
+    assert bounded, "no window had an upper bound"
+    # A split costs a request or two, never a second reading of the charges.
+    assert result.pages <= 30 + 2 * result.windows
+    assert not SyncWindow.objects.exists()  # a completed run keeps no windows
+    assert SyncCheckpoint.objects.get().high_water == Charge.objects.latest("created_on").created_on
+
+
+def test_the_next_page_is_requested_while_the_current_one_is_stored(fake_gateway, monkeypatch):
+    """Pipelining: page n+1's request reaches the gateway before page n is written."""
+    fake_gateway.seed(500)
+    arrivals = Arrivals(fake_gateway, monkeypatch)
+    writes: list[tuple[float, float]] = []
+    original = services._sync_read.upsert_prepared
+
+    def slow_write(*args, **kwargs):
+        started = time.monotonic()
+        time.sleep(0.1)  # a slow database: the next request must not wait for it
+        answer = original(*args, **kwargs)
+        writes.append((started, time.monotonic()))
+        return answer
+
+    monkeypatch.setattr(services._sync_read, "upsert_prepared", slow_write)
+    assert services.sync_charges(full=True, windows=1).created == 500
+    requests = [arrived for arrived, *_ in arrivals.lists()]
+    assert len(writes) == len(requests) == 5
+    for n in range(4):
+        assert requests[n + 1] < writes[n][0] + 0.1 < writes[n][1], (n, requests, writes)
+
+
+def test_a_failed_run_resumes_without_rereading_finished_windows(fake_gateway, monkeypatch):
+    fake_gateway.seed(2_000)
+    fake_gateway.latency = 0.01
+    calls = {"n": 0}
+    original = services._sync_read.upsert_prepared
+
+    def failing_later(*args, **kwargs):
+        calls["n"] += 1
+        if calls["n"] > 12:
+            raise ServerError("the database went away")
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(services._sync_read, "upsert_prepared", failing_later)
+    with pytest.raises(ServerError):
+        services.sync_charges(full=True, windows=4)
+    monkeypatch.setattr(services._sync_read, "upsert_prepared", original)
+    done = list(SyncWindow.objects.filter(done=True))
+    left = list(SyncWindow.objects.filter(done=False))
+    assert left and SyncCheckpoint.objects.get().in_progress
+    stored = Charge.objects.count()
+    assert stored == sum(w.rows for w in [*done, *left])
+    arrivals = Arrivals(fake_gateway, monkeypatch)
+    result = services.sync_charges(full=True, windows=4)
+    assert result.created == 2_000 - stored and result.complete
+    assert mirror_state() == gateway_state(fake_gateway)
+    earliest = datetime.min.replace(tzinfo=UTC)
+    for _, _, query, _ in arrivals.lists():
+        asked = parse_qs(query)
+        if "from" not in asked:
+            continue  # only the first window starts with no bound, and it is not done
+        start = datetime.fromisoformat(asked["from"][0]) + MARGIN  # asked a second early
+        for window in done:  # nothing asked from inside a finished window
+            inside = (window.start or earliest) <= start and (
+                window.end is None or start < window.end
+            )
+            assert not inside, (start, window.start, window.end)
+
+
+def test_charges_created_or_changed_during_a_sync_are_never_missed(fake_gateway):
+    fake_gateway.seed(1_500)
+    fake_gateway.latency = 0.01
+    awaiting = [cid for cid, c in fake_gateway.charges.items() if c["status"] == "awaiting"]
+    token = fake_gateway.create_transaction_token("konbini")["id"]
+    stop = threading.Event()
+    created: list[str] = []
+
+    def meanwhile():
+        for n in range(40):
+            if stop.is_set():
+                return
+            created.append(fake_gateway.create_charge(token, amount=100 + n)["id"])
+            if n < len(awaiting):
+                fake_gateway.complete(awaiting[n])
+
+    thread = threading.Thread(target=meanwhile)
+    thread.start()
+    try:
+        services.sync_charges(full=True, windows=4)
+    finally:
+        stop.set()
+        thread.join()
+    assert created
+    services.sync_charges(windows=4)  # the next incremental run
+    assert mirror_state() == gateway_state(fake_gateway)
+
+
+def test_a_page_budget_leaves_the_rest_to_the_next_run(fake_gateway):
+    fake_gateway.seed(1_000)
+    first = services.sync_charges(max_pages=3, windows=1)
+    assert not first.complete and first.pages == 3
+    assert SyncCheckpoint.objects.get().in_progress
+    second = services.sync_charges(windows=4)
+    assert second.complete and first.created + second.created == 1_000
+    assert mirror_state() == gateway_state(fake_gateway)
+
+
+def test_a_second_sync_of_the_account_is_refused_or_waits(fake_gateway, monkeypatch):
+    fake_gateway.seed(300)
+    fake_gateway.latency = 0.02
+    entered = threading.Event()
+    original = services._sync_read.upsert_prepared
+
+    def slow_write(*args, **kwargs):
+        entered.set()
+        time.sleep(0.2)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(services._sync_read, "upsert_prepared", slow_write)
+    errors: list[BaseException] = []
+
+    def first_sync():
+        try:
+            services.sync_charges(windows=1)
+        except BaseException as exc:
+            errors.append(exc)
+
+    thread = threading.Thread(target=first_sync)
+    thread.start()
+    assert entered.wait(10)
+    with pytest.raises(SyncInProgressError) as refused:
+        services.sync_charges()
+    assert "default" in str(refused.value) and "pid" in str(refused.value)
+    waited = services.sync_charges(wait=30)  # runs once the first one has finished
+    thread.join()
+    assert errors == []
+    assert waited.complete
+    assert mirror_state() == gateway_state(fake_gateway)
+
+
+def test_a_429_pauses_every_window_for_its_retry_after(fake_gateway, monkeypatch):
+    fake_gateway.seed(2_000)
+    fake_gateway.latency = 0.01
+    arrivals = Arrivals(fake_gateway, monkeypatch)
+    fake_gateway.add_fault(
+        "GET", r"/charges$", action="status", status=429, retry_after=1, count=1, probability=0.3
+    )
+    assert services.sync_charges(full=True, windows=4).created == 2_000
+    [limited] = [arrived for arrived, _, _, status in arrivals.log if status == 429]
+    # Requests already sent may still arrive; none is sent during the pause.
+    during = [a for a, *_ in arrivals.log if limited + 0.1 < a < limited + 0.9]
+    assert during == []
+
+
+# -- the pieces ---------------------------------------------------------------------------
+
+T0 = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def test_a_dense_window_is_cut_in_whole_seconds_for_the_idle_readers():
+    window = Window(T0, T0 + timedelta(hours=10), position=T0 + timedelta(hours=1))
+    window.saw(T0, 1_000)  # 1,000 charges in the first hour: ~9,000 left
+    points = window.split_points(T0 + timedelta(days=1), idle=3)
+    assert len(points) == 3 and points == sorted(points)
+    assert all(p.microsecond == 0 and window.position < p < window.end for p in points)
+    assert window.split_points(T0, idle=0) == []  # nobody to give the rest to
+
+
+def test_a_sparse_window_is_not_split():
+    window = Window(None, None, position=T0 + timedelta(hours=1))
+    window.saw(T0, 100)  # 100 an hour, and 10 minutes left: ~17 charges
+    assert window.split_points(T0 + timedelta(hours=1, minutes=10), idle=7) == []
+
+
+def test_a_window_owns_its_start_not_its_end_and_asks_from_a_second_before():
+    window = Window(T0, T0 + timedelta(hours=1))
+    assert window.owns(T0) and not window.owns(T0 + timedelta(hours=1))
+    assert not window.owns(T0 - timedelta(microseconds=1)) and window.owns(None)
+    assert window.filters() == {"from_": T0 - timedelta(seconds=1), "to": T0 + timedelta(hours=1)}
+    assert window.passed(T0 + timedelta(hours=1)) and not window.passed(None)
+
+
+def test_the_schedule_ends_when_no_reader_can_split_any_more():
+    first = Window(None, None)
+    schedule = Schedule([first])
+    assert schedule.take() is first
+    taken: list[Window | None] = []
+    waiter = threading.Thread(target=lambda: taken.append(schedule.take()))
+    waiter.start()
+    deadline = time.monotonic() + 5
+    while schedule.idle() != 1 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert schedule.idle() == 1  # waits: the window being read may still be split
+    second = Window(T0, None)
+    schedule.add([second])
+    waiter.join(5)
+    assert taken == [second]
+    schedule.done(finished=True)
+    schedule.done(finished=True)
+    assert schedule.take() is None and schedule.finished == 2 == schedule.total
