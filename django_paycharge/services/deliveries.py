@@ -22,6 +22,7 @@ from .. import signals
 from ..client import ShapeError, parse_charge
 from ..exceptions import NotFoundError, PayChargeError
 from ..models import WebhookDelivery
+from ..nesting import nesting_exceeds, text_nesting_exceeds
 from . import leases
 from ._receipt_sql import insert_delivery
 from .charges import refresh_charge
@@ -31,6 +32,9 @@ logger = logging.getLogger("django_paycharge.webhooks")
 
 _DROPPED_HEADERS = {"authorization", "cookie", "proxy-authorization"}
 MAX_ATTEMPTS = leases.MAX_ATTEMPTS
+#: Levels of nested arrays and objects a delivery may have (Python 3.11's parser
+#: stops near this; a gateway's event has a handful).
+MAX_BODY_DEPTH = 1000
 #: What process_delivery returns besides a status: another worker holds a live claim.
 BUSY = "busy"
 #: ... and when there is no such delivery.
@@ -119,13 +123,19 @@ def _storable_value(text: str) -> str:
 
 
 def _parse(text: str) -> dict[str, Any]:
+    # Python's parser gives up near its recursion limit (about 1,000 levels) on
+    # 3.11 and 3.12, later on 3.13: the depth is measured, so every Python says so.
+    too_deep = MalformedDelivery(gettext("The body is nested too deeply to read."))
     try:
         payload = json.loads(text)
-    except ValueError:
-        raise MalformedDelivery(gettext("The body is not JSON.")) from None
     except RecursionError:
-        # Python's parser gives up near its recursion limit (about 1,000 levels).
-        raise MalformedDelivery(gettext("The body is nested too deeply to read.")) from None
+        raise too_deep from None
+    except ValueError:
+        if text_nesting_exceeds(text, MAX_BODY_DEPTH):
+            raise too_deep from None
+        raise MalformedDelivery(gettext("The body is not JSON.")) from None
+    if nesting_exceeds(payload, MAX_BODY_DEPTH):
+        raise too_deep
     if not isinstance(payload, dict):
         raise MalformedDelivery(gettext("The body is not a JSON object."))
     return payload

@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from django_paycharge.api.parsers import MAX_DEPTH, nesting_exceeds
+from django_paycharge.api.parsers import MAX_DEPTH
+from django_paycharge.nesting import nesting_exceeds, text_nesting_exceeds
 from django_paycharge.models import ChargeRequest
 
 from .conftest import API, assert_error
@@ -70,3 +71,12 @@ def test_nesting_is_measured_without_recursion():
     for _ in range(100_000):
         deep = [deep]
     assert nesting_exceeds(deep, MAX_DEPTH)
+
+
+def test_nesting_of_text_is_read_as_written():
+    assert not text_nesting_exceeds(b'{"a": "[[[[[[", "b": [1]}', 2)
+    assert not text_nesting_exceeds('{"a": "\\"[[[[", "b": [1]}', 2)  # an escaped quote
+    assert text_nesting_exceeds(b'{"a": [[1]]}', 2)
+    assert text_nesting_exceeds(b"[" * 1536, 1000)  # unterminated: what it opened
+    assert not text_nesting_exceeds(b"", 0)
+    assert not text_nesting_exceeds(b'"[[[', 0)  # an unterminated string

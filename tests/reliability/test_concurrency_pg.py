@@ -39,8 +39,16 @@ TOKEN = "whk-concurrency-token-51b7"  # the workers' value
 def _wait_all(workdir: Path, n: int, procs: list[subprocess.Popen[str]]) -> None:
     deadline = time.monotonic() + 60
     while not all((workdir / f"done-{n}-{name}").exists() for _, name in WORKERS):
-        dead = [p.args for p in procs if p.poll() is not None]
-        assert not dead, f"a worker died: {dead}"
+        # A worker that has finished the last round exits: only one gone before its
+        # round's end died.
+        dead = [
+            (name, p.returncode)
+            for (_, name), p in zip(WORKERS, procs, strict=True)
+            if p.poll() is not None and not (workdir / f"done-{n}-{name}").exists()
+        ]
+        assert not dead, f"a worker died: {dead}\n" + "".join(
+            (workdir / f"stderr-{name}").read_text()[-2000:] for name, _ in dead
+        )
         assert time.monotonic() < deadline, f"round {n} never finished"
         time.sleep(0.005)
 
