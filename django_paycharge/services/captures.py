@@ -12,6 +12,7 @@ from django.utils.translation import gettext
 
 from .. import signals
 from ..client.lifecycle_params import capture_body, check_fields, metadata_body
+from ..client.vocabulary import CANCELABLE_STATUSES, UNPAID_FINAL_STATUSES
 from ..exceptions import ChargeStateError, FieldError, InvalidParametersError
 from ..models import Cancel, Charge, ChargeActionRequest
 from .actions import (
@@ -31,9 +32,6 @@ from .lifecycle_store import store_cancel
 logger = logging.getLogger("django_paycharge.services")
 
 Kind = ChargeActionRequest.Kind
-#: Statuses in which the gateway may accept a cancel (it decides the rest: a paid
-#: konbini or bank transfer, or a refunded card payment, cannot be canceled).
-CANCELABLE_STATUSES = frozenset({"pending", "awaiting", "authorized", "successful"})
 
 
 def capture_charge(
@@ -92,7 +90,7 @@ def _send_capture(request: ChargeActionRequest) -> Charge:
         idempotency_key=request.idempotency_key,
     )
     fresh = refresh_charge(charge.gateway_id, charge.store_id, account=charge.account)
-    if fresh.status in ("failed", "error", "canceled"):
+    if fresh.status in UNPAID_FINAL_STATUSES:
         # Accepted, then failed: an expired authorization (313) ends here.
         error = fresh.error if isinstance(fresh.error, dict) else {}
         detail = str(error.get("message") or error.get("detail") or fresh.status)
