@@ -5,14 +5,12 @@ bits, a formatted amount with more digits than the column holds. Storing any
 of them as is fails the whole write (PostgreSQL refuses them; SQLite would
 keep text longer than the declared length and hide the difference). Such a
 value is stored as NULL, which the admin, the API and the template tag show as
-unknown; ``raw`` keeps it exactly as received. A time is stored as its instant
-in UTC, whatever offset it was written with.
+unknown; ``raw`` keeps it exactly as received.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import UTC, datetime
 from decimal import Decimal
 from functools import cache
 from typing import Any
@@ -46,14 +44,6 @@ def _decimal(max_digits: int, places: int) -> Fit:
     return fit
 
 
-def _instant(value: Any) -> Any:
-    # PostgreSQL refuses UTC offsets beyond 15:59, which ISO-8601 text (and Python) allow
-    # up to 23:59: the same instant in UTC fits every database.
-    if isinstance(value, datetime) and value.tzinfo is not None:
-        return value.astimezone(UTC)
-    return value
-
-
 @cache
 def column_fits(model: type[models.Model]) -> dict[str, Fit]:
     """For each column of ``model`` that can overflow, the function that fits a value to it."""
@@ -66,8 +56,6 @@ def column_fits(model: type[models.Model]) -> dict[str, Fit]:
         elif isinstance(field, models.DecimalField):
             assert field.max_digits is not None and field.decimal_places is not None
             fits[field.attname] = _decimal(field.max_digits, field.decimal_places)
-        elif isinstance(field, models.DateTimeField):
-            fits[field.attname] = _instant
     return fits
 
 
