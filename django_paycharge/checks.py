@@ -163,6 +163,19 @@ def _app_wide_messages(user: Mapping[str, Any]) -> list[CheckMessage]:
                 id=_id("E008"),
             )
         )
+    actions = user.get("API_ACTION_PERMISSION_CLASSES", [])
+    if not isinstance(actions, list | tuple) or not all(
+        isinstance(a, str | type) and a for a in actions
+    ):
+        messages.append(
+            Error(
+                _(
+                    "PAYCHARGE['API_ACTION_PERMISSION_CLASSES'] must be a list of permission "
+                    "classes or their dotted paths."
+                ),
+                id=_id("E008"),
+            )
+        )
     for key, low, high in conf.INT_SETTINGS:
         try:
             conf.get_int_setting(key, low, high)

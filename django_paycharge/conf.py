@@ -77,6 +77,11 @@ DEFAULTS: dict[str, Any] = {
     "API_CHARGE_HOOK": None,
     "API_CREATE_PERMISSION_CLASSES": ["django_paycharge.api.permissions.IsStaffUser"],
     "API_DIRECT_AMOUNT_PERMISSION_CLASSES": ["django_paycharge.api.permissions.IsStaffUser"],
+    # Capture, cancel, refund: staff holding the action's permission (as in the admin).
+    "API_ACTION_PERMISSION_CLASSES": [
+        "django_paycharge.api.permissions.IsStaffUser",
+        "django_paycharge.api.lifecycle_views.HasChargeActionPermission",
+    ],
     "API_CREATE_THROTTLE_CLASSES": ["django_paycharge.api.throttling.ChargeCreateThrottle"],
     "API_CREATE_THROTTLE_RATE": "20/minute",
     "API_RETRY_AFTER": 30,

@@ -96,6 +96,13 @@ def _fill_all() -> dict[str, int]:
     return {name: services.fill_payment_types(name) for name in conf.account_names()}
 
 
+def _recover() -> dict[str, Any]:
+    """Charge requests left in flight, and captures, cancels and refunds (under "actions")."""
+    counts: dict[str, Any] = services.recover_charge_requests().as_dict()
+    counts["actions"] = services.recover_action_requests()
+    return counts
+
+
 def _prune() -> dict[str, int]:
     days = int(conf.get_setting("DELIVERY_RETENTION_DAYS"))
     deleted, kept = deliveries.prune_deliveries(older_than_days=days)
@@ -104,7 +111,7 @@ def _prune() -> dict[str, int]:
 
 _RUNNERS: dict[str, Callable[[], Any]] = {
     "sweep": sweep_deliveries,
-    "recover": lambda: services.recover_charge_requests().as_dict(),
+    "recover": _recover,
     "sync": sync_all_accounts,
     "payment_types": _fill_all,
     "prune": _prune,

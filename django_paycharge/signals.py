@@ -3,11 +3,19 @@
 - ``charge_created(charge)``: a charge was created through :func:`services.create_charge`.
 - ``charge_updated(charge, previous_status)``: the mirror of a charge changed.
 - ``charge_status_changed(charge, previous_status, status)``: once per real change of status.
-- ``charge_returned(charge, request)``: the customer came back from the provider.
+- ``charge_returned(charge, request, three_ds)``: the customer came back from the provider
+  (``three_ds`` True: from 3-D Secure authentication).
 - ``issuer_token_fetched(charge, issuer_token)``: an issuer token was fetched and stored.
 - ``webhook_received(delivery)``: a genuine webhook delivery was stored.
+- ``charge_captured(charge, amount)``: the gateway accepted a capture (``amount`` None: all of it).
+- ``charge_canceled(charge, cancel)``: a cancel of the charge succeeded (once per cancel).
+- ``refund_created(refund, charge)``: a refund appeared in the mirror (whichever way it came).
+- ``refund_status_changed(refund, charge, previous_status, status)``: once per real change,
+  and on creation (``previous_status`` None).
 
-The app sends every one of them through :func:`send`, and only through it.
+The app sends every one of them through :func:`send`, and only through it: after the
+change commits, robustly (a failing receiver is logged, never undoes the change).
+See docs/signals.md.
 """
 
 from __future__ import annotations
@@ -26,6 +34,10 @@ charge_status_changed = Signal()
 charge_returned = Signal()
 issuer_token_fetched = Signal()
 webhook_received = Signal()
+charge_captured = Signal()
+charge_canceled = Signal()
+refund_created = Signal()
+refund_status_changed = Signal()
 
 
 def send(signal: Signal, *, sender: Any, using: str = DEFAULT_DB_ALIAS, **kwargs: Any) -> None:
@@ -69,5 +81,9 @@ SIGNALS: dict[str, Signal] = {
     "charge_returned": charge_returned,
     "issuer_token_fetched": issuer_token_fetched,
     "webhook_received": webhook_received,
+    "charge_captured": charge_captured,
+    "charge_canceled": charge_canceled,
+    "refund_created": refund_created,
+    "refund_status_changed": refund_status_changed,
 }
 _SIGNAL_NAMES = {id(signal): name for name, signal in SIGNALS.items()}

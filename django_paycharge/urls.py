@@ -12,5 +12,6 @@ urlpatterns = [
     path("webhook/", webhooks.webhook, name="webhook"),
     path("webhook/<str:account>/", webhooks.webhook, name="webhook"),
     path("return/", returns.charge_return, name="return"),
+    path("return/3ds/", returns.three_ds_return, name="three_ds_return"),
     path("pay/<uuid:charge_id>/", payment.payment_page, name="pay"),
 ]

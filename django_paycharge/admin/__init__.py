@@ -8,22 +8,37 @@ from __future__ import annotations
 
 from django.contrib import admin
 
-from ..models import Charge, QuarantinedItem, WebhookConfiguration, WebhookDelivery
+from ..models import (
+    Cancel,
+    Charge,
+    ChargeActionRequest,
+    QuarantinedItem,
+    Refund,
+    WebhookConfiguration,
+    WebhookDelivery,
+)
 from .charges import ChargeAdmin
 from .deliveries import WebhookDeliveryAdmin
 from .paginator import EstimatedCountPaginator
 from .quarantine import QuarantinedItemAdmin
+from .refunds import CancelAdmin, ChargeActionRequestAdmin, RefundAdmin
 from .webhooks import WebhookConfigurationAdmin
 
 admin.site.register(Charge, ChargeAdmin)
 admin.site.register(WebhookConfiguration, WebhookConfigurationAdmin)
 admin.site.register(WebhookDelivery, WebhookDeliveryAdmin)
+admin.site.register(Refund, RefundAdmin)
+admin.site.register(Cancel, CancelAdmin)
+admin.site.register(ChargeActionRequest, ChargeActionRequestAdmin)
 admin.site.register(QuarantinedItem, QuarantinedItemAdmin)
 
 __all__ = [
+    "CancelAdmin",
+    "ChargeActionRequestAdmin",
     "ChargeAdmin",
     "EstimatedCountPaginator",
     "QuarantinedItemAdmin",
+    "RefundAdmin",
     "WebhookConfigurationAdmin",
     "WebhookDeliveryAdmin",
 ]

@@ -22,7 +22,9 @@ from .. import services
 from ..exceptions import NotFoundError, PayChargeError
 from ..models import Charge, IssuerToken
 from . import display, export
+from .charge_actions import cancel_charges, capture_charges, refund_charges
 from .charge_extras import ChargeExtrasMixin, order_url_hook_is_set
+from .charge_lifecycle import ChargeLifecycleMixin
 from .filters import (
     AccountFilter,
     AmountRangeFilter,
@@ -61,7 +63,7 @@ class ChargeChangeList(ChangeList):
         return super().get_queryset(request, exclude_parameters).only(*LIST_COLUMNS)
 
 
-class ChargeAdmin(ChargeExtrasMixin, ReadOnlyAdmin):
+class ChargeAdmin(ChargeLifecycleMixin, ChargeExtrasMixin, ReadOnlyAdmin):
     list_display = (
         "short_id",
         "status_badge",
@@ -96,7 +98,13 @@ class ChargeAdmin(ChargeExtrasMixin, ReadOnlyAdmin):
         "transaction token id or merchant transaction id."
     )
     ordering = ("-created_on", "-id")
-    actions = ("refresh_from_gateway", fetch_issuer_token_action)
+    actions = (
+        "refresh_from_gateway",
+        fetch_issuer_token_action,
+        capture_charges,
+        cancel_charges,
+        refund_charges,
+    )
     inlines = (IssuerTokenInline, WebhookDeliveryInline)
     fieldsets = (
         (

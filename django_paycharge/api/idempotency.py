@@ -39,6 +39,7 @@ from rest_framework.response import Response
 from ..client.validation import validate_idempotency_key
 from ..exceptions import FieldError, InvalidParametersError
 from ..models import ApiIdempotencyRecord
+from ..models.fit import without_nul
 from ..services import retry_transient
 from .errors import error_response
 
@@ -164,7 +165,8 @@ def _keep(record: ApiIdempotencyRecord, response: Response) -> None:
     def write() -> None:
         ApiIdempotencyRecord.objects.filter(pk=record.pk).update(
             status_code=response.status_code,
-            response=response.data,
+            # A 400 may echo the caller's NUL (a metadata key): PostgreSQL refuses it in JSON.
+            response=without_nul(response.data),
             completed_at=timezone.now(),
         )
 

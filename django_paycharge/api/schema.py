@@ -31,6 +31,12 @@ SETTINGS: dict[str, Any] = {
     "VERSION": "1",
     "COMPONENT_SPLIT_REQUEST": True,
     "SORT_OPERATIONS": True,
+    # Refunds and cancels have their own statuses and reasons: named, not numbered.
+    "ENUM_NAME_OVERRIDES": {
+        "OperationStatusEnum": "django_paycharge.models.refunds.OperationStatus",
+        "RefundReasonEnum": "django_paycharge.models.refunds.RefundReason",
+        "MerchantRefundReasonEnum": "django_paycharge.client.lifecycle_types.REFUND_REASONS",
+    },
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "django_paycharge.api.schema.closed_request_objects",

@@ -30,6 +30,9 @@ class ChargeSerializer(serializers.ModelSerializer[Charge]):
 
     id = serializers.UUIDField(source="gateway_id", read_only=True)
     account = serializers.CharField(read_only=True, allow_null=True)
+    refunded_amount = serializers.IntegerField(
+        read_only=True, help_text="Successful refunds, in the charged currency's smallest unit."
+    )
 
     class Meta:
         model = Charge
@@ -61,6 +64,7 @@ class ChargeSerializer(serializers.ModelSerializer[Charge]):
             "merchant_name",
             "store_name",
             "three_ds",
+            "refunded_amount",
             "synced_at",
         )
         read_only_fields = fields

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from django.urls import URLPattern, URLResolver, path
 
-from . import views
+from . import lifecycle_views, views
 
 app_name = "paycharge-api"
 
@@ -18,6 +18,21 @@ urlpatterns: list[URLPattern | URLResolver] = [
         "charges/<str:charge_id>/issuer_token/",
         views.ChargeIssuerTokenView.as_view(),
         name="charge-issuer-token",
+    ),
+    path(
+        "charges/<str:charge_id>/capture/",
+        lifecycle_views.ChargeCaptureView.as_view(),
+        name="charge-capture",
+    ),
+    path(
+        "charges/<str:charge_id>/refunds/",
+        lifecycle_views.ChargeRefundsView.as_view(),
+        name="charge-refunds",
+    ),
+    path(
+        "charges/<str:charge_id>/cancels/",
+        lifecycle_views.ChargeCancelsView.as_view(),
+        name="charge-cancels",
     ),
     path("webhooks/", views.WebhookConfigurationListView.as_view(), name="webhook-list"),
     path(

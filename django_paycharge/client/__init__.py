@@ -11,6 +11,7 @@ from ._client import PayChargeClient
 from ._paging import Prefetcher, RawPage
 from ._parse import ShapeError, parse_charge, parse_webhook
 from ._transport import IN_PROGRESS_CODE
+from .lifecycle_types import Cancel, Capture, Refund, ThreeDSIssuerToken
 from .types import (
     Charge,
     ChargeError,
@@ -25,6 +26,8 @@ from .types import (
 
 __all__ = [
     "IN_PROGRESS_CODE",
+    "Cancel",
+    "Capture",
     "Charge",
     "ChargeError",
     "ChargeRedirect",
@@ -33,9 +36,11 @@ __all__ = [
     "PayChargeClient",
     "Prefetcher",
     "RawPage",
+    "Refund",
     "Rejected",
     "ShapeError",
     "ThreeDS",
+    "ThreeDSIssuerToken",
     "TransactionToken",
     "WebhookConfiguration",
     "parse_charge",

@@ -20,6 +20,7 @@ from django_paycharge.exceptions import FieldError, InvalidParametersError
 
 from ._throttle import Throttle
 from ._transport import Transport
+from .lifecycle import Cancels, Refunds
 from .resources import Charges, IssuerTokens, Tokens, Webhooks
 
 DEFAULT_TIMEOUT = (5.0, 30.0)
@@ -123,6 +124,8 @@ class PayChargeClient:
         self.issuer_tokens = IssuerTokens(self._transport)
         self.webhooks = Webhooks(self._transport)
         self.tokens = Tokens(self._transport)
+        self.refunds = Refunds(self._transport, float(polling_timeout))
+        self.cancels = Cancels(self._transport, float(polling_timeout))
 
     def __repr__(self) -> str:
         return f"PayChargeClient(base_url={self.base_url!r})"

@@ -18,10 +18,11 @@ from typing import Any, Generic, TypeVar
 from django_paycharge.exceptions import InvalidResponseError
 
 from ._parse import ShapeError
+from .lifecycle_types import Cancel, Refund
 from .types import Charge, JSONObject, Page, Rejected, WebhookConfiguration
 from .validation import Checker, validate_uuid
 
-T = TypeVar("T", Charge, WebhookConfiguration)
+T = TypeVar("T", Charge, WebhookConfiguration, Refund, Cancel)
 P = TypeVar("P")
 
 

@@ -16,6 +16,7 @@ from ._paging import RawPage, follow, path_ids, raw_page_parser
 from ._params import CHARGE_FILTERS, charge_create_body, list_params
 from ._parse import page_parser, parse_charge, parse_issuer_token, parse_transaction_token
 from ._transport import Transport
+from .lifecycle import ChargeOperations, ThreeDSIssuerTokens
 from .types import Charge, IssuerToken, Page, Rejected, TransactionToken
 from .validation import Checker, validate_bool, validate_idempotency_key, validate_uuid
 from .webhooks import Webhooks
@@ -26,8 +27,8 @@ _parse_charge_page = page_parser(parse_charge)
 _read_charge_page = raw_page_parser(_parse_charge_page)
 
 
-class Charges:
-    """``client.charges``: create, read and list charges."""
+class Charges(ChargeOperations):
+    """``client.charges``: create, read and list charges; capture and update them."""
 
     __slots__ = ("_polling_timeout", "_transport")
 
@@ -195,7 +196,7 @@ class Charges:
         return ("/charges" if store is None else f"/stores/{store}/charges"), params
 
 
-class IssuerTokens:
+class IssuerTokens(ThreeDSIssuerTokens):
     """``client.issuer_tokens``: the payment information of online and bank-transfer charges."""
 
     __slots__ = ("_transport",)

@@ -12,24 +12,42 @@ from .charges import (
 )
 from .idempotency import ApiIdempotencyRecord
 from .quarantine import QuarantinedItem
+from .refunds import (
+    COUNTED_REFUND_STATUSES,
+    Cancel,
+    ChargeActionRequest,
+    OperationStatus,
+    Refund,
+    RefundReason,
+    refunded_amount,
+    with_refunded_amounts,
+)
 from .sync import SyncCheckpoint, SyncWindow
 from .tokens import TransactionTokenInfo
 from .webhooks import WebhookConfiguration, WebhookDelivery
 
 __all__ = [
+    "COUNTED_REFUND_STATUSES",
     "FINAL_STATUSES",
     "ApiIdempotencyRecord",
+    "Cancel",
     "Charge",
+    "ChargeActionRequest",
     "ChargeMode",
     "ChargeRequest",
     "ChargeStatus",
     "IssuerToken",
+    "OperationStatus",
     "PaymentType",
     "QuarantinedItem",
+    "Refund",
+    "RefundReason",
     "SyncCheckpoint",
     "SyncWindow",
     "TransactionTokenInfo",
     "WebhookConfiguration",
     "WebhookDelivery",
+    "refunded_amount",
     "status_rank",
+    "with_refunded_amounts",
 ]

@@ -160,6 +160,13 @@ class Charge(models.Model):
     def is_test(self) -> bool:
         return self.mode == ChargeMode.TEST
 
+    @property
+    def refunded_amount(self) -> int:
+        """The sum of the charge's successful refunds, in minor units (one query)."""
+        from .refunds import refunded_amount  # refunds.py imports this module
+
+        return refunded_amount(self)
+
 
 class ChargeRequest(models.Model):
     """A charge being created: committed with its idempotency key before the POST.

@@ -17,6 +17,8 @@ class QuarantinedItem(models.Model):
     class Resource(models.TextChoices):
         CHARGE = "charge", _("Charge")
         WEBHOOK = "webhook", _("Webhook configuration")
+        REFUND = "refund", _("Refund")
+        CANCEL = "cancel", _("Cancel")
 
     account = models.CharField(_("account"), max_length=64)
     resource = models.CharField(_("resource"), max_length=16, choices=Resource.choices)

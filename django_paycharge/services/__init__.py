@@ -5,13 +5,17 @@ is involved; the default account when None), is safe to call again, and sends
 the app's signals.
 """
 
+from .actions import recover_action_requests
+from .captures import cancel_charge, capture_charge, update_charge_metadata
 from .charges import refresh_charge, store_remote_charge, wait_for_charge
 from .clients import get_client, reset_clients
 from .create import create_charge, idempotency_key_for
-from .issuer_tokens import fetch_issuer_token
+from .issuer_tokens import fetch_issuer_token, fetch_three_ds_issuer_token
+from .lifecycle_sync import sync_charge_children, sync_refunds
 from .outcomes import ChargeCheck, check_charge_request, send_charge_request
 from .payment_types import fill_payment_types
 from .recovery import RecoveryResult, recover_charge_requests
+from .refunds import refund_charge, refundable_amount
 from .retry import retry_transient
 from .sync import SyncResult, sync_charges
 from .upsert import UpsertResult, upsert_charges
@@ -22,22 +26,31 @@ __all__ = [
     "RecoveryResult",
     "SyncResult",
     "UpsertResult",
+    "cancel_charge",
+    "capture_charge",
     "check_charge_request",
     "create_charge",
     "fetch_issuer_token",
+    "fetch_three_ds_issuer_token",
     "fill_payment_types",
     "get_client",
     "idempotency_key_for",
     "matches_auth_token",
+    "recover_action_requests",
     "recover_charge_requests",
     "refresh_charge",
+    "refund_charge",
+    "refundable_amount",
     "reset_clients",
     "retry_transient",
     "send_charge_request",
     "store_remote_charge",
+    "sync_charge_children",
     "sync_charges",
+    "sync_refunds",
     "sync_webhooks",
     "token_digest",
+    "update_charge_metadata",
     "upsert_charges",
     "wait_for_charge",
 ]

@@ -26,6 +26,7 @@ from ..nesting import nesting_exceeds, text_nesting_exceeds
 from . import leases
 from ._receipt_sql import insert_delivery
 from .charges import refresh_charge
+from .lifecycle_sync import LIFECYCLE_EVENTS, apply_lifecycle_event
 
 logger = logging.getLogger("django_paycharge.webhooks")
 
@@ -209,6 +210,8 @@ def process_claimed(delivery: WebhookDelivery) -> str:
 
 def _apply(delivery: WebhookDelivery, payload: dict[str, Any]) -> Any:
     event = str(payload.get("event") or "")
+    if event in LIFECYCLE_EVENTS:  # refund_finished, cancel_finished
+        return apply_lifecycle_event(delivery.account, event, payload.get("data"))
     if not event.startswith("charge_"):
         logger.info("Webhook event %r recorded and ignored", event)
         return None

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from .. import signals
 from ..exceptions import ChargeStateError, ConflictError, UnsupportedPaymentTypeError
 from ..models import Charge, IssuerToken, PaymentType
+from .actions import store_of
 from .charges import refresh_charge
 from .clients import get_client
 
@@ -17,7 +20,8 @@ ISSUER_TOKEN_TYPES = (PaymentType.ONLINE, PaymentType.BANK_TRANSFER)
 def fetch_issuer_token(charge: Charge) -> IssuerToken:
     """Fetch the charge's issuer token from the gateway, store it, and return it.
 
-    Only online and bank_transfer charges have one. For bank_transfer the
+    Only online and bank_transfer charges have one, and card charges awaiting
+    3-D Secure (see :func:`fetch_three_ds_issuer_token`). For bank_transfer the
     charge must be ``awaiting``: its status is checked against a fresh read
     first, and :class:`~django_paycharge.exceptions.ChargeStateError` (with
     ``status``) is raised otherwise.
@@ -31,6 +35,8 @@ def fetch_issuer_token(charge: Charge) -> IssuerToken:
         token = client.tokens.retrieve(charge.store_id, charge.transaction_token_id)
         charge.payment_type = token.payment_type or ""
         Charge.objects.filter(pk=charge.pk).update(payment_type=charge.payment_type)
+    if charge.payment_type == PaymentType.CARD:
+        return fetch_three_ds_issuer_token(charge)  # a card's only issuer token is 3-D Secure's
     if charge.payment_type not in ISSUER_TOKEN_TYPES:
         raise UnsupportedPaymentTypeError(
             _(
@@ -49,33 +55,72 @@ def fetch_issuer_token(charge: Charge) -> IssuerToken:
         fresh = refresh_charge(charge.gateway_id, charge.store_id, account=charge.account)
         _require_awaiting(fresh.status)
         raise
-    stored, _created = IssuerToken.objects.update_or_create(
-        charge=charge,
-        defaults={
-            "payment_type": remote.payment_type or charge.payment_type,
-            "call_method": remote.call_method or "",
-            "issuer_token": remote.issuer_token or "",
-            "payload": remote.payload,
-            "account_id": remote.account_id or "",
-            "branch_code": remote.branch_code or "",
-            "branch_name": remote.branch_name or "",
-            "account_holder_name": remote.account_holder_name or "",
-            "account_number": remote.account_number or "",
-            "raw": remote.raw,
-            "fetched_at": timezone.now(),
-        },
-    )
+    stored = _store(charge, remote.raw, remote.payment_type or charge.payment_type, remote)
     signals.send(signals.issuer_token_fetched, sender=Charge, charge=charge, issuer_token=stored)
     return stored
 
 
-def _require_awaiting(status: str | None) -> None:
-    if status != "awaiting":
-        raise ChargeStateError(
-            _(
-                "The bank account can only be shown while the charge is awaiting payment; "
-                "its status is now %(status)s."
-            )
-            % {"status": status or _("unknown")},
-            status=status,
+def fetch_three_ds_issuer_token(charge: Charge) -> IssuerToken:
+    """Fetch, store and return where the customer authenticates a card charge (3-D Secure).
+
+    The charge must be ``awaiting``, checked against a fresh read;
+    :class:`ChargeStateError` (with ``status``) otherwise. The token is stored
+    as the charge's issuer token (``payment_type="card"``, ``content_type`` in
+    ``raw``), so the template tag renders it like any ``http_post`` token.
+    """
+    fresh = refresh_charge(charge.gateway_id, charge.store_id, account=charge.account)
+    _require_awaiting(fresh.status, three_ds=True)
+    client = get_client(charge.account)
+    try:
+        remote = client.issuer_tokens.retrieve_three_ds(store_of(charge), charge.gateway_id)
+    except ConflictError:
+        # Authenticated (or abandoned) between our read and the gateway's: say where it is.
+        fresh = refresh_charge(charge.gateway_id, charge.store_id, account=charge.account)
+        _require_awaiting(fresh.status, three_ds=True)
+        raise
+    stored = _store(charge, remote.raw, remote.payment_type or "card", remote)
+    signals.send(signals.issuer_token_fetched, sender=Charge, charge=charge, issuer_token=stored)
+    return stored
+
+
+def _store(charge: Charge, raw: dict[str, Any], payment_type: str, remote: Any) -> IssuerToken:
+    """The charge's one issuer token row, replaced by what the gateway just sent."""
+    text = {name: getattr(remote, name, None) or "" for name in _TEXT_FIELDS}
+    stored, _created = IssuerToken.objects.update_or_create(
+        charge=charge,
+        defaults={
+            **text,
+            "payment_type": payment_type,
+            "payload": remote.payload,
+            "raw": raw,
+            "fetched_at": timezone.now(),
+        },
+    )
+    return stored
+
+
+_TEXT_FIELDS = (
+    "call_method",
+    "issuer_token",
+    "account_id",
+    "branch_code",
+    "branch_name",
+    "account_holder_name",
+    "account_number",
+)
+
+
+def _require_awaiting(status: str | None, *, three_ds: bool = False) -> None:
+    if status == "awaiting":
+        return
+    if three_ds:
+        message = _(
+            "The card payment waits for 3-D Secure only while it is awaiting the customer; "
+            "its status is now %(status)s."
         )
+    else:
+        message = _(
+            "The bank account can only be shown while the charge is awaiting payment; "
+            "its status is now %(status)s."
+        )
+    raise ChargeStateError(message % {"status": status or _("unknown")}, status=status)

@@ -4,10 +4,13 @@ Renders what the issuer token's call method needs:
 
 - ``http_post``: a form POSTing the payload as hidden fields to the provider,
   submitted by a script (with the page's CSP nonce) and a ``<noscript>`` button;
+  a card's 3-D Secure token is one of these (its ``content_type`` must be a
+  form encoding);
 - ``http_get``: a navigation to the provider's URL, with a link as fallback;
 - ``sdk``, ``web``, ``app``: no form; the token, payload and call method as JSON
   in ``<script type="application/json" id="paycharge-issuer-token">`` for the
-  shop's own integration;
+  shop's own integration, a notice the shop's script replaces, and (under
+  ``DEBUG``) a note saying what that integration must do;
 - ``bank_transfer``: the bank account to transfer to.
 
 Every value is escaped. The provider URL must be absolute ``https`` (plain
@@ -23,9 +26,11 @@ from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from django import template
+from django.conf import settings
 from django.template.loader import render_to_string
 from django.utils.safestring import SafeString
 from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy as _
 
 from .. import conf
 from ..models import IssuerToken
@@ -41,6 +46,23 @@ _TEMPLATES = {
 _SDK_TEMPLATE = "django_paycharge/issuer_token/sdk.html"
 _BANK_TEMPLATE = "django_paycharge/issuer_token/bank_transfer.html"
 _REFUSED_TEMPLATE = "django_paycharge/issuer_token/refused.html"
+#: Encodings an HTML form can send (a 3-D Secure token names its ``content_type``).
+FORM_ENCODINGS = ("application/x-www-form-urlencoded", "multipart/form-data")
+#: What the shop's own code must do with a token the tag cannot complete in a browser.
+INTEGRATION_NOTES = {
+    "sdk": _(
+        "call_method “sdk”: load the payment provider's JavaScript SDK on this page and hand "
+        "it issuer_token and payload from the JSON in #paycharge-issuer-token."
+    ),
+    "web": _(
+        "call_method “web”: open issuer_token inside the provider's own browser environment "
+        "(its in-app browser, with its API); an ordinary browser cannot continue."
+    ),
+    "app": _(
+        "call_method “app”: pass issuer_token to your native app, which completes the "
+        "payment with the provider's app SDK."
+    ),
+}
 
 
 def is_allowed_provider_url(url: str) -> bool:
@@ -93,6 +115,17 @@ def url_with_fields(url: str, fields: list[tuple[str, str]]) -> str:
     return urlunsplit(parts._replace(query=urlencode(query)))
 
 
+def form_encoding(issuer_token: IssuerToken) -> str | None:
+    """The form's ``enctype``: the token's ``content_type`` (3-D Secure names one) when a
+    browser form can send it, form-encoded when it names none, None when it cannot."""
+    raw = issuer_token.raw if isinstance(issuer_token.raw, dict) else {}
+    named = raw.get("content_type")
+    if not named:
+        return FORM_ENCODINGS[0]
+    media = str(named).split(";")[0].strip().lower()
+    return media if media in FORM_ENCODINGS else None
+
+
 @register.simple_tag(takes_context=True)
 def paycharge_issuer_token(
     context: template.Context, issuer_token: IssuerToken, nonce: str | None = None
@@ -110,6 +143,15 @@ def paycharge_issuer_token(
             "payload": issuer_token.payload,
             "call_method": method,
         }
+        ctx["call_method"] = method
+        if settings.DEBUG:
+            ctx["developer_note"] = INTEGRATION_NOTES.get(method or "")
+        logger.info(
+            "Issuer token of charge %s has call_method %r: the shop's own integration must "
+            "complete it (docs: template-tag.md)",
+            issuer_token.charge_id,
+            method,
+        )
         return render_to_string(_SDK_TEMPLATE, ctx)
     url = issuer_token.issuer_token
     if not is_allowed_provider_url(url):
@@ -119,8 +161,20 @@ def paycharge_issuer_token(
             _refusal_reason(url),
         )
         return render_to_string(_REFUSED_TEMPLATE, ctx)
+    enctype = form_encoding(issuer_token)
+    if enctype is None:
+        logger.warning(
+            "Refused to render issuer token of charge %s: its content_type is not a form encoding",
+            issuer_token.charge_id,
+        )
+        return render_to_string(_REFUSED_TEMPLATE, ctx)
     fields = form_fields(issuer_token.payload)
-    ctx.update(url=url, fields=fields, form_id=f"paycharge-issuer-{issuer_token.charge_id}")
+    ctx.update(
+        url=url,
+        fields=fields,
+        enctype=enctype,
+        form_id=f"paycharge-issuer-{issuer_token.charge_id}",
+    )
     if method == "http_get":
         ctx["url"] = url_with_fields(url, fields)
     return render_to_string(_TEMPLATES[method], ctx)

@@ -31,6 +31,8 @@ PLATFORM_ID = "33333333-3333-4333-8333-333333333333"
 CARD_DECLINED = "4000000000000002"
 CARD_INSUFFICIENT_FUNDS = "4000000000009995"
 CARD_SUCCESS = "4242424242424242"
+#: A card whose issuer always asks for a 3-D Secure challenge (unless ``three_ds.mode=skip``).
+CARD_THREE_DS = "4000000000003220"
 DECLINES: dict[str, tuple[int, str]] = {
     CARD_DECLINED: (306, "card declined"),
     CARD_INSUFFICIENT_FUNDS: (330, "insufficient funds"),

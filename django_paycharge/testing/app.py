@@ -306,4 +306,4 @@ def _fingerprint(method: str, path: str, body: bytes) -> str:
 
 
 # The handler modules register their routes on import; they import this module.
-from . import controls, endpoints, provider  # noqa: E402, F401
+from . import controls, endpoints, lifecycle_endpoints, provider, three_ds  # noqa: E402, F401

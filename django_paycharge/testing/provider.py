@@ -82,7 +82,7 @@ def provider_page(fake: FakeApp, request: Request) -> Any:
     with state.lock:
         charge = state.charges.get(request.params["charge"])
     if charge is None:
-        return _page(404, "Unknown payment", "This payment does not exist.")
+        return page(404, "Unknown payment", "This payment does not exist.")
     content_type = request.headers.get("content-type", "")
     if request.method == "POST":
         fields = dict(parse_qsl(request.body.decode("utf-8", "replace"), keep_blank_values=True))
@@ -98,10 +98,10 @@ def provider_page(fake: FakeApp, request: Request) -> Any:
         }
     )
     if request.method == "POST" and content_type.split(";")[0].strip().lower() != _FORM:
-        return _page(415, "Unsupported form", f"Send the payload as {_FORM}.")
+        return page(415, "Unsupported form", f"Send the payload as {_FORM}.")
     expected = payload_for(charge)
     if any(fields.get(k) != v for k, v in expected.items()):
-        return _page(400, "Invalid payment request", "The payload fields are missing or altered.")
+        return page(400, "Invalid payment request", "The payload fields are missing or altered.")
     return _settle(fake, charge, fields.get("action", "pay"))
 
 
@@ -123,17 +123,19 @@ def _settle(fake: FakeApp, charge: Charge, action: str) -> FakeResponse:
         else:
             state.complete(charge.id)
     if charge.redirect_endpoint is None:
-        return _page(200, "Payment complete", f"Status of the payment: {charge.status}.")
+        return page(200, "Payment complete", f"Status of the payment: {charge.status}.")
     return FakeResponse(303, {"Location": return_url(charge), "Content-Type": "text/plain"}, b"")
 
 
-def return_url(charge: Charge) -> str:
-    """The redirect endpoint with the charge id, token id and creation-time metadata added."""
-    assert charge.redirect_endpoint is not None
-    parts = urlsplit(charge.redirect_endpoint)
+def return_url(charge: Charge, endpoint: str | None = None) -> str:
+    """``endpoint`` (the redirect endpoint by default) with the charge id, token id and
+    creation-time metadata added (later metadata updates are not included)."""
+    endpoint = endpoint or charge.redirect_endpoint
+    assert endpoint is not None
+    parts = urlsplit(endpoint)
     query = parse_qsl(parts.query, keep_blank_values=True)
     query += [("serviceChargeId", charge.id), ("serviceTokenId", charge.token.id)]
-    query += [(k, _query_value(v)) for k, v in charge.metadata.items()]
+    query += [(k, _query_value(v)) for k, v in charge.initial_metadata.items()]
     return urlunsplit(parts._replace(query=urlencode(query)))
 
 
@@ -145,7 +147,8 @@ def _query_value(value: Any) -> str:
     return json.dumps(value)
 
 
-def _page(status: int, title: str, text: str) -> FakeResponse:
+def page(status: int, title: str, text: str) -> FakeResponse:
+    """A small HTML page of the fake provider."""
     body = (
         f"<!doctype html><html><head><title>{html.escape(title)}</title></head>"
         f"<body><h1>{html.escape(title)}</h1><p>{html.escape(text)}</p></body></html>"
@@ -153,4 +156,4 @@ def _page(status: int, title: str, text: str) -> FakeResponse:
     return FakeResponse(status, {"Content-Type": "text/html; charset=utf-8"}, body.encode())
 
 
-__all__: list[str] = ["Json", "payload_for", "return_url"]
+__all__: list[str] = ["Json", "page", "payload_for", "return_url"]

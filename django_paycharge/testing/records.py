@@ -95,6 +95,13 @@ class Charge:
     error: Json | None = None
     charged: bool = False
     mode: str = "test"
+    #: The metadata given at creation: the customer's return query carries it, not later changes.
+    initial_metadata: Json = field(default_factory=dict)
+    #: A partial capture's amount (None: the whole requested amount was charged).
+    captured_amount: int | None = None
+    authorization_expired: bool = False
+    #: Waiting (``awaiting``) for the customer's 3-D Secure challenge.
+    three_ds_challenge: bool = False
 
     @property
     def sort_key(self) -> tuple[dt.datetime, str]:
@@ -104,8 +111,8 @@ class Charge:
     def to_json(self) -> Json:
         """The charge resource, exactly the fields the gateway sends."""
         cur = self.currency
-        charged_amount = self.amount if self.charged else None
-        fee = fee_for(self.amount) if self.charged else None
+        charged_amount = (self.captured_amount or self.amount) if self.charged else None
+        fee = fee_for(charged_amount) if charged_amount is not None else None
         body: Json = {
             "id": self.id,
             "store_id": self.store.id,

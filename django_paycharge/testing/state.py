@@ -25,6 +25,7 @@ from ._common import (
     now,
 )
 from .faults import FaultSet
+from .lifecycle_state import LifecycleMixin, needs_three_ds_challenge
 from .listing import SortedIndex, micros
 from .queries import ChargeListMixin, IdempotencyMixin, IdempotencyRecord
 from .records import AppToken, Charge, Store, TransactionToken, WebhookConfig
@@ -33,8 +34,8 @@ from .webhook_state import WebhookStateMixin
 from .webhooks import WebhookSender
 
 
-class FakeState(WebhookStateMixin, ChargeListMixin, IdempotencyMixin):
-    """Stores, app tokens, transaction tokens, charges, webhooks, deliveries and faults."""
+class FakeState(WebhookStateMixin, ChargeListMixin, IdempotencyMixin, LifecycleMixin):
+    """Stores, app tokens, transaction tokens, charges, refunds, cancels, webhooks and faults."""
 
     def __init__(
         self,
@@ -76,6 +77,7 @@ class FakeState(WebhookStateMixin, ChargeListMixin, IdempotencyMixin):
             self.requests_log: deque[Json] = deque(maxlen=10_000)
             self.seed_calls = 0
             self.reset_webhooks()
+            self.reset_lifecycle()
             self.faults.clear()
             self.delivery_repeat = 1
             self.delivery_include_id = True
@@ -211,6 +213,7 @@ class FakeState(WebhookStateMixin, ChargeListMixin, IdempotencyMixin):
                 capture_at=request.capture_at,
                 merchant_transaction_id=mtid,
                 metadata=request.metadata,
+                initial_metadata=dict(request.metadata),
                 redirect_endpoint=request.redirect_endpoint,
                 redirect_id=str(uuid.uuid4()) if request.redirect_endpoint else None,
                 three_ds=request.three_ds,
@@ -269,14 +272,21 @@ class FakeState(WebhookStateMixin, ChargeListMixin, IdempotencyMixin):
                 return
             if charge.token.payment_type != "card":
                 deliveries = self._set_status(charge, "awaiting")
-            elif (charge.token.card_number or "") in DECLINES:
-                code, message = DECLINES[charge.token.card_number or ""]
-                deliveries = self._set_status(charge, "failed", error=_error(code, message))
-            elif not charge.capture:
-                deliveries = self._set_status(charge, "authorized")
+            elif needs_three_ds_challenge(charge):
+                charge.three_ds_challenge = True
+                deliveries = self._set_status(charge, "awaiting")
             else:
-                deliveries = self._set_status(charge, "successful", charged=True)
+                deliveries = self.card_outcome(charge)
         self.sender.send(deliveries)
+
+    def card_outcome(self, charge: Charge) -> list[Any]:
+        """Under the lock: a card charge is declined, authorized or charged (its deliveries)."""
+        if (charge.token.card_number or "") in DECLINES:
+            code, message = DECLINES[charge.token.card_number or ""]
+            return self._set_status(charge, "failed", error=_error(code, message))
+        if not charge.capture:
+            return self._set_status(charge, "authorized")
+        return self._set_status(charge, "successful", charged=True)
 
     def complete(self, charge_id: str) -> Json:
         """The customer pays (or an authorization is captured): ``successful``."""

@@ -236,6 +236,13 @@ def _card_data(raw: Json, number: str) -> tuple[Json, list[tuple[str, str]]]:
         "last_four": number[-4:],
         "brand": card_brand(number),
     }
+    three_ds = raw.get("three_ds")
+    if three_ds is not None:
+        if not isinstance(three_ds, dict) or not isinstance(three_ds.get("enabled"), bool):
+            errors.append(("data.three_ds.enabled", "MUST_BE_BOOLEAN"))
+        elif three_ds["enabled"]:
+            # The fake passes the token's own 3-D Secure at once (no token challenge).
+            data["three_ds"] = {"enabled": True, "status": "successful"}
     return data, errors
 
 

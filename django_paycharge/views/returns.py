@@ -25,6 +25,20 @@ def charge_return(request: HttpRequest) -> HttpResponse:
     Nothing else in the query is trusted: the charge's state comes from the
     gateway, and the next URL from settings or the shop's hook.
     """
+    return _return(request, three_ds=False)
+
+
+def three_ds_return(request: HttpRequest) -> HttpResponse:
+    """Where the gateway sends the customer after 3-D Secure (``three_ds.redirect_endpoint``).
+
+    The same query as the payment return (rule 4), handled the same way: the
+    charge is re-read from the gateway, then the customer goes to the shop's
+    next page. ``charge_returned`` is sent with ``three_ds=True``.
+    """
+    return _return(request, three_ds=True)
+
+
+def _return(request: HttpRequest, *, three_ds: bool) -> HttpResponse:
     charge = _local_charge(request)
     if charge is None:
         return charge_not_found(request)
@@ -35,7 +49,9 @@ def charge_return(request: HttpRequest) -> HttpResponse:
     except PayChargeError as exc:
         logger.warning("Return for charge %s: gateway unavailable (%s)", charge.gateway_id, exc)
         return render(request, "django_paycharge/return_retry.html", {"charge": charge}, status=503)
-    signals.send(signals.charge_returned, sender=Charge, charge=charge, request=request)
+    signals.send(
+        signals.charge_returned, sender=Charge, charge=charge, request=request, three_ds=three_ds
+    )
     return HttpResponseRedirect(next_url(request, charge))
 
 

@@ -13,8 +13,14 @@ from django_paycharge import conf
 
 from .models import Order
 
-#: Online wallet brands offered (the fake gateway accepts any brand name).
-WALLET_BRANDS = [("paypay", "PayPay"), ("au_pay", "au PAY"), ("merpay", "merpay")]
+#: Online wallet brands offered, with how each brand's payment page is opened: a form
+#: POST, or (one messaging wallet) a plain GET. The fake gateway accepts any brand name.
+WALLET_BRANDS = [
+    ("paypay", "PayPay", "http_post"),
+    ("au_pay", "au PAY", "http_post"),
+    ("merpay", "merpay", "http_post"),
+    ("line_pay", "LINE Pay", "http_get"),
+]
 CONVENIENCE_STORES = [
     ("seven_eleven", "7-Eleven"),
     ("family_mart", "FamilyMart"),

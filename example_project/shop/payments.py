@@ -47,8 +47,9 @@ def pay_order(request: HttpRequest, order: Order, transaction_token_id: str) -> 
     """Charge ``order`` with the transaction token the customer's browser created.
 
     The amount and currency are the order's. The gateway sends the customer
-    back (online wallets) to ``paycharge:return``, which refreshes the charge
-    and redirects through :func:`return_url`. The new charge is waited for
+    back (online wallets) to ``paycharge:return``, or after 3-D Secure (cards)
+    to ``paycharge:three_ds_return``; both refresh the charge and redirect
+    through :func:`return_url`. The new charge is waited for
     until it leaves ``pending`` (the gateway's long-polling read), so the
     order page shows the outcome, or the bank account, at once. Raises the app's
     :class:`~django_paycharge.exceptions.PayChargeError` subclasses, and
@@ -67,6 +68,8 @@ def pay_order(request: HttpRequest, order: Order, transaction_token_id: str) -> 
         currency=order.currency,
         metadata={"order": order.pk},
         redirect_endpoint=request.build_absolute_uri(reverse("paycharge:return")),
+        # After 3-D Secure the gateway sends the customer here (card charges).
+        three_ds_redirect_endpoint=request.build_absolute_uri(reverse("paycharge:three_ds_return")),
         ip_address=_client_ip(request),
         idempotency_key=attempt_key(order.pk),
     )
@@ -152,8 +155,18 @@ def _attach_once(order_pk: int, charge: Charge) -> None:
     ):
         return
     order.charge = charge
-    _apply_status(order, charge.status)
+    _apply_status(order, _order_facing_status(charge))
     order.save(update_fields=["charge", "status", "paid_at"])
+
+
+def needs_three_ds(charge: Charge) -> bool:
+    """A card payment waiting for the customer's 3-D Secure confirmation."""
+    return charge.payment_type == "card" and charge.status == "awaiting"
+
+
+def _order_facing_status(charge: Charge) -> str | None:
+    # A card awaiting 3-D Secure is not "waiting for your transfer": the order stays new.
+    return "pending" if needs_three_ds(charge) else charge.status
 
 
 def _apply_status(order: Order, charge_status: str | None) -> None:

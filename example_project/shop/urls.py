@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from . import views
+from . import refunds, views
 
 app_name = "shop"
 
@@ -13,5 +13,6 @@ urlpatterns = [
     path("orders/<uuid:public_id>/status.json", views.order_status, name="order_status"),
     path("orders/<uuid:public_id>/checkout/", views.checkout, name="checkout"),
     path("orders/<uuid:public_id>/pay/", views.pay, name="pay"),
+    path("orders/<uuid:public_id>/refund/", refunds.refund, name="refund"),
     path("demo/bank/<uuid:public_id>/", views.demo_bank, name="demo_bank"),
 ]

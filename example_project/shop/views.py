@@ -29,7 +29,8 @@ from django_paycharge.models import IssuerToken
 
 from .checkout import checkout_context, rejected_message
 from .models import Order, Product
-from .payments import OrderNotPayable, failure_message, pay_order
+from .payments import OrderNotPayable, failure_message, needs_three_ds, pay_order
+from .refunds import staff_refund_context
 
 logger = logging.getLogger("shop.views")
 SESSION_KEY = "shop_orders"
@@ -129,6 +130,9 @@ def pay(request: HttpRequest, public_id: uuid.UUID) -> HttpResponse:
     if charge.payment_type == "online" and charge.status in ("pending", "awaiting"):
         # The app's payment page sends the customer on to the wallet provider.
         return redirect("paycharge:pay", charge_id=charge.gateway_id)
+    if needs_three_ds(charge):
+        # The same page sends the customer to the card issuer's 3-D Secure challenge.
+        return redirect("paycharge:pay", charge_id=charge.gateway_id)
     return redirect("shop:order", public_id=order.public_id)
 
 
@@ -148,6 +152,8 @@ def order_detail(request: HttpRequest, public_id: uuid.UUID) -> HttpResponse:
         "charge": charge,
         "demo_bank": settings.SHOP_DEMO_BANK,
         "failure": failure_message(charge) if order.status == Order.Status.FAILED else "",
+        "needs_three_ds": charge is not None and needs_three_ds(charge),
+        **staff_refund_context(request, charge),
     }
     if (
         charge is not None

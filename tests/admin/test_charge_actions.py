@@ -129,7 +129,8 @@ def test_fetch_issuer_token_card_says_why(admin_client, gateway_charge):
     charge = gateway_charge("card")
     response = run_action(admin_client, "fetch_issuer_token_action", [charge])
     assert response.status_code == 200
-    assert "this charge&#x27;s payment type is card" in response.content.decode()
+    # A card's only issuer token is its 3-D Secure one, while it awaits the customer.
+    assert "3-D Secure only while it is awaiting the customer" in response.content.decode()
 
 
 def test_fetch_issuer_token_mixed_selection(admin_client, gateway_charge):

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 import schemathesis
-from django.contrib.auth.models import User
+from django.contrib.auth.models import Permission, User
 from django.core.signals import request_finished, request_started
 from django.core.wsgi import get_wsgi_application
 from django.db import close_old_connections
@@ -88,6 +88,12 @@ def test_no_request_drawn_from_the_schema_gets_a_5xx(
     headers: dict[str, str] = {}
     if caller == "staff":
         user = User.objects.create_user("fuzz-staff", password="fuzz-password", is_staff=True)
+        # Capture, cancel and refund too: their success paths are fuzzed as well.
+        user.user_permissions.set(
+            Permission.objects.filter(
+                codename__in=["capture_charge", "cancel_charge", "refund_charge"]
+            )
+        )
         token = base64.b64encode(f"{user.username}:fuzz-password".encode()).decode()
         headers["Authorization"] = f"Basic {token}"
     strategy = st.one_of(
@@ -109,6 +115,19 @@ def test_no_request_drawn_from_the_schema_gets_a_5xx(
                 if caller == "anonymous":
                     case.body.pop("amount", None)
                     case.body.pop("currency", None)
+            path = case.operation.path
+            if case.method == "POST" and path.endswith(("/capture/", "/refunds/", "/cancels/")):
+                # A fresh charge the action can act on: its success path is fuzzed too.
+                token = gateway.create_transaction_token("card")["id"]
+                target = services.create_charge(
+                    transaction_token_id=token,
+                    amount=1200,
+                    currency="JPY",
+                    capture=not path.endswith("/capture/"),
+                )
+                case.path_parameters["charge_id"] = str(target.gateway_id)
+                if isinstance(case.body, dict) and "currency" in case.body:
+                    case.body["currency"] = "JPY"
         response = case.call(app=wsgi, headers=headers)
         statuses.add(response.status_code)
         case.validate_response(response, checks=[not_a_server_error, response_schema_conformance])

@@ -71,11 +71,16 @@ def test_bank_transfer_outside_awaiting_is_409_with_the_status(gateway, anon, ba
     assert "successful" in body["message"]
 
 
-@pytest.mark.parametrize("payment_type", ["card", "konbini"])
-def test_other_payment_types_are_409_unsupported(gateway, staff, payment_type):
-    charge = gateway_charge(gateway, payment_type)
+def test_konbini_is_409_unsupported(gateway, staff):
+    charge = gateway_charge(gateway, "konbini")
     body = assert_error(staff.get(url(charge)), 409, "unsupported_payment_type")
-    assert payment_type in body["message"]
+    assert "konbini" in body["message"]
+
+
+def test_a_card_not_awaiting_3ds_is_409_charge_status(gateway, staff):
+    # A card's only issuer token is its 3-D Secure one, while it awaits the customer.
+    body = assert_error(staff.get(url(gateway_charge(gateway, "card"))), 409, "charge_status")
+    assert body["status"] == "successful"
 
 
 @pytest.mark.parametrize("who", ["anon", "customer"])

@@ -42,6 +42,11 @@ def test_the_schema_describes_every_endpoint_and_the_error_shape():
         ("/api/payments/charges/", "post"): "charges_create",
         ("/api/payments/charges/{charge_id}/", "get"): "charges_retrieve",
         ("/api/payments/charges/{charge_id}/issuer_token/", "get"): "charges_issuer_token",
+        ("/api/payments/charges/{charge_id}/capture/", "post"): "charges_capture",
+        ("/api/payments/charges/{charge_id}/refunds/", "get"): "charges_refunds_list",
+        ("/api/payments/charges/{charge_id}/refunds/", "post"): "charges_refunds_create",
+        ("/api/payments/charges/{charge_id}/cancels/", "get"): "charges_cancels_list",
+        ("/api/payments/charges/{charge_id}/cancels/", "post"): "charges_cancels_create",
         ("/api/payments/webhooks/", "get"): "webhooks_list",
         ("/api/payments/webhooks/{webhook_id}/", "get"): "webhooks_retrieve",
     }

@@ -20,7 +20,12 @@ import django
 import pytest
 
 from django_paycharge.money import format_money
-from django_paycharge.testing import CARD_DECLINED, CARD_INSUFFICIENT_FUNDS, CARD_SUCCESS
+from django_paycharge.testing import (
+    CARD_DECLINED,
+    CARD_INSUFFICIENT_FUNDS,
+    CARD_SUCCESS,
+    CARD_THREE_DS,
+)
 
 from ..test_i18n import PO as APP_CATALOG
 from ..test_i18n import english_detector
@@ -284,6 +289,98 @@ def test_the_demo_admin_user_sees_the_paid_order(demo: Demo, browser_page: Any) 
     # The app's own admin, in the same site: the mirrored charge.
     page.goto(f"{demo.shop_url}/admin/django_paycharge/charge/?q={state['charge']['id']}")
     assert page.locator("#result_list tbody tr").count() == 1
+
+
+def test_a_3ds_card_confirms_with_the_issuer_then_is_paid(demo: Demo, browser_page: Any) -> None:
+    page = browser_page
+    navigations: list[tuple[str, str]] = []
+    page.on(
+        "request",
+        lambda r: navigations.append((r.method, r.url)) if r.is_navigation_request() else None,
+    )
+    buy(page, demo, product=1)
+    pay(page, "card", card_number=CARD_THREE_DS)
+    # The app's payment page posts to the issuer's challenge, on the gateway.
+    page.wait_for_url(re.compile(r"/_fake/provider/[0-9a-f-]{36}/3ds$"), timeout=TIMEOUT_MS)
+    assert "Confirm your payment" in page.locator("h1").inner_text()
+    page.click("#three-ds-pass")
+    public_id = landed_order_id(page)
+    assert page.locator("#order-status").inner_text() == "Paid"
+
+    state = order_state(demo, public_id)
+    charge_id = state["charge"]["id"]
+    urls = [(method, url.split("?")[0]) for method, url in navigations]
+    pay_page = ("GET", f"{demo.shop_url}/payments/pay/{charge_id}/")
+    challenge = ("POST", f"{demo.gateway_url}/_fake/provider/{charge_id}/3ds")
+    back = ("GET", f"{demo.shop_url}/payments/return/3ds/")
+    order_page = ("GET", f"{demo.shop_url}/orders/{public_id}/")
+    assert urls.index(pay_page) < urls.index(challenge) < urls.index(back)
+    assert urls.index(back) < urls.index(order_page)
+    assert state["charge"]["status"] == "successful" and state["charge"]["payment_type"] == "card"
+    assert state["issuer_token"]["call_method"] == "http_post"
+    assert gateway_charge(demo, charge_id)["three_ds"]["redirect_endpoint"] == (
+        f"{demo.shop_url}/payments/return/3ds/"
+    )
+    assert_no_console_errors(page)
+
+
+def test_an_http_get_wallet_opens_its_page_with_a_get(demo: Demo, browser_page: Any) -> None:
+    page = browser_page
+    navigations: list[tuple[str, str]] = []
+    page.on(
+        "request",
+        lambda r: navigations.append((r.method, r.url)) if r.is_navigation_request() else None,
+    )
+    buy(page, demo, product=0)
+    page.check("input[name=payment_type][value=online]")
+    page.select_option("#checkout select[name=brand]", "line_pay")
+    page.click("#pay-button")
+    public_id = landed_order_id(page)
+    assert page.locator("#order-status").inner_text() == "Paid"
+    state = order_state(demo, public_id)
+    charge_id = state["charge"]["id"]
+    assert state["issuer_token"]["call_method"] == "http_get"
+    provider = [
+        (method, url)
+        for method, url in navigations
+        if url.startswith(f"{demo.gateway_url}/_fake/provider/{charge_id}")
+    ]
+    assert [method for method, _url in provider] == ["GET"]
+    assert "signature=" in provider[0][1]  # the payload travels in the query
+    assert state["charge"]["status"] == "successful"
+    assert_no_console_errors(page)
+
+
+_REFUNDS_QUERY = """
+import json
+from django_paycharge.models import Refund
+print(json.dumps([[r.amount, r.status, r.reason] for r in Refund.objects.filter(
+    charge__gateway_id="{charge_id}").order_by("created_on")]))
+"""
+
+
+def test_staff_refund_from_the_order_page(demo: Demo, browser_page: Any) -> None:
+    page = browser_page
+    page.goto(f"{demo.shop_url}/admin/")
+    page.fill("#id_username", demo.admin_user)
+    page.fill("#id_password", demo.admin_password)
+    page.click("input[type=submit]")
+    page.console_errors.clear()  # the admin's pages have no icon: a favicon 404, not ours
+    price = buy(page, demo, product=0, quantity=2)
+    pay(page, "card", card_number=CARD_SUCCESS)
+    public_id = landed_order_id(page)
+    charge_id = order_state(demo, public_id)["charge"]["id"]
+    assert page.locator("#refund-left").inner_text() == f"{2 * price:,} JPY"
+    page.fill("#refund-form input[name=amount]", str(price))
+    page.select_option("#refund-form select[name=reason]", "duplicate")
+    page.click("#refund-button")
+    page.wait_for_url(ORDER_URL, timeout=TIMEOUT_MS)
+    assert "Refund of" in page.locator(".messages").inner_text()
+    assert page.locator("#refunded-total").inner_text() == f"{price:,} JPY"
+    assert page.locator("#refund-left").inner_text() == f"{price:,} JPY"
+    refunds: list[list[Any]] = demo.query(_REFUNDS_QUERY.replace("{charge_id}", charge_id))
+    assert refunds == [[price, "successful", "duplicate"]]
+    assert_no_console_errors(page)
 
 
 # -- one language per page, and the pages a new customer meets -----------------------------------

@@ -21,7 +21,14 @@ from django.test import Client
 from rest_framework.test import APIClient
 
 from django_paycharge import services, signals
-from django_paycharge.models import Charge, ChargeRequest, WebhookDelivery
+from django_paycharge.models import (
+    Cancel,
+    Charge,
+    ChargeActionRequest,
+    ChargeRequest,
+    Refund,
+    WebhookDelivery,
+)
 from django_paycharge.services import retry
 from tests.db_locks import locked_database
 
@@ -85,6 +92,7 @@ def test_raising_receivers_change_nothing_else(
         **settings.PAYCHARGE,
         **API_STAFF,
         "API_DIRECT_AMOUNT_PERMISSION_CLASSES": ["rest_framework.permissions.AllowAny"],
+        "API_ACTION_PERMISSION_CLASSES": ["rest_framework.permissions.AllowAny"],
         "WEBHOOK_AUTH_TOKENS": [WEBHOOK_TOKEN],
         "API_CREATE_THROTTLE_CLASSES": [],
     }
@@ -133,7 +141,26 @@ def test_raising_receivers_change_nothing_else(
                 != 1
             )
             cases += 1
+        # Capture then refund one authorized card charge, cancel another: the lifecycle signals.
+        for action in ("capture", "cancels"):
+            token = fake_gateway.create_transaction_token("card")["id"]
+            body = {"transaction_token_id": token, "amount": 1300, "currency": "JPY"}
+            created = api.post("/api/payments/charges/", {**body, "capture": False}, format="json")
+            charges = f"/api/payments/charges/{created.json()['id']}"
+            done = api.post(f"{charges}/{action}/", format="json")
+            damage["5xx"] += done.status_code >= 500
+            assert done.status_code in (200, 201), done.content
+            if action == "capture":
+                refunded = api.post(f"{charges}/refunds/", {"amount": 300}, format="json")
+                damage["5xx"] += refunded.status_code >= 500
+                damage["lost_updates"] += Refund.objects.filter(amount=300).count() != 1
+            else:
+                damage["lost_updates"] += Cancel.objects.count() != 1
+            cases += 1
         damage["requests_not_settled"] += ChargeRequest.objects.exclude(state="succeeded").count()
+        damage["requests_not_settled"] += ChargeActionRequest.objects.exclude(
+            state="succeeded"
+        ).count()
     finally:
         for signal in everything:
             signal.disconnect(broken)
@@ -141,8 +168,8 @@ def test_raising_receivers_change_nothing_else(
     reliability_record(
         "Raising signal receivers",
         "a receiver of every signal raises while charges are created through the API, "
-        "updated by webhooks, returned to by the customer and asked for an issuer token; "
-        "3 payment types",
+        "updated by webhooks, returned to by the customer and asked for an issuer token, "
+        "captured, refunded and canceled; 3 payment types",
         cases,
         damage,
         note=f"{len(raised)} receiver calls raised; each was logged by name",

@@ -5,6 +5,7 @@ import pytest
 from django_paycharge import services
 from django_paycharge.access import grant_charge_access
 from django_paycharge.models import IssuerToken
+from django_paycharge.testing import CARD_THREE_DS
 
 pytestmark = pytest.mark.django_db
 
@@ -50,10 +51,34 @@ def test_bank_transfer_no_longer_awaiting_renders_the_status(client, fake_gatewa
     assert "successful" in response.content.decode()
 
 
-def test_card_charges_have_no_payment_page(client, fake_gateway):
-    charge = create(fake_gateway, "card")
+def test_a_card_charge_not_awaiting_3ds_has_nothing_to_continue(client, fake_gateway):
+    charge = create(fake_gateway, "card")  # charged at once: no 3-D Secure challenge
     grant(client, charge)
-    assert client.get(url(charge)).status_code == 404
+    response = client.get(url(charge))
+    assert response.status_code == 409
+    assert response.context["status"] == "successful"
+    assert not IssuerToken.objects.exists()
+
+
+def test_a_card_charge_awaiting_3ds_posts_to_the_issuers_challenge(client, fake_gateway):
+    token = fake_gateway.create_transaction_token("card", card_number=CARD_THREE_DS)["id"]
+    charge = services.create_charge(
+        transaction_token_id=token,
+        amount=2500,
+        currency="JPY",
+        three_ds_redirect_endpoint="https://shop.example/payments/return/3ds/",
+    )
+    grant(client, charge)
+    response = client.get(url(charge))
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert "Confirm the payment with your card issuer" in html
+    challenge = f"{fake_gateway.base_url}/_fake/provider/{charge.gateway_id}/3ds"
+    assert f'action="{challenge}"' in html
+    assert 'enctype="application/x-www-form-urlencoded"' in html
+    token_row = IssuerToken.objects.get(charge=charge)
+    assert (token_row.payment_type, token_row.call_method) == ("card", "http_post")
+    assert token_row.raw["content_type"].startswith("application/x-www-form-urlencoded")
 
 
 def test_gateway_down_renders_a_retry_page(client, fake_gateway, settings):

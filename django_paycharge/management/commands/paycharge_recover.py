@@ -16,7 +16,8 @@ class Command(PayChargeCommand):
         "Ask the gateway, with their own idempotency keys, about charge requests left open by "
         "a crash or a lost answer: each ends with exactly one charge, or refused. Requests older "
         "than the maximum age are abandoned (never sent); abandoned ones whose outcome is "
-        "unknown are looked for."
+        "unknown are looked for. Capture, cancel and refund requests left pending are resent "
+        "with their keys: each ends acted on exactly once, or marked failed."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -56,8 +57,17 @@ class Command(PayChargeCommand):
                 f"Abandoned charge request {key}: too old to send; it will never be sent. "
                 "If the gateway made its charge anyway, a later run or a webhook records it."
             )
-        if result.still_pending:
+        # Captures, cancels and refunds left in flight the same way.
+        actions = services.recover_action_requests(
+            older_than=timedelta(seconds=options["older_than"])
+        )
+        self.stdout.write(
+            f"Capture, cancel and refund requests settled: {actions['settled']}, failed: "
+            f"{actions['failed']}, still pending: {actions['still_pending']}."
+        )
+        pending = result.still_pending + actions["still_pending"]
+        if pending:
             raise CommandError(
-                f"{result.still_pending} charge requests are still pending: the gateway "
-                "could not answer or is still working on them. Run paycharge_recover again later."
+                f"{pending} requests are still pending: the gateway could not answer or is "
+                "still working on them. Run paycharge_recover again later."
             )

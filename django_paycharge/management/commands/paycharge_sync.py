@@ -27,6 +27,12 @@ class Command(PayChargeCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--charges", action="store_true", help="Sync charges.")
         parser.add_argument("--webhooks", action="store_true", help="Sync webhook configurations.")
+        parser.add_argument(
+            "--refunds",
+            action="store_true",
+            help="Also sync the refunds and cancels of successful, canceled and authorized "
+            "charges (two requests per charge; narrow it with --since or --store).",
+        )
         which = parser.add_mutually_exclusive_group()
         which.add_argument("--account", help="Account name from PAYCHARGE['ACCOUNTS'].")
         which.add_argument(
@@ -122,6 +128,14 @@ class Command(PayChargeCommand):
             result = services.sync_webhooks(options["account"], options["store"])
             self._summary("Webhook configurations", result)
             quarantined += result.quarantined
+        if options["refunds"]:
+            counts = services.sync_refunds(options["account"], options["store"], since=since)
+            self.stdout.write(
+                f"Refunds and cancels: {counts['charges']} charges read, {counts['refunds']} "
+                f"refunds, {counts['cancels']} cancels, {counts['failed']} failed, "
+                f"{counts['quarantined']} quarantined."
+            )
+            quarantined += counts["quarantined"]
         if options["fill_payment_types"]:
             filled = services.fill_payment_types(
                 options["account"], limit=options["fill_payment_types"]

@@ -38,7 +38,9 @@
     } else if (type === "konbini") {
       data = { customer_name: value("customer_name"), convenience_store: value("convenience_store") };
     } else if (type === "online") {
-      data = { brand: value("brand"), call_method: value("call_method") };
+      // Each brand opens its payment page its own way (a form POST, or a plain GET).
+      const brand = form.elements.namedItem("brand");
+      data = { brand: value("brand"), call_method: brand.selectedOptions[0].dataset.callMethod };
     }
     return { payment_type: type, type: "one_time", email: value("email"), data: data };
   }

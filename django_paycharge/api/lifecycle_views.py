@@ -1,0 +1,172 @@
+"""Capture, cancel and refund a charge through the API; list its refunds and cancels.
+
+Who may: ``PAYCHARGE["API_ACTION_PERMISSION_CLASSES"]``, by default active
+staff who also hold the action's permission (``django_paycharge.refund_charge``
+and so on, as in the admin). The ``Idempotency-Key`` header works as for
+creating a charge (:func:`.idempotency.idempotent`): the same key and body
+replay the first answer, another body is 409 ``idempotency_key_reused``, and a
+request retried after a 5xx joins the service request of the first one
+(:func:`.idempotency.caller_key`), so nothing is captured, canceled or
+refunded twice.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.utils.translation import gettext_lazy as _
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter
+from rest_framework import serializers
+from rest_framework.permissions import BasePermission
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from .. import services
+from ..models import Cancel, Refund
+from .idempotency import caller_key, idempotent
+from .lifecycle_serializers import (
+    CancelRequestSerializer,
+    CancelSerializer,
+    CaptureRequestSerializer,
+    RefundRequestSerializer,
+    RefundSerializer,
+)
+from .permissions import permissions_from_setting
+from .serializers import ChargeSerializer
+from .views import PayChargeAPIView, _errors, _get_charge, _id_parameter, api_schema
+
+IDEMPOTENCY_HEADER = OpenApiParameter(
+    "Idempotency-Key",
+    OpenApiTypes.STR,
+    OpenApiParameter.HEADER,
+    description="Your key for this action (1-255 printable ASCII characters, no spaces). The "
+    "same key and body replay the first answer; another body is 409 idempotency_key_reused; "
+    "while the first request runs, 409 idempotency_key_in_progress.",
+)
+#: ``Idempotency-Key`` scopes (with the caller) of the three actions.
+CAPTURE_PURPOSE = "charges.capture"
+REFUND_PURPOSE = "charges.refund"
+CANCEL_PURPOSE = "charges.cancel"
+
+
+class HasChargeActionPermission(BasePermission):
+    """The user holds the view's permission (``capture_charge``, ``cancel_charge``, ...)."""
+
+    message = _("You may not do this to charges.")
+
+    def has_permission(self, request: Request, view: APIView) -> bool:
+        codename = getattr(view, "action_permission", None)
+        if codename is None or request.method in ("GET", "HEAD", "OPTIONS"):
+            return True
+        return bool(request.user and request.user.has_perm(f"django_paycharge.{codename}"))
+
+
+def _body(serializer_class: type[serializers.Serializer[Any]], request: Request) -> dict[str, Any]:
+    serializer = serializer_class(data=request.data if request.data else {})
+    serializer.is_valid(raise_exception=True)
+    return dict(serializer.validated_data)
+
+
+def _who(request: Request) -> str:
+    return str(request.user.get_username()) if request.user else ""
+
+
+class _ActionView(PayChargeAPIView):
+    action_permission: str
+
+    def get_permissions(self) -> list[BasePermission]:
+        return permissions_from_setting("API_ACTION_PERMISSION_CLASSES")
+
+
+class ChargeCaptureView(_ActionView):
+    """Capture an authorized charge, all of it or ``amount`` of it."""
+
+    action_permission = "capture_charge"
+
+    @api_schema(
+        operation_id="charges_capture",
+        parameters=[_id_parameter("charge_id"), IDEMPOTENCY_HEADER],
+        request=CaptureRequestSerializer,
+        responses={200: ChargeSerializer, **_errors(400, 401, 403, 404, 409, 502, 503)},
+        description="409 charge_status when the charge is not authorized (or its "
+        "authorization has expired: status failed).",
+    )
+    @idempotent(CAPTURE_PURPOSE)
+    def post(self, request: Request, charge_id: str) -> Response:
+        charge = _get_charge(request, charge_id)
+        charge = services.capture_charge(
+            charge,
+            **_body(CaptureRequestSerializer, request),
+            idempotency_key=caller_key(request, CAPTURE_PURPOSE),
+            requested_by=_who(request),
+        )
+        return Response(ChargeSerializer(charge, context={"request": request}).data)
+
+
+class ChargeRefundsView(_ActionView):
+    """``GET``: the charge's refunds in the mirror. ``POST``: refund it."""
+
+    action_permission = "refund_charge"
+
+    @api_schema(
+        operation_id="charges_refunds_list",
+        parameters=[_id_parameter("charge_id")],
+        responses={200: RefundSerializer(many=True), **_errors(401, 403, 404)},
+    )
+    def get(self, request: Request, charge_id: str) -> Response:
+        charge = _get_charge(request, charge_id)
+        refunds = Refund.objects.filter(charge=charge).select_related("charge")
+        return Response(RefundSerializer(refunds, many=True).data)
+
+    @api_schema(
+        operation_id="charges_refunds_create",
+        parameters=[_id_parameter("charge_id"), IDEMPOTENCY_HEADER],
+        request=RefundRequestSerializer,
+        responses={201: RefundSerializer, **_errors(400, 401, 403, 404, 409, 502, 503)},
+        description="The refund is usually pending; refund_finished webhooks finish it.",
+    )
+    @idempotent(REFUND_PURPOSE)
+    def post(self, request: Request, charge_id: str) -> Response:
+        charge = _get_charge(request, charge_id)
+        refund = services.refund_charge(
+            charge,
+            **_body(RefundRequestSerializer, request),
+            idempotency_key=caller_key(request, REFUND_PURPOSE),
+            requested_by=_who(request),
+        )
+        return Response(RefundSerializer(refund).data, status=201)
+
+
+class ChargeCancelsView(_ActionView):
+    """``GET``: the charge's cancels in the mirror. ``POST``: cancel it."""
+
+    action_permission = "cancel_charge"
+
+    @api_schema(
+        operation_id="charges_cancels_list",
+        parameters=[_id_parameter("charge_id")],
+        responses={200: CancelSerializer(many=True), **_errors(401, 403, 404)},
+    )
+    def get(self, request: Request, charge_id: str) -> Response:
+        charge = _get_charge(request, charge_id)
+        cancels = Cancel.objects.filter(charge=charge).select_related("charge")
+        return Response(CancelSerializer(cancels, many=True).data)
+
+    @api_schema(
+        operation_id="charges_cancels_create",
+        parameters=[_id_parameter("charge_id"), IDEMPOTENCY_HEADER],
+        request=CancelRequestSerializer,
+        responses={201: CancelSerializer, **_errors(400, 401, 403, 404, 409, 502, 503)},
+    )
+    @idempotent(CANCEL_PURPOSE)
+    def post(self, request: Request, charge_id: str) -> Response:
+        charge = _get_charge(request, charge_id)
+        cancel = services.cancel_charge(
+            charge,
+            **_body(CancelRequestSerializer, request),
+            idempotency_key=caller_key(request, CANCEL_PURPOSE),
+            requested_by=_who(request),
+        )
+        return Response(CancelSerializer(cancel).data, status=201)

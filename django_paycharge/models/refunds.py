@@ -1,0 +1,201 @@
+"""The mirror of a charge's refunds and cancels, and the requests that make them exactly once."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import models
+from django.db.models import BigIntegerField, OuterRef, QuerySet, Subquery, Sum, Value
+from django.db.models.functions import Coalesce
+from django.utils.translation import gettext_lazy as _
+
+from .charges import Charge
+from .payload import PayloadEncoder
+
+
+class OperationStatus(models.TextChoices):
+    """Statuses of refunds and cancels (any other value the gateway sends is kept)."""
+
+    PENDING = "pending", _("Pending")
+    SUCCESSFUL = "successful", _("Successful")
+    FAILED = "failed", _("Failed")
+    ERROR = "error", _("Error")
+
+
+class RefundReason(models.TextChoices):
+    DUPLICATE = "duplicate", _("Duplicate charge")
+    FRAUD = "fraud", _("Fraudulent charge")
+    CUSTOMER_REQUEST = "customer_request", _("Requested by the customer")
+    SYSTEM_FAILURE = "system_failure", _("System failure")
+    CHARGEBACK = "chargeback", _("Chargeback")
+    CHARGEBACK_FEE_EXEMPT = "chargeback_fee_exempt", _("Chargeback (fee exempt)")
+    CHARGEBACK_REVERSE = "chargeback_reverse", _("Chargeback reversed")
+
+
+#: Refunds that use up the charged amount (a failed one gave nothing back).
+COUNTED_REFUND_STATUSES = ("pending", "successful")
+
+
+class _ChargeChild(models.Model):
+    """What refunds and cancels share: every field may be missing except the id."""
+
+    gateway_id = models.UUIDField(_("id"), unique=True)
+    charge = models.ForeignKey(Charge, on_delete=models.CASCADE, verbose_name=_("charge"))
+    account = models.CharField(_("account"), max_length=64, default="default")
+    store_id = models.UUIDField(_("store id"), null=True, blank=True)
+    # Unknown (NULL) when the gateway's value is missing or does not fit, as for charges.
+    status = models.CharField(
+        _("status"), max_length=32, null=True, blank=True, choices=OperationStatus.choices
+    )
+    status_rank = models.PositiveSmallIntegerField(_("status rank"), default=0, editable=False)
+    error = models.JSONField(_("error"), null=True, blank=True, encoder=PayloadEncoder)
+    metadata = models.JSONField(_("metadata"), null=True, blank=True, encoder=PayloadEncoder)
+    mode = models.CharField(_("mode"), max_length=16, null=True, blank=True)
+    created_on = models.DateTimeField(_("created on"), null=True, blank=True)
+    updated_on = models.DateTimeField(_("updated on"), null=True, blank=True)
+    raw = models.JSONField(_("raw payload"), default=dict, encoder=PayloadEncoder)
+    synced_at = models.DateTimeField(_("synced at"))
+    first_seen_at = models.DateTimeField(_("first seen at"))
+
+    class Meta:
+        abstract = True
+
+    def __str__(self) -> str:
+        return f"{self.gateway_id} ({self.status or '?'})"
+
+
+class Refund(_ChargeChild):
+    """A refund of a charge, as the gateway last told us. Amounts in minor units."""
+
+    amount = models.BigIntegerField(_("amount"), null=True, blank=True)
+    currency = models.CharField(_("currency"), max_length=3, null=True, blank=True)
+    amount_formatted = models.DecimalField(
+        _("amount (formatted)"), max_digits=24, decimal_places=4, null=True, blank=True
+    )
+    reason = models.CharField(
+        _("reason"), max_length=64, null=True, blank=True, choices=RefundReason.choices
+    )
+    message = models.TextField(_("message"), null=True, blank=True)
+
+    class Meta:
+        verbose_name = _("refund")
+        verbose_name_plural = _("refunds")
+        ordering = ["-created_on", "-id"]
+        default_related_name = "refunds"
+        indexes = [
+            models.Index(fields=["charge", "status"], name="paycharge_refund_charge"),
+            models.Index(fields=["-created_on", "-id"], name="paycharge_refund_created"),
+            models.Index(fields=["status", "-created_on"], name="paycharge_refund_status"),
+        ]
+
+
+class Cancel(_ChargeChild):
+    """A cancel of a charge, as the gateway last told us."""
+
+    class Meta:
+        verbose_name = _("cancel")
+        verbose_name_plural = _("cancels")
+        ordering = ["-created_on", "-id"]
+        default_related_name = "cancels"
+        indexes = [
+            models.Index(fields=["-created_on", "-id"], name="paycharge_cancel_created"),
+            models.Index(fields=["status", "-created_on"], name="paycharge_cancel_status"),
+        ]
+
+
+def refunded_amount(charge: Charge, statuses: tuple[str, ...] = ("successful",)) -> int:
+    """The sum of the charge's refunds in ``statuses`` (successful ones by default), minor units.
+
+    A charge from :func:`with_refunded_amounts` already carries it: no query.
+    """
+    annotated = getattr(charge, REFUNDED_ANNOTATION, None)
+    if annotated is not None and statuses == ("successful",):
+        return int(annotated)
+    total = Refund.objects.filter(charge=charge, status__in=statuses).aggregate(
+        total=Sum("amount")
+    )["total"]
+    return int(total or 0)
+
+
+REFUNDED_ANNOTATION = "successful_refunds_total"
+
+
+def with_refunded_amounts(queryset: QuerySet[Charge]) -> QuerySet[Charge]:
+    """``queryset`` with each charge's refunded total in one correlated subquery (lists)."""
+    totals = (
+        Refund.objects.filter(charge=OuterRef("pk"), status="successful")
+        .values("charge")
+        .annotate(total=Sum("amount"))
+        .values("total")
+    )
+    return queryset.annotate(
+        **{
+            REFUNDED_ANNOTATION: Coalesce(
+                Subquery(totals), Value(0), output_field=BigIntegerField()
+            )
+        }
+    )
+
+
+class ChargeActionRequest(models.Model):
+    """A capture, cancel or refund being made: committed with its idempotency key first.
+
+    Like :class:`ChargeRequest` for new charges: if the process dies or the
+    answer is lost after the gateway acted, resending the same body with the
+    same key (``paycharge_recover``) ends with one remote refund (or cancel,
+    or capture) and one local row.
+    """
+
+    class Kind(models.TextChoices):
+        CAPTURE = "capture", _("Capture")
+        CANCEL = "cancel", _("Cancel")
+        REFUND = "refund", _("Refund")
+
+    class State(models.TextChoices):
+        PENDING = "pending", _("Pending (not confirmed by the gateway)")
+        SUCCEEDED = "succeeded", _("Succeeded")
+        FAILED = "failed", _("Failed")
+
+    kind = models.CharField(_("kind"), max_length=16, choices=Kind.choices)
+    # Text, not UUID: a caller's own key (an API client's Idempotency-Key header) is kept as sent.
+    idempotency_key = models.CharField(_("idempotency key"), max_length=255, unique=True)
+    account = models.CharField(_("account"), max_length=64, default="default")
+    charge = models.ForeignKey(
+        Charge, on_delete=models.CASCADE, related_name="action_requests", verbose_name=_("charge")
+    )
+    params = models.JSONField(_("request parameters"), encoder=PayloadEncoder)
+    state = models.CharField(
+        _("state"), max_length=16, choices=State.choices, default=State.PENDING
+    )
+    refund = models.ForeignKey(
+        Refund, null=True, blank=True, on_delete=models.SET_NULL, related_name="requests"
+    )
+    cancel = models.ForeignKey(
+        Cancel, null=True, blank=True, on_delete=models.SET_NULL, related_name="requests"
+    )
+    requested_by = models.CharField(_("requested by"), max_length=150, blank=True)
+    attempts = models.PositiveIntegerField(_("attempts"), default=0)
+    error = models.JSONField(_("error"), null=True, blank=True, encoder=PayloadEncoder)
+    created_at = models.DateTimeField(_("created at"), auto_now_add=True)
+    updated_at = models.DateTimeField(_("updated at"), auto_now=True)
+
+    class Meta:
+        verbose_name = _("charge action request")
+        verbose_name_plural = _("charge action requests")
+        indexes = [
+            models.Index(fields=["state", "created_at"], name="paycharge_action_state"),
+            models.Index(fields=["charge", "kind", "state"], name="paycharge_action_charge"),
+        ]
+        permissions = [
+            ("capture_charge", _("Can capture authorized charges")),
+            ("cancel_charge", _("Can cancel charges")),
+            ("refund_charge", _("Can refund charges")),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.idempotency_key} ({self.state})"
+
+    @property
+    def amount(self) -> Any:
+        """The amount asked for (refunds and partial captures), from the stored parameters."""
+        return (self.params or {}).get("amount")

@@ -1,0 +1,188 @@
+"""Capture an authorization, cancel a charge, update a charge's metadata."""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Mapping
+from typing import Any
+
+from django.db import router
+from django.utils.translation import gettext
+
+from .. import signals
+from ..client.lifecycle_params import capture_body, check_fields, metadata_body
+from ..exceptions import ChargeStateError, FieldError, InvalidParametersError
+from ..models import Cancel, Charge, ChargeActionRequest
+from .actions import (
+    SENDERS,
+    existing_request,
+    open_request,
+    refused,
+    result_of,
+    settle,
+    store_of,
+    succeeded,
+)
+from .charges import refresh_charge, store_remote_charge
+from .clients import get_client
+from .lifecycle_store import store_cancel
+
+logger = logging.getLogger("django_paycharge.services")
+
+Kind = ChargeActionRequest.Kind
+#: Statuses in which the gateway may accept a cancel (it decides the rest: a paid
+#: konbini or bank transfer, or a refunded card payment, cannot be canceled).
+CANCELABLE_STATUSES = frozenset({"pending", "awaiting", "authorized", "successful"})
+
+
+def capture_charge(
+    charge: Charge,
+    *,
+    amount: int | None = None,
+    currency: str | None = None,
+    idempotency_key: uuid.UUID | str | None = None,
+    requested_by: str = "",
+) -> Charge:
+    """Capture an ``authorized`` charge (all of it, or ``amount`` of it) exactly once.
+
+    Returns the charge as read right after. If the authorization has expired,
+    the gateway fails the charge (error 313) and :class:`ChargeStateError`
+    says so; a charge that is not ``authorized`` (canceled, already captured)
+    is refused the same way, after a fresh read.
+    """
+    args = {"amount": amount, "currency": currency}
+    given = check_fields({k: v for k, v in args.items() if v is not None})
+    existing = existing_request(Kind.CAPTURE, charge, idempotency_key, given)
+    if existing is not None:
+        return _capture_result(existing)
+    fresh = refresh_charge(charge.gateway_id, charge.store_id, account=charge.account)
+    if fresh.status != "authorized":
+        raise refused(Kind.CAPTURE, fresh.status)
+    if "amount" in given:
+        given.setdefault("currency", fresh.requested_currency)
+    params = capture_body(**given) or {}
+    authorized = fresh.requested_amount
+    if authorized is not None and params.get("amount", 0) > authorized:
+        reason = gettext("must be at most the authorized amount, %(n)d") % {"n": authorized}
+        raise InvalidParametersError(errors=[FieldError("amount", reason)])
+    request = open_request(
+        Kind.CAPTURE,
+        fresh,
+        lambda locked: params,
+        given=given,
+        idempotency_key=idempotency_key,
+        requested_by=requested_by,
+    )
+    return _capture_result(request)
+
+
+def _capture_result(request: ChargeActionRequest) -> Charge:
+    charge: Charge = result_of(request, "charge")
+    return charge
+
+
+def _send_capture(request: ChargeActionRequest) -> Charge:
+    charge = request.charge
+    client = get_client(request.account)
+    client.charges.capture(
+        store_of(charge),
+        charge.gateway_id,
+        **request.params,
+        idempotency_key=request.idempotency_key,
+    )
+    fresh = refresh_charge(charge.gateway_id, charge.store_id, account=charge.account)
+    if fresh.status in ("failed", "error", "canceled"):
+        # Accepted, then failed: an expired authorization (313) ends here.
+        error = fresh.error if isinstance(fresh.error, dict) else {}
+        detail = str(error.get("message") or error.get("detail") or fresh.status)
+        raise ChargeStateError(
+            gettext("The capture failed: %(reason)s.") % {"reason": detail}, status=fresh.status
+        )
+    succeeded(request)
+    signals.send(
+        signals.charge_captured,
+        sender=Charge,
+        using=router.db_for_write(Charge),  # where refresh_charge stored ``fresh``
+        charge=fresh,
+        amount=request.params.get("amount"),
+    )
+    return fresh
+
+
+def cancel_charge(
+    charge: Charge,
+    *,
+    metadata: Mapping[str, Any] | None = None,
+    idempotency_key: uuid.UUID | str | None = None,
+    requested_by: str = "",
+) -> Cancel:
+    """Cancel a charge exactly once; returns the cancel (``charge_canceled`` when it succeeds).
+
+    The gateway decides what it accepts; a charge already final (other than
+    ``successful``) is refused at once with :class:`ChargeStateError`.
+    """
+    params = metadata_body(metadata, required=False)
+    existing = existing_request(Kind.CANCEL, charge, idempotency_key, params)
+    if existing is not None:
+        return _cancel_result(existing)
+    fresh = refresh_charge(charge.gateway_id, charge.store_id, account=charge.account)
+    if fresh.status not in CANCELABLE_STATUSES:
+        raise refused(Kind.CANCEL, fresh.status)
+    request = open_request(
+        Kind.CANCEL,
+        fresh,
+        lambda locked: params,
+        given=params,
+        idempotency_key=idempotency_key,
+        requested_by=requested_by,
+    )
+    return _cancel_result(request)
+
+
+def _cancel_result(request: ChargeActionRequest) -> Cancel:
+    cancel: Cancel = result_of(request, "cancel")
+    return cancel
+
+
+def _send_cancel(request: ChargeActionRequest) -> Cancel:
+    charge = request.charge
+    client = get_client(request.account)
+    store = store_of(charge)
+    remote = client.cancels.create(
+        store, charge.gateway_id, **request.params, idempotency_key=request.idempotency_key
+    )
+
+    def reread() -> Any:
+        again = client.cancels.retrieve(store, charge.gateway_id, remote.id)
+        refresh_charge(charge.gateway_id, charge.store_id, account=charge.account)
+        return again
+
+    cancel: Cancel = settle(
+        request, "cancel", remote, lambda answer: store_cancel(answer, charge=charge), reread
+    )
+    return cancel
+
+
+def update_charge_metadata(
+    charge: Charge,
+    metadata: Mapping[str, Any],
+    *,
+    idempotency_key: uuid.UUID | str | None = None,
+) -> Charge:
+    """Add or change metadata keys of a charge on the gateway; returns the updated mirror row.
+
+    Idempotent by nature (the same keys set twice give the same charge), so no
+    request row is kept; the request still carries a key so a lost answer is
+    retried safely. The customer's return query keeps the creation-time metadata.
+    """
+    metadata_body(metadata, required=True)  # raises InvalidParametersError naming bad keys
+    client = get_client(charge.account)
+    remote = client.charges.update(
+        store_of(charge), charge.gateway_id, metadata=metadata, idempotency_key=idempotency_key
+    )
+    return store_remote_charge(remote, account=charge.account, payment_type=charge.payment_type)
+
+
+SENDERS[Kind.CAPTURE] = _send_capture
+SENDERS[Kind.CANCEL] = _send_cancel

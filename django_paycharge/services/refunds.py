@@ -1,0 +1,142 @@
+"""Refund a charge, in full or in part, exactly once."""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Mapping
+from typing import Any
+
+from django.db.models import Sum
+from django.utils.translation import gettext
+
+from ..client.lifecycle_params import check_fields, refund_body
+from ..client.lifecycle_types import NON_REFUNDABLE_PAYMENT_TYPES
+from ..exceptions import (
+    ChargeStateError,
+    FieldError,
+    InvalidParametersError,
+    UnsupportedPaymentTypeError,
+)
+from ..models import COUNTED_REFUND_STATUSES, Charge, ChargeActionRequest, Refund
+from .actions import (
+    SENDERS,
+    existing_request,
+    open_request,
+    refused,
+    result_of,
+    settle,
+    store_of,
+)
+from .charges import refresh_charge
+from .clients import get_client
+from .lifecycle_store import store_refund
+
+logger = logging.getLogger("django_paycharge.services")
+
+KIND = ChargeActionRequest.Kind.REFUND
+
+
+def refundable_amount(charge: Charge) -> int:
+    """What is left to refund, in minor units: the charged amount less refunds pending or
+    successful, and less refund requests not yet confirmed by the gateway."""
+    charged = charge.charged_amount or 0
+    refunds = Refund.objects.filter(charge=charge, status__in=COUNTED_REFUND_STATUSES)
+    refunded = refunds.aggregate(total=Sum("amount"))["total"] or 0
+    in_flight = ChargeActionRequest.objects.filter(
+        charge=charge, kind=KIND, state=ChargeActionRequest.State.PENDING
+    ).values_list("params", flat=True)
+    asked = sum(int(p.get("amount") or 0) for p in in_flight if isinstance(p, dict))
+    return max(0, charged - int(refunded) - asked)
+
+
+def refund_charge(
+    charge: Charge,
+    *,
+    amount: int | None = None,
+    currency: str | None = None,
+    reason: str | None = None,
+    message: str | None = None,
+    metadata: Mapping[str, Any] | None = None,
+    idempotency_key: uuid.UUID | str | None = None,
+    requested_by: str = "",
+) -> Refund:
+    """Refund ``amount`` of a ``successful`` charge (what is left to refund when None).
+
+    The charge is read from the gateway first; its status and payment type
+    must allow a refund (:class:`ChargeStateError`,
+    :class:`UnsupportedPaymentTypeError` otherwise), ``currency`` defaults to
+    the charged one, and ``amount`` may not exceed what is left
+    (:func:`refundable_amount`, checked under a lock on the charge so two
+    clicks cannot both pass). The refund is usually ``pending`` when this
+    returns; ``refund_status_changed`` tells when it ends. Calling again with
+    the same ``idempotency_key`` returns the same refund. Must not run inside
+    a transaction of the caller's.
+    """
+    args: dict[str, Any] = {
+        "amount": amount,
+        "currency": currency,
+        "reason": reason,
+        "message": message,
+        "metadata": dict(metadata) if metadata is not None else None,
+    }
+    # Bad input is refused before anything is read or sent; kept in the form it is sent.
+    given = check_fields({k: v for k, v in args.items() if v is not None})
+    existing = existing_request(KIND, charge, idempotency_key, given)
+    if existing is not None:
+        return _result(existing)
+    fresh = refresh_charge(charge.gateway_id, charge.store_id, account=charge.account)
+    if fresh.payment_type in NON_REFUNDABLE_PAYMENT_TYPES:
+        raise UnsupportedPaymentTypeError(
+            gettext("Convenience store and bank transfer payments cannot be refunded.")
+        )
+    if fresh.status != "successful":
+        raise refused(KIND, fresh.status)
+    charged_currency = (fresh.charged_currency or fresh.requested_currency or "").upper()
+    if given.setdefault("currency", charged_currency) != charged_currency:
+        raise InvalidParametersError(
+            errors=[FieldError("currency", gettext("must be the charge's currency"))]
+        )
+
+    def build(locked: Charge) -> dict[str, Any]:
+        # Under the charge's lock: every request committed before counts.
+        left = refundable_amount(locked)
+        if "amount" not in given and left == 0:
+            raise ChargeStateError(
+                gettext("Nothing is left to refund on this charge."), status=locked.status
+            )
+        params = refund_body(**{"amount": left, **given})
+        if params["amount"] > left:
+            reason = gettext("must be at most %(left)d, what is left to refund") % {"left": left}
+            raise InvalidParametersError(errors=[FieldError("amount", reason)])
+        return params
+
+    request = open_request(
+        KIND, fresh, build, given=given, idempotency_key=idempotency_key, requested_by=requested_by
+    )
+    return _result(request)
+
+
+def _result(request: ChargeActionRequest) -> Refund:
+    refund: Refund = result_of(request, "refund")
+    return refund
+
+
+def _send(request: ChargeActionRequest) -> Refund:
+    charge = request.charge
+    client = get_client(request.account)
+    store = store_of(charge)
+    remote = client.refunds.create(
+        store, charge.gateway_id, **request.params, idempotency_key=request.idempotency_key
+    )
+    refund: Refund = settle(
+        request,
+        "refund",
+        remote,
+        lambda answer: store_refund(answer, charge=charge),
+        lambda: client.refunds.retrieve(store, charge.gateway_id, remote.id),
+    )
+    return refund
+
+
+SENDERS[KIND] = _send

@@ -1,0 +1,140 @@
+"""Capture, cancel and refund in the admin: permissions, confirmation pages, per-charge results."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from django.urls import reverse
+
+from django_paycharge import services
+from django_paycharge.models import Cancel, ChargeActionRequest, Refund
+
+from .test_charge_actions import CHANGELIST, run_action, texts
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def refunder(client, staff_user):
+    user = staff_user("view_charge", "refund_charge", username="refunder")
+    client.force_login(user)
+    return client
+
+
+def confirm(client, action, charges, **fields):
+    """Open the confirmation page, then submit it with ``fields``; both responses."""
+    before = ChargeActionRequest.objects.count()
+    page = run_action(client, action, charges)
+    assert ChargeActionRequest.objects.count() == before  # the page alone starts nothing
+    key = re.search(r'name="idempotency_key" value="([^"]+)"', page.content.decode())
+    assert key, page.content.decode()[:2000]
+    data = {"post": "yes", "idempotency_key": key.group(1), **fields}
+    return page, run_action(client, action, charges, **data)
+
+
+def test_refund_asks_first_then_refunds_and_reports(refunder, fake_gateway, gateway_charge):
+    charge = gateway_charge("card")
+    page, done = confirm(
+        refunder, "refund_charges", [charge], amount="300", reason="customer_request"
+    )
+    html = page.content.decode()
+    assert page.status_code == 200 and 'data-action="refund_charges"' in html
+    assert str(charge.gateway_id) in html and "1,500 JPY" in html  # what is left to refund
+    assert 'name="amount"' in html and 'name="reason"' in html
+    assert f"Charge {charge.gateway_id}: refund of 300 JPY is successful." in texts(done)
+    refund = Refund.objects.get()
+    assert (refund.amount, refund.reason) == (300, "customer_request")
+    assert ChargeActionRequest.objects.get().requested_by == "refunder"
+
+
+def test_submitting_the_same_page_twice_refunds_once(refunder, fake_gateway, gateway_charge):
+    charge = gateway_charge("card")
+    page = run_action(refunder, "refund_charges", [charge])
+    key = re.search(r'name="idempotency_key" value="([^"]+)"', page.content.decode()).group(1)
+    for _ in range(2):  # a double click, or a reload of the result
+        run_action(refunder, "refund_charges", [charge], post="yes", idempotency_key=key)
+    assert Refund.objects.get().amount == 1500
+    assert len(fake_gateway.state.refunds) == 1
+
+
+def test_a_bad_amount_shows_the_page_again(refunder, fake_gateway, gateway_charge):
+    charge = gateway_charge("card")
+    _page, done = confirm(refunder, "refund_charges", [charge], amount="0")
+    assert 'data-action="refund_charges"' in done.content.decode()
+    assert Refund.objects.count() == 0
+
+
+def test_several_charges_have_no_amount_field_and_each_is_reported(
+    refunder, fake_gateway, gateway_charge
+):
+    paid, konbini = gateway_charge("card"), gateway_charge("konbini")
+    page, done = confirm(refunder, "refund_charges", [paid, konbini])
+    assert 'name="amount"' not in page.content.decode()
+    messages = texts(done)
+    assert f"Charge {paid.gateway_id}: refund of 1,500 JPY is successful." in messages
+    assert any(m.startswith(f"Charge {konbini.gateway_id}: ") for m in messages)
+
+
+def test_without_the_permission_the_action_is_not_offered(client, staff_user, gateway_charge):
+    client.force_login(staff_user("view_charge", "call_gateway", "capture_charge"))
+    charge = gateway_charge("card")
+    html = client.get(CHANGELIST).content.decode()
+    assert 'value="capture_charges"' in html
+    assert 'value="refund_charges"' not in html and 'value="cancel_charges"' not in html
+    response = run_action(client, "refund_charges", [charge], post="yes", idempotency_key="k")
+    assert Refund.objects.count() == 0
+    assert response.status_code == 200
+
+
+def test_capture_and_cancel(client, staff_user, fake_gateway):
+    client.force_login(staff_user("view_charge", "capture_charge", "cancel_charge"))
+    token = fake_gateway.create_transaction_token("card")["id"]
+    first = services.create_charge(
+        transaction_token_id=token, amount=900, currency="JPY", capture=False
+    )
+    second = services.create_charge(
+        transaction_token_id=token, amount=700, currency="JPY", capture=False
+    )
+    _page, done = confirm(client, "capture_charges", [first], amount="500")
+    assert f"Charge {first.gateway_id} captured: 500 JPY, status successful." in texts(done)
+    _page, done = confirm(client, "cancel_charges", [second])
+    assert any(f"Charge {second.gateway_id}: cancel " in m for m in texts(done))
+    assert Cancel.objects.get().status == "successful"
+    # A canceled charge cannot be captured: said per charge, the page never fails.
+    _page, done = confirm(client, "capture_charges", [second])
+    assert any("Only an authorized charge can be captured" in m for m in texts(done))
+
+
+def test_the_charge_page_shows_refunds_cancels_and_its_buttons(
+    refunder, fake_gateway, gateway_charge
+):
+    charge = gateway_charge("card")
+    services.refund_charge(charge, amount=200, requested_by="someone")
+    html = refunder.get(reverse("admin:django_paycharge_charge_change", args=[charge.pk]))
+    text = html.content.decode()
+    assert "200 JPY" in text and "1,300 JPY" in text  # refunded, and left to refund
+    assert 'data-action="refund_charges"' in text
+    assert 'data-action="capture_charges"' not in text  # no permission, and not authorized
+    assert str(Refund.objects.get().gateway_id) in text
+    assert "someone" in text  # the request inline says who asked
+
+
+def test_refund_and_cancel_lists_are_read_only_with_filters(
+    admin_client, fake_gateway, gateway_charge
+):
+    charge = gateway_charge("card")
+    services.refund_charge(charge, amount=100)
+    url = reverse("admin:django_paycharge_refund_changelist")
+    listed = admin_client.get(url).content.decode()
+    assert str(Refund.objects.get().gateway_id) in listed
+    assert "?status__exact=successful" in listed and "?reason__exact=fraud" in listed
+    found = admin_client.get(url, {"q": str(charge.gateway_id)}).content.decode()
+    assert str(Refund.objects.get().gateway_id) in found
+    assert admin_client.get(url, {"status__exact": "failed"}).context["cl"].result_count == 0
+    assert admin_client.get(reverse("admin:django_paycharge_refund_add")).status_code == 403
+    detail = reverse("admin:django_paycharge_refund_change", args=[Refund.objects.get().pk])
+    assert admin_client.get(detail).status_code == 200
+    assert admin_client.get(reverse("admin:django_paycharge_cancel_changelist")).status_code == 200
+    requests = reverse("admin:django_paycharge_chargeactionrequest_changelist")
+    assert "refund" in admin_client.get(requests).content.decode()
