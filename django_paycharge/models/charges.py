@@ -26,25 +26,6 @@ class ChargeStatus(models.TextChoices):
     CANCELED = "canceled", _("Canceled")
 
 
-FINAL_STATUSES = frozenset({"successful", "failed", "error", "canceled"})
-
-# A status may only move to one of equal or higher rank, so a stale read never
-# takes a charge backwards. Unknown statuses rank between waiting and final:
-# they replace waiting states but never a final one.
-_RANKS = {"pending": 0, "awaiting": 1, "authorized": 2}
-_UNKNOWN_RANK = 2
-_FINAL_RANK = 3
-
-
-def status_rank(status: str | None) -> int:
-    """The rank of ``status``; a missing status ranks lowest, so any known one replaces it."""
-    if not status:
-        return 0
-    if status in FINAL_STATUSES:
-        return _FINAL_RANK
-    return _RANKS.get(status, _UNKNOWN_RANK)
-
-
 class ChargeMode(models.TextChoices):
     LIVE = "live", _("Live")
     TEST = "test", _("Test")
@@ -151,10 +132,6 @@ class Charge(models.Model):
 
     def __str__(self) -> str:
         return f"{self.gateway_id} ({self.status})"
-
-    @property
-    def is_final(self) -> bool:
-        return self.status in FINAL_STATUSES
 
     @property
     def is_test(self) -> bool:
