@@ -1,4 +1,8 @@
-"""HTTP transport: session, credentials, time-outs, retries, error mapping and logging.
+"""HTTP transport: one request, attempt after attempt, until an answer or a reason to stop.
+
+The rules live apart: which failures are retried and after how long in
+:mod:`.retries`, the exception for each failure in ``_errors``, the log line in
+:mod:`.request_log`.
 
 Credentials live in one private header dict that is passed per request: they
 are never put on the session (which may be the caller's, shared by other
@@ -13,35 +17,61 @@ import json
 import logging
 import time
 from collections.abc import Callable, Mapping
-from decimal import Decimal
+from dataclasses import dataclass
 from typing import Any, TypeVar
-from urllib.parse import urlencode
 
 import requests
 import requests.auth
 
-from django_paycharge.exceptions import (
-    APIError,
-    InvalidResponseError,
-    NetworkError,
-)
+from django_paycharge.exceptions import APIError, NetworkError
 
-from ._errors import api_error, network_error, parse_retry_after
-from ._parse import ShapeError
+from ._errors import api_error, network_error, read_body, without_tracebacks
 from ._throttle import Throttle
+from .request_log import failure_level, log_attempt, log_path
+from .retries import (
+    full_jitter,
+    parse_retry_after,
+    retry_decision,
+    retryable_answer,
+    retryable_failure,
+)
 
 T = TypeVar("T")
 
-logger = logging.getLogger("django_paycharge.client")
-
-#: Statuses worth another attempt: the gateway did not (or may not) have done the work.
-RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
-#: The only 409 that is retried: the same key's first request is still running.
-IN_PROGRESS_CODE = "IDEMPOTENCY_KEY_IN_PROGRESS"
 #: Read time-out of an attempt whose deadline has (almost) passed: it fails at once.
 _MIN_READ_TIMEOUT = 0.001
-#: Query parameters whose values are personal data, masked in the log line.
-_MASKED_PARAMS = frozenset({"email", "phone", "name", "last_four"})
+
+
+@dataclass(frozen=True, slots=True)
+class _Call:
+    """What stays the same over the attempts of one request."""
+
+    method: str
+    url: str
+    log_path: str
+    params: Mapping[str, str] | None
+    data: bytes | None
+    idempotency_key: str | None
+    timeout: tuple[float, float]
+    deadline: float | None
+
+    @property
+    def safe(self) -> bool:
+        """Sending it twice does the work once: a GET, or a request with an idempotency key."""
+        return self.method == "GET" or self.idempotency_key is not None
+
+
+@dataclass(slots=True)
+class _Attempt:
+    """What one attempt got: a 2xx ``response``, or an ``error`` and whether to retry it."""
+
+    status: int | str
+    started: float
+    request_id: str | None = None
+    response: requests.Response | None = None
+    error: NetworkError | APIError | None = None
+    retryable: bool = False
+    retry_after: float | None = None
 
 
 class Transport:
@@ -125,102 +155,112 @@ class Transport:
         starts, nor retry delay is slept, past it. The call can then overrun
         the deadline by one connect time-out at most.
         """
-        data: bytes | None = None
-        if body is not None:
-            data = json.dumps(body, separators=(",", ":"), allow_nan=False).encode()
-        safe = method == "GET" or idempotency_key is not None
-        timeout = self.timeout
-        if read_timeout is not None:
-            timeout = (timeout[0], max(timeout[1], read_timeout))
-        url = self.base_url + path
-        log_path = _log_path(path, params)
-        attempts = self.max_retries + 1
-
-        limited = False
-        for attempt in range(attempts):
-            if deadline is not None:
-                left = deadline - time.monotonic()
-                timeout = (timeout[0], max(min(timeout[1], left), _MIN_READ_TIMEOUT))
-            retry_after: float | None = None
-            # Every request of this client, whichever thread sends it, shares one limit.
-            self.throttle.acquire(self.sleep, paused=limited)
-            limited = False
-            started = time.perf_counter()
-            try:
-                response = self.session.request(
-                    method,
-                    url,
-                    params=params,
-                    data=data,
-                    # Never a local of this frame: tracebacks shown with their locals
-                    # (Django's DEBUG page, HTML error e-mails) would print the credentials.
-                    headers=self._headers(data is not None, idempotency_key),
-                    # An explicit auth also stops requests from replacing our header
-                    # with credentials it finds in ~/.netrc for the gateway's host.
-                    auth=self._auth,
-                    timeout=timeout,
-                    allow_redirects=False,
-                )
-            except requests.RequestException as exc:
-                self.throttle.release()
-                error: NetworkError | APIError = network_error(exc, method)
-                error.__cause__ = _without_tracebacks(exc)
-                retryable = isinstance(exc, requests.ConnectTimeout) or (
-                    safe and _is_transient(exc)
-                )
-                status: int | str = type(exc).__name__
-                request_id = None
-            except BaseException:
-                self.throttle.release()
-                raise
-            else:
-                status = response.status_code
-                request_id = response.headers.get("X-Request-Id") or response.headers.get(
-                    "Request-Id"
-                )
-                if 200 <= status < 300:
-                    self.throttle.release()
-                    _log(logging.DEBUG, method, log_path, status, started, attempt, request_id)
-                    return self._parse(response, parse, request_id)
-                error = api_error(response, request_id, self._clean)
-                retryable = (
-                    safe and status in RETRY_STATUSES and not error.permanent
-                ) or status == 429
-                if status == 409 and error.code == IN_PROGRESS_CODE and idempotency_key:
-                    retryable = True
-                if retryable:
-                    retry_after = parse_retry_after(response.headers.get("Retry-After"))
-                if retry_after is None and status == 429:
-                    retry_after = self._backoff(attempt)
-                # A 429 slows every request of the client down, not only this one.
-                limited = status == 429
-                self.throttle.release(limited=limited, pause=retry_after or 0.0)
-
-            last = attempt + 1 >= attempts
-            if retry_after is not None and retry_after > self.max_retry_after:
-                # Sleeping that long would stall a web request: give up now.
-                retryable = False
-            will_retry = retryable and not last
-            if will_retry and deadline is not None:
-                delay = retry_after if retry_after is not None else 0.0
-                will_retry = time.monotonic() + delay < deadline
-            # INFO for a plain 4xx answer (the caller's problem); WARNING when
-            # the gateway or the network is in trouble.
-            quiet = isinstance(status, int) and status < 500 and not will_retry
-            level = logging.INFO if quiet else logging.WARNING
-            _log(level, method, log_path, status, started, attempt, request_id)
+        call = _Call(
+            method=method,
+            url=self.base_url + path,
+            log_path=log_path(path, params),
+            params=params,
+            data=_json_bytes(body),
+            idempotency_key=idempotency_key,
+            timeout=_call_timeout(self.timeout, read_timeout),
+            deadline=deadline,
+        )
+        paused = False
+        for attempt in range(self.max_retries + 1):
+            sent = self._send(call, attempt, paused=paused)
+            if sent.response is not None:
+                _log(logging.DEBUG, call, sent, attempt)
+                return read_body(sent.response, parse, sent.request_id, self._clean)
+            # After a 429 this request sleeps through the pause it asked for itself.
+            paused = sent.status == 429
+            will_retry = retry_decision(
+                retryable=sent.retryable,
+                retry_after=sent.retry_after,
+                attempt=attempt,
+                max_retries=self.max_retries,
+                max_retry_after=self.max_retry_after,
+                deadline=deadline,
+                now=time.monotonic(),
+            )
+            _log(failure_level(sent.status, will_retry), call, sent, attempt)
+            assert sent.error is not None
             if not will_retry:
-                raise error
-            if retry_after is None:
-                retry_after = self._backoff(attempt)
-            if deadline is not None and time.monotonic() + retry_after >= deadline:
-                raise error
-            self.sleep(retry_after)
+                raise sent.error
+            self._wait(sent, attempt, deadline)
         raise AssertionError("unreachable")  # pragma: no cover
 
+    def _send(self, call: _Call, attempt: int, *, paused: bool) -> _Attempt:
+        """One attempt: wait for the client's limit, send, and classify what came back."""
+        timeout = _attempt_timeout(call.timeout, call.deadline)
+        # Every request of this client, whichever thread sends it, shares one limit.
+        self.throttle.acquire(self.sleep, paused=paused)
+        started = time.perf_counter()
+        try:
+            response = self.session.request(
+                call.method,
+                call.url,
+                params=call.params,
+                data=call.data,
+                # Never a local of this frame: tracebacks shown with their locals
+                # (Django's DEBUG page, HTML error e-mails) would print the credentials.
+                headers=self._headers(call.data is not None, call.idempotency_key),
+                # An explicit auth also stops requests from replacing our header
+                # with credentials it finds in ~/.netrc for the gateway's host.
+                auth=self._auth,
+                timeout=timeout,
+                allow_redirects=False,
+            )
+        except requests.RequestException as exc:
+            self.throttle.release()
+            return self._network_failure(exc, call, started)
+        except BaseException:
+            self.throttle.release()
+            raise
+        return self._answer(response, call, started, attempt)
+
+    def _network_failure(
+        self, exc: requests.RequestException, call: _Call, started: float
+    ) -> _Attempt:
+        error = network_error(exc, call.method)
+        error.__cause__ = without_tracebacks(exc)
+        return _Attempt(
+            status=type(exc).__name__,
+            started=started,
+            error=error,
+            retryable=retryable_failure(exc, safe=call.safe),
+        )
+
+    def _answer(
+        self, response: requests.Response, call: _Call, started: float, attempt: int
+    ) -> _Attempt:
+        status = response.status_code
+        request_id = response.headers.get("X-Request-Id") or response.headers.get("Request-Id")
+        if 200 <= status < 300:
+            self.throttle.release()
+            return _Attempt(status, started, request_id, response=response)
+        error = api_error(response, request_id, self._clean)
+        retryable = retryable_answer(
+            status, error, safe=call.safe, keyed=bool(call.idempotency_key)
+        )
+        retry_after = None
+        if retryable:
+            retry_after = parse_retry_after(response.headers.get("Retry-After"))
+        if retry_after is None and status == 429:
+            retry_after = self._backoff(attempt)
+        # A 429 slows every request of the client down, not only this one.
+        self.throttle.release(limited=status == 429, pause=retry_after or 0.0)
+        return _Attempt(status, started, request_id, None, error, retryable, retry_after)
+
+    def _wait(self, sent: _Attempt, attempt: int, deadline: float | None) -> None:
+        """Sleep ``Retry-After`` or the backoff; give up if that ends past ``deadline``."""
+        delay = sent.retry_after if sent.retry_after is not None else self._backoff(attempt)
+        if deadline is not None and time.monotonic() + delay >= deadline:
+            assert sent.error is not None
+            raise sent.error
+        self.sleep(delay)
+
     def _backoff(self, attempt: int) -> float:
-        """Full jitter: a random delay up to ``backoff_base * 2**attempt``, capped."""
-        return float(self.random() * min(self.backoff_max, self.backoff_base * 2**attempt))
+        return full_jitter(attempt, self.backoff_base, self.backoff_max, self.random)
 
     def _headers(self, json_body: bool, idempotency_key: str | None) -> dict[str, str]:
         headers = dict(self._auth_headers)
@@ -230,55 +270,37 @@ class Transport:
             headers["Idempotency-Key"] = idempotency_key
         return headers
 
-    def _parse(self, response: requests.Response, parse: Callable[[Any], T], rid: str | None) -> T:
-        try:
-            payload = json.loads(response.content, parse_float=Decimal)
-        except (ValueError, RecursionError):
-            raise InvalidResponseError(
-                f"{InvalidResponseError.default_message} The body is not JSON "
-                f"(HTTP {response.status_code}).",
-                http_status=response.status_code,
-                request_id=rid,
-            ) from None
-        try:
-            return parse(payload)
-        except (ShapeError, ValueError, TypeError) as exc:
-            raise InvalidResponseError(
-                f"{InvalidResponseError.default_message} {self._clean(str(exc))} "
-                f"(HTTP {response.status_code}).",
-                http_status=response.status_code,
-                request_id=rid,
-            ) from None
-
     def _clean(self, text: str) -> str:
         for secret in self._redact:
             text = text.replace(secret, "[redacted]")
         return text
 
 
-def _without_tracebacks(exc: BaseException) -> BaseException:
-    """``exc`` with the tracebacks of its whole chain dropped; their messages stay.
-
-    The frames of ``requests`` and ``urllib3`` in them hold the request's
-    headers, credentials included, as local variables, and Django's DEBUG
-    page shows the locals of every chained exception's frames.
-    """
-    todo: list[BaseException] = [exc]
-    seen: set[int] = set()
-    while todo:
-        current = todo.pop()
-        if id(current) in seen:
-            continue
-        seen.add(id(current))
-        current.__traceback__ = None
-        todo.extend(e for e in (current.__cause__, current.__context__) if e is not None)
-    return exc
-
-
-def _is_transient(exc: requests.RequestException) -> bool:
-    return isinstance(
-        exc, requests.ConnectionError | requests.Timeout | requests.exceptions.ChunkedEncodingError
+def _log(level: int, call: _Call, sent: _Attempt, attempt: int) -> None:
+    log_attempt(
+        level, call.method, call.log_path, sent.status, sent.started, attempt, sent.request_id
     )
+
+
+def _json_bytes(body: Mapping[str, Any] | None) -> bytes | None:
+    if body is None:
+        return None
+    return json.dumps(body, separators=(",", ":"), allow_nan=False).encode()
+
+
+def _call_timeout(timeout: tuple[float, float], read_timeout: float | None) -> tuple[float, float]:
+    """The client's time-outs, the read one raised (never lowered) to ``read_timeout``."""
+    if read_timeout is None:
+        return timeout
+    return (timeout[0], max(timeout[1], read_timeout))
+
+
+def _attempt_timeout(timeout: tuple[float, float], deadline: float | None) -> tuple[float, float]:
+    """One attempt's time-outs: the read time-out is at most the time left before ``deadline``."""
+    if deadline is None:
+        return timeout
+    left = deadline - time.monotonic()
+    return (timeout[0], max(min(timeout[1], left), _MIN_READ_TIMEOUT))
 
 
 class _BearerAuth(requests.auth.AuthBase):
@@ -295,42 +317,3 @@ class _BearerAuth(requests.auth.AuthBase):
 
     def __repr__(self) -> str:
         return "_BearerAuth(***)"
-
-
-def _log_path(path: str, params: Mapping[str, str] | None) -> str:
-    if not params:
-        return path
-    shown = {k: ("***" if k in _MASKED_PARAMS else v) for k, v in params.items()}
-    return f"{path}?{urlencode(shown)}"
-
-
-def _log(
-    level: int,
-    method: str,
-    path: str,
-    status: int | str,
-    started: float,
-    attempt: int,
-    request_id: str | None,
-) -> None:
-    if not logger.isEnabledFor(level):
-        return
-    duration_ms = (time.perf_counter() - started) * 1000
-    logger.log(
-        level,
-        "%s %s -> %s in %.0f ms (attempt %d, request id %s)",
-        method,
-        path,
-        status,
-        duration_ms,
-        attempt + 1,
-        request_id or "-",
-        extra={
-            "paycharge_method": method,
-            "paycharge_path": path,
-            "paycharge_status": status,
-            "paycharge_duration_ms": duration_ms,
-            "paycharge_attempt": attempt + 1,
-            "paycharge_request_id": request_id,
-        },
-    )
