@@ -53,7 +53,8 @@ def baseline(limit: int) -> dict[str, Any]:
     from univapayclientsdk.univapay_client_sdk_client import UnivapayClientSdkClient
 
     from bench._common import QueryCounter
-    from django_paycharge.models import Charge, status_rank
+    from django_paycharge.client.vocabulary import status_rank
+    from django_paycharge.models import Charge
 
     conf = settings.PAYCHARGE
     sdk = UnivapayClientSdkClient(

@@ -57,7 +57,8 @@ def fill(total: int) -> None:
     """Add generated charges until the mirror holds ``total``."""
     from django.utils import timezone
 
-    from django_paycharge.models import Charge, status_rank
+    from django_paycharge.client.vocabulary import status_rank
+    from django_paycharge.models import Charge
 
     have = Charge.objects.count()
     rng = random.Random(have)

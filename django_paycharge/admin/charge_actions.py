@@ -22,7 +22,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
 from .. import services
-from ..client.lifecycle_types import REFUND_REASONS
+from ..client.vocabulary import REFUND_REASONS
 from ..exceptions import PayChargeError
 from ..models import Charge, RefundReason
 from ..money import format_amount

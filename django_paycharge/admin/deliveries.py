@@ -15,29 +15,12 @@ from django.utils.safestring import SafeString
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, ngettext
 
+from ..client.vocabulary import TRIGGERS
 from ..models import WebhookDelivery
 from ..services import deliveries, leases
 from . import display
 from .gateway import limited
 from .readonly import ReadOnlyAdmin
-
-#: The gateway's webhook events (the delivery log's event filter offers these).
-KNOWN_EVENTS = (
-    "charge_updated",
-    "charge_finished",
-    "refund_finished",
-    "cancel_finished",
-    "token_created",
-    "token_updated",
-    "recurring_token_deleted",
-    "bank_transfer_status_updated",
-    "subscription_created",
-    "subscription_payment",
-    "subscription_completed",
-    "subscription_failure",
-    "subscription_canceled",
-    "subscription_suspended",
-)
 
 
 class EventFilter(admin.SimpleListFilter):
@@ -45,9 +28,9 @@ class EventFilter(admin.SimpleListFilter):
     parameter_name = "event"
 
     def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, Any]]:
-        choices = [(event, event) for event in KNOWN_EVENTS]
+        choices = [(event, event) for event in TRIGGERS]
         value = self.value()
-        if value and value not in KNOWN_EVENTS:
+        if value and value not in TRIGGERS:
             choices.append((value, value))
         return choices
 

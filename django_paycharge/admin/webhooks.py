@@ -15,13 +15,11 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
 from .. import conf, services
+from ..client.vocabulary import REQUIRED_TRIGGER
 from ..exceptions import PayChargeError
 from ..models import WebhookConfiguration
 from . import display
 from .readonly import ReadOnlyAdmin
-
-#: The trigger the app needs: it tells the mirror that a charge reached a final status.
-REQUIRED_TRIGGER = "charge_finished"
 
 
 class WebhookConfigurationAdmin(ReadOnlyAdmin):

@@ -16,7 +16,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from ..client._params import charge_create_body
-from ..client.validation import THREE_DS_MODES
+from ..client.vocabulary import THREE_DS_MODES
 from ..exceptions import FieldError, InvalidParametersError
 from ..services.create import CREATE_ARGS
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from rest_framework import serializers
 
-from ..client.lifecycle_types import REFUND_REASONS
+from ..client.vocabulary import REFUND_REASONS
 from ..models import Cancel, Refund
 
 _CHILD_FIELDS = (

@@ -35,7 +35,7 @@ SETTINGS: dict[str, Any] = {
     "ENUM_NAME_OVERRIDES": {
         "OperationStatusEnum": "django_paycharge.models.refunds.OperationStatus",
         "RefundReasonEnum": "django_paycharge.models.refunds.RefundReason",
-        "MerchantRefundReasonEnum": "django_paycharge.client.lifecycle_types.REFUND_REASONS",
+        "MerchantRefundReasonEnum": "django_paycharge.client.vocabulary.REFUND_REASONS",
     },
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",

@@ -12,6 +12,7 @@ from typing import Any
 from drf_spectacular.utils import inline_serializer
 from rest_framework import serializers
 
+from ..client.vocabulary import CHARGE_FIELDS
 from ..models import Charge, IssuerToken, WebhookConfiguration
 from ..models.charges import mask_account_number
 from .permissions import is_staff, may_see_account_number
@@ -36,34 +37,12 @@ class ChargeSerializer(serializers.ModelSerializer[Charge]):
 
     class Meta:
         model = Charge
+        # The gateway's fields, then what the mirror adds.
         fields = (
             "id",
-            "store_id",
-            "transaction_token_id",
-            "transaction_token_type",
+            *CHARGE_FIELDS,
             "payment_type",
-            "subscription_id",
-            "merchant_transaction_id",
-            "requested_amount",
-            "requested_currency",
-            "requested_amount_formatted",
-            "charged_amount",
-            "charged_currency",
-            "charged_amount_formatted",
-            *STAFF_ONLY_CHARGE_FIELDS,
-            "only_direct_currency",
-            "capture_at",
-            "descriptor",
-            "descriptor_phone_number",
-            "status",
-            "error",
-            "metadata",
-            "mode",
-            "created_on",
-            "redirect",
-            "merchant_name",
-            "store_name",
-            "three_ds",
+            "account",
             "refunded_amount",
             "synced_at",
         )

@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .lifecycle_types import REFUND_REASONS
 from .validation import (
     Checker,
     JSONScalar,
@@ -19,6 +18,7 @@ from .validation import (
     validate_currency,
     validate_metadata,
 )
+from .vocabulary import REFUND_REASONS
 
 
 def validate_refund_reason(value: Any, field: str = "reason") -> str:

@@ -31,13 +31,13 @@ from babel.numbers import get_territory_currencies
 
 from django_paycharge.exceptions import FieldError, InvalidParametersError
 
+from .vocabulary import THREE_DS_MODES
+
 T = TypeVar("T")
 
 LIMIT_MIN = 10
 LIMIT_MAX = 100
 CURSOR_DIRECTIONS = frozenset({"asc", "desc"})
-#: The spec's four modes plus the two newer API versions accept (gateway facts).
-THREE_DS_MODES = frozenset({"normal", "require", "force", "skip", "if_available", "provided"})
 IDEMPOTENCY_KEY_MAX = 255
 
 JSONScalar = str | int | float | bool | None

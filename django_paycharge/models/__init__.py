@@ -1,14 +1,12 @@
 """The local mirror of the gateway: what the shop keeps. Models never call the gateway."""
 
 from .charges import (
-    FINAL_STATUSES,
     Charge,
     ChargeMode,
     ChargeRequest,
     ChargeStatus,
     IssuerToken,
     PaymentType,
-    status_rank,
 )
 from .idempotency import ApiIdempotencyRecord
 from .quarantine import QuarantinedItem
@@ -28,7 +26,6 @@ from .webhooks import WebhookConfiguration, WebhookDelivery
 
 __all__ = [
     "COUNTED_REFUND_STATUSES",
-    "FINAL_STATUSES",
     "ApiIdempotencyRecord",
     "Cancel",
     "Charge",
@@ -48,6 +45,5 @@ __all__ = [
     "WebhookConfiguration",
     "WebhookDelivery",
     "refunded_amount",
-    "status_rank",
     "with_refunded_amounts",
 ]

@@ -6,6 +6,7 @@ from typing import Any
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
+from ..client.vocabulary import FINAL_STATUSES
 from .payload import PayloadEncoder
 
 
@@ -24,25 +25,6 @@ class ChargeStatus(models.TextChoices):
     FAILED = "failed", _("Failed")
     ERROR = "error", _("Error")
     CANCELED = "canceled", _("Canceled")
-
-
-FINAL_STATUSES = frozenset({"successful", "failed", "error", "canceled"})
-
-# A status may only move to one of equal or higher rank, so a stale read never
-# takes a charge backwards. Unknown statuses rank between waiting and final:
-# they replace waiting states but never a final one.
-_RANKS = {"pending": 0, "awaiting": 1, "authorized": 2}
-_UNKNOWN_RANK = 2
-_FINAL_RANK = 3
-
-
-def status_rank(status: str | None) -> int:
-    """The rank of ``status``; a missing status ranks lowest, so any known one replaces it."""
-    if not status:
-        return 0
-    if status in FINAL_STATUSES:
-        return _FINAL_RANK
-    return _RANKS.get(status, _UNKNOWN_RANK)
 
 
 class ChargeMode(models.TextChoices):

@@ -14,56 +14,27 @@ from typing import Any, cast
 from django.db import models
 
 from ..client import Charge as RemoteCharge
-from ..models import FINAL_STATUSES, Charge, status_rank
+from ..client.vocabulary import CHARGE_FIELDS, status_rank
+from ..models import Charge
 from ..models.fit import fit_row, without_nul
 from ..models.payload import PayloadEncoder
 
-# Columns rewritten when a newer read arrives. ``payment_type`` is only written
+# A newer read rewrites the charge's fields. ``payment_type`` is only written
 # when the caller knows it (a list page does not carry it).
-MIRRORED = (
-    "store_id",
-    "transaction_token_id",
-    "transaction_token_type",
-    "subscription_id",
-    "merchant_transaction_id",
-    "requested_amount",
-    "requested_currency",
-    "requested_amount_formatted",
-    "charged_amount",
-    "charged_currency",
-    "charged_amount_formatted",
-    "fee_amount",
-    "fee_currency",
-    "fee_amount_formatted",
-    "only_direct_currency",
-    "capture_at",
-    "descriptor",
-    "descriptor_phone_number",
-    "status",
-    "error",
-    "metadata",
-    "mode",
-    "created_on",
-    "redirect",
-    "merchant_name",
-    "store_name",
-    "three_ds",
-)
 INSERT_COLUMNS = (
     "gateway_id",
     "account",
     "payment_type",
-    *MIRRORED,
+    *CHARGE_FIELDS,
     "status_rank",
     "raw",
     "raw_digest",
     "synced_at",
     "first_seen_at",
 )
-UPDATE_COLUMNS = (*MIRRORED, "status_rank", "raw", "raw_digest", "synced_at")
+UPDATE_COLUMNS = (*CHARGE_FIELDS, "status_rank", "raw", "raw_digest", "synced_at")
 #: The columns the page's lock reads back, in this order.
 LOCK_COLUMNS = ("gateway_id", "status", "status_rank", "raw_digest", "payment_type")
-FINAL_RANK = status_rank(next(iter(FINAL_STATUSES)))
 
 _NESTED = ("error", "redirect", "three_ds")
 
@@ -112,7 +83,7 @@ def charge_row(
     item: RemoteCharge, account: str, payment_type: str, now: datetime
 ) -> dict[str, Any]:
     """The row of ``item``: every column of :data:`INSERT_COLUMNS`."""
-    row = {name: getattr(item, name) for name in MIRRORED}
+    row = {name: getattr(item, name) for name in CHARGE_FIELDS}
     # Nested objects are stored as the JSON the gateway sent.
     for name in _NESTED:
         value = row[name]

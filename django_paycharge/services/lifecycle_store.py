@@ -18,7 +18,7 @@ from django.utils import timezone
 from .. import signals
 from ..client.lifecycle_types import Cancel as RemoteCancel
 from ..client.lifecycle_types import Refund as RemoteRefund
-from ..client.lifecycle_types import operation_rank
+from ..client.vocabulary import operation_rank
 from ..models import Cancel, Charge, Refund
 from ..models.fit import fit_row, without_nul
 

@@ -20,9 +20,9 @@ from django.utils.translation import gettext
 from .. import conf
 from ..client import Rejected, ShapeError
 from ..client._lifecycle_parse import parse_cancel, parse_refund
-from ..client.lifecycle_types import CANCEL_EVENT, REFUND_EVENT
 from ..client.lifecycle_types import Cancel as RemoteCancel
 from ..client.lifecycle_types import Refund as RemoteRefund
+from ..client.vocabulary import CANCEL_EVENT, REFUND_EVENT
 from ..exceptions import NotFoundError, PayChargeError, ServiceError
 from ..models import Charge, QuarantinedItem
 from .actions import store_of

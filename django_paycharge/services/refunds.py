@@ -11,7 +11,7 @@ from django.db.models import Sum
 from django.utils.translation import gettext
 
 from ..client.lifecycle_params import check_fields, refund_body
-from ..client.lifecycle_types import NON_REFUNDABLE_PAYMENT_TYPES
+from ..client.vocabulary import NON_REFUNDABLE_PAYMENT_TYPES
 from ..exceptions import (
     ChargeStateError,
     FieldError,

@@ -32,9 +32,9 @@ from django.utils.translation import gettext as _
 
 from .. import conf
 from ..client import PayChargeClient
+from ..client.vocabulary import FINAL_RANK
 from ..exceptions import ConfigurationError, NotFoundError, PayChargeError, SyncInProgressError
 from ..models import Charge, SyncCheckpoint, SyncWindow
-from ._charge_rows import FINAL_RANK
 from ._sync_lock import account_lock
 from ._sync_read import Progress, Reading, SyncResult
 from ._windows import PAGE_SIZE, Window

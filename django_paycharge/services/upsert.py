@@ -27,10 +27,11 @@ from django.utils.translation import gettext as _
 
 from .. import signals
 from ..client import Charge as RemoteCharge
+from ..client.vocabulary import FINAL_RANK
 from ..exceptions import ConfigurationError
 from ..models import Charge
 from . import _upsert_postgresql, _upsert_sqlite
-from ._charge_rows import FINAL_RANK, charge_row, raw_digest
+from ._charge_rows import charge_row, raw_digest
 
 __all__ = ["PreparedCharges", "UpsertResult", "prepare_charges", "raw_digest", "upsert_charges"]
 

@@ -22,7 +22,7 @@ from collections import defaultdict
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ..client.lifecycle_types import (
+from ..client.vocabulary import (
     CANCEL_EVENT,
     NON_REFUNDABLE_PAYMENT_TYPES,
     REFUND_EVENT,

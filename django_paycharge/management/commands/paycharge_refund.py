@@ -7,7 +7,7 @@ from typing import Any
 from django.core.management.base import CommandParser
 
 from ... import services
-from ...client.lifecycle_types import REFUND_REASONS
+from ...client.vocabulary import REFUND_REASONS
 from ...money import format_amount
 from ._charge_action import ChargeActionCommand
 

@@ -1,0 +1,171 @@
+"""The gateway's vocabulary: its statuses, modes, triggers and field names, defined once.
+
+Plain constants and small functions, no Django: the client, the models, the
+services, the admin, the API and the fake gateway all import them from here,
+so a value the gateway adds (or a rule about one) changes in one place.
+Values come from the spec and the gateway's official SDKs. Statuses, modes
+and the rest stay plain ``str`` everywhere: a value missing from these lists
+is kept as sent, never refused on reading.
+"""
+
+from __future__ import annotations
+
+# --- Charges -----------------------------------------------------------------
+
+#: Every charge status the gateway documents, in the order a charge moves through them.
+CHARGE_STATUSES = (
+    "pending",
+    "awaiting",
+    "authorized",
+    "successful",
+    "failed",
+    "error",
+    "canceled",
+)
+#: A charge in one of these statuses will not change again (except by a refund or cancel).
+FINAL_STATUSES = frozenset({"successful", "failed", "error", "canceled"})
+#: Final statuses in which the customer paid nothing.
+UNPAID_FINAL_STATUSES = frozenset({"failed", "error", "canceled"})
+#: Statuses from which the gateway accepts a cancel.
+CANCELABLE_STATUSES = frozenset({"pending", "awaiting", "authorized", "successful"})
+
+# A status may only move to one of equal or higher rank, so a stale read never
+# takes a charge backwards. An unknown status ranks between waiting and final:
+# it replaces a waiting state but never a final one.
+_WAITING_RANKS = {"pending": 0, "awaiting": 1, "authorized": 2}
+UNKNOWN_STATUS_RANK = 2
+#: The rank of every final status: no read replaces a row at this rank with a lower one.
+FINAL_RANK = 3
+
+
+def status_rank(status: str | None) -> int:
+    """The rank of a charge ``status``; a missing status ranks lowest, so any known one wins."""
+    if not status:
+        return 0
+    if status in FINAL_STATUSES:
+        return FINAL_RANK
+    return _WAITING_RANKS.get(status, UNKNOWN_STATUS_RANK)
+
+
+#: A charge's mode: real money, or the gateway's test environment.
+MODES = ("live", "test")
+#: Payment types of a transaction token (and so of its charges).
+PAYMENT_TYPES = ("card", "konbini", "bank_transfer", "online")
+#: Payment types the gateway refuses to refund (SDK: "Konbini and bank transfer charges
+#: cannot be refunded").
+NON_REFUNDABLE_PAYMENT_TYPES = frozenset({"konbini", "bank_transfer"})
+#: How an issuer token is used: a browser GET or POST, the provider's SDK, its web
+#: environment or a native app.
+CALL_METHODS = ("http_get", "http_post", "sdk", "web", "app")
+#: ``three_ds.mode`` values a charge may be created with: the spec's four plus the two
+#: newer API versions accept (gateway facts).
+THREE_DS_MODES = frozenset({"normal", "require", "force", "skip", "if_available", "provided"})
+
+#: The fields of a charge the mirror keeps in columns, in the gateway's order (its
+#: ``id`` is the mirror's ``gateway_id``; ``payment_type`` comes from the charge's token).
+CHARGE_FIELDS = (
+    "store_id",
+    "transaction_token_id",
+    "transaction_token_type",
+    "subscription_id",
+    "merchant_transaction_id",
+    "requested_amount",
+    "requested_currency",
+    "requested_amount_formatted",
+    "charged_amount",
+    "charged_currency",
+    "charged_amount_formatted",
+    "fee_amount",
+    "fee_currency",
+    "fee_amount_formatted",
+    "only_direct_currency",
+    "capture_at",
+    "descriptor",
+    "descriptor_phone_number",
+    "status",
+    "error",
+    "metadata",
+    "mode",
+    "created_on",
+    "redirect",
+    "merchant_name",
+    "store_name",
+    "three_ds",
+)
+
+# --- Refunds and cancels -----------------------------------------------------
+
+#: Statuses of a refund and of a cancel (the same four in the SDK).
+REFUND_STATUSES = ("pending", "successful", "failed", "error")
+CANCEL_STATUSES = REFUND_STATUSES
+#: A refund or cancel in one of these statuses will not change again.
+FINAL_OPERATION_STATUSES = frozenset({"successful", "failed", "error"})
+#: Reasons a merchant may send when refunding.
+REFUND_REASONS = ("duplicate", "fraud", "customer_request")
+#: Reasons the gateway may report on a refund (the merchant's three plus its own).
+REPORTED_REFUND_REASONS = (
+    *REFUND_REASONS,
+    "system_failure",
+    "chargeback",
+    "chargeback_fee_exempt",
+    "chargeback_reverse",
+)
+
+
+def operation_rank(status: str | None) -> int:
+    """Order of refund and cancel statuses: a stale read never takes one backwards."""
+    if status in FINAL_OPERATION_STATUSES:
+        return 2
+    return 0 if status == "pending" else 1
+
+
+# --- Webhooks ----------------------------------------------------------------
+
+#: Every trigger a webhook configuration may subscribe to; a delivery's ``event`` is one.
+TRIGGERS = (
+    "charge_updated",
+    "charge_finished",
+    "refund_finished",
+    "cancel_finished",
+    "token_created",
+    "token_updated",
+    "recurring_token_deleted",
+    "bank_transfer_status_updated",
+    "subscription_created",
+    "subscription_payment",
+    "subscription_completed",
+    "subscription_failure",
+    "subscription_canceled",
+    "subscription_suspended",
+)
+#: The trigger the mirror relies on: it says a charge reached a final status.
+REQUIRED_TRIGGER = "charge_finished"
+#: Triggers about refunds and cancels; their ``data`` is the refund or cancel.
+REFUND_EVENT = "refund_finished"
+CANCEL_EVENT = "cancel_finished"
+
+__all__ = [
+    "CALL_METHODS",
+    "CANCELABLE_STATUSES",
+    "CANCEL_EVENT",
+    "CANCEL_STATUSES",
+    "CHARGE_FIELDS",
+    "CHARGE_STATUSES",
+    "FINAL_OPERATION_STATUSES",
+    "FINAL_RANK",
+    "FINAL_STATUSES",
+    "MODES",
+    "NON_REFUNDABLE_PAYMENT_TYPES",
+    "PAYMENT_TYPES",
+    "REFUND_EVENT",
+    "REFUND_REASONS",
+    "REFUND_STATUSES",
+    "REPORTED_REFUND_REASONS",
+    "REQUIRED_TRIGGER",
+    "THREE_DS_MODES",
+    "TRIGGERS",
+    "UNKNOWN_STATUS_RANK",
+    "UNPAID_FINAL_STATUSES",
+    "operation_rank",
+    "status_rank",
+]
