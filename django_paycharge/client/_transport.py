@@ -23,10 +23,12 @@ from typing import Any, TypeVar
 import requests
 import requests.auth
 
+from django_paycharge import __version__
 from django_paycharge.exceptions import APIError, NetworkError
 
 from ._errors import api_error, network_error, read_body, without_tracebacks
 from ._throttle import Throttle
+from .options import ClientOptions
 from .request_log import failure_level, log_attempt, log_path
 from .retries import (
     full_jitter,
@@ -95,35 +97,28 @@ class Transport:
 
     def __init__(
         self,
+        options: ClientOptions,
         *,
-        base_url: str,
-        secret: str,
-        jwt: str,
-        timeout: tuple[float, float],
-        max_retries: int,
         session: requests.Session,
-        backoff_base: float,
-        backoff_max: float,
-        max_retry_after: float,
-        user_agent: str,
         sleep: Callable[[float], object],
         random: Callable[[], float],
         throttle: Throttle,
     ) -> None:
-        self.base_url = base_url
+        self.base_url = options.base_url
         self.throttle = throttle
-        self.timeout = timeout
-        self.max_retries = max_retries
+        self.timeout = options.timeout
+        self.max_retries = options.max_retries
         self.session = session
-        self.backoff_base = backoff_base
-        self.backoff_max = backoff_max
-        self.max_retry_after = max_retry_after
+        self.backoff_base = options.backoff_base
+        self.backoff_max = options.backoff_max
+        self.max_retry_after = options.max_retry_after
         self.sleep = sleep
         self.random = random
+        secret, jwt = options.secret, options.jwt
         self._auth = _BearerAuth(f"{secret}.{jwt}")
         self._auth_headers = {
             "Accept": "application/json",
-            "User-Agent": user_agent,
+            "User-Agent": options.user_agent or f"django-paycharge/{__version__}",
         }
         # Values that must never leave through an error text, even if the
         # gateway echoed them back in an error reason.
