@@ -8,9 +8,9 @@
 from __future__ import annotations
 
 from ._client import PayChargeClient
-from ._paging import Prefetcher, RawPage
-from ._parse import ShapeError, parse_charge, parse_webhook
 from .lifecycle_types import Cancel, Capture, Refund, ThreeDSIssuerToken
+from .paging import Prefetcher, RawPage
+from .parsing import ShapeError, parse_charge, parse_webhook
 from .retries import IN_PROGRESS_CODE
 from .types import (
     Charge,

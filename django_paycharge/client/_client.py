@@ -12,11 +12,10 @@ import requests
 import requests.utils
 from requests.adapters import HTTPAdapter
 
-from ._throttle import Throttle
-from ._transport import Transport
-from .lifecycle import Cancels, Refunds
 from .options import DEFAULT_TIMEOUT, ClientOptions
-from .resources import Charges, IssuerTokens, Tokens, Webhooks
+from .resources import Cancels, Charges, IssuerTokens, Refunds, Tokens, Webhooks
+from .throttle import Throttle
+from .transport import Transport
 
 
 class PayChargeClient:
@@ -37,7 +36,7 @@ class PayChargeClient:
     ``charges.retrieve(..., polling=True)``. ``pool_size`` is the number of
     kept-alive connections per host of the session this client creates, and
     the most requests the client sends at once (from any number of threads;
-    a 429 lowers that for a while and pauses them all, see ``_throttle``); a
+    a 429 lowers that for a while and pauses them all, see :mod:`.throttle`); a
     given ``session`` is used as it is and not closed by :meth:`close`.
 
     Use it as a context manager, or call :meth:`close`, to release the

@@ -18,7 +18,7 @@ from django_paycharge.exceptions import (
     gettext_noop,
 )
 
-from ._parse import ShapeError
+from .parsing import ShapeError
 
 T = TypeVar("T")
 

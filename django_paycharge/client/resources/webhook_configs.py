@@ -6,12 +6,12 @@ import uuid
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from ._paging import follow
-from ._params import list_params
-from ._parse import page_parser, parse_webhook
-from ._transport import Transport
-from .types import Page, Rejected, WebhookConfiguration
-from .validation import Checker, validate_bool, validate_http_url, validate_uuid
+from .._params import list_params
+from ..paging import follow
+from ..parsing import page_parser, parse_webhook
+from ..transport import Transport
+from ..types import Page, Rejected, WebhookConfiguration
+from ..validation import Checker, validate_bool, validate_http_url, validate_uuid
 
 _parse_webhook_page = page_parser(parse_webhook)
 

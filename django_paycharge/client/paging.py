@@ -1,4 +1,4 @@
-"""Helpers shared by the resource services: path ids and cursor pagination.
+"""Cursor pagination, shared by the resource services.
 
 A page is first read as decoded JSON (:class:`RawPage`): the cursor of the
 next page (the last item's id) is known then, before the items are typed, so
@@ -17,21 +17,12 @@ from typing import Any, Generic, TypeVar
 
 from django_paycharge.exceptions import InvalidResponseError
 
-from ._parse import ShapeError
 from .lifecycle_types import Cancel, Refund
+from .parsing import ShapeError
 from .types import Charge, JSONObject, Page, Rejected, WebhookConfiguration
-from .validation import Checker, validate_uuid
 
 T = TypeVar("T", Charge, WebhookConfiguration, Refund, Cancel)
 P = TypeVar("P")
-
-
-def path_ids(**values: Any) -> list[str]:
-    """Path ids as canonical UUID text; a UUID check also keeps ``/`` out of paths."""
-    checker = Checker()
-    result = [checker.check(validate_uuid, v, name) for name, v in values.items()]
-    checker.raise_if_any()
-    return [r for r in result if r is not None]
 
 
 def follow(

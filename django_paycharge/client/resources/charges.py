@@ -1,9 +1,4 @@
-"""The resource services of :class:`~django_paycharge.client.PayChargeClient`.
-
-Every method validates its arguments before sending anything and raises
-:class:`~django_paycharge.exceptions.InvalidParametersError` naming each
-broken field.
-"""
+"""``client.charges``, ``client.issuer_tokens`` and ``client.tokens``."""
 
 from __future__ import annotations
 
@@ -12,16 +7,15 @@ from collections.abc import Iterator, Mapping
 from datetime import datetime
 from typing import Any
 
-from ._paging import RawPage, follow, path_ids, raw_page_parser
-from ._params import CHARGE_FILTERS, charge_create_body, list_params
-from ._parse import page_parser, parse_charge, parse_issuer_token, parse_transaction_token
-from ._transport import Transport
-from .lifecycle import ChargeOperations, ThreeDSIssuerTokens
-from .types import Charge, IssuerToken, Page, Rejected, TransactionToken
-from .validation import Checker, validate_bool, validate_idempotency_key, validate_uuid
-from .webhooks import Webhooks
+from .._params import CHARGE_FILTERS, charge_create_body, list_params
+from ..paging import RawPage, follow, raw_page_parser
+from ..parsing import page_parser, parse_charge, parse_issuer_token, parse_transaction_token
+from ..transport import Transport
+from ..types import Charge, IssuerToken, Page, Rejected, TransactionToken
+from ..validation import Checker, path_ids, validate_bool, validate_idempotency_key, validate_uuid
+from .charge_operations import ChargeOperations, ThreeDSIssuerTokens
 
-__all__ = ["Charges", "IssuerTokens", "Tokens", "Webhooks"]
+__all__ = ["Charges", "IssuerTokens", "Tokens"]
 
 _parse_charge_page = page_parser(parse_charge)
 _read_charge_page = raw_page_parser(_parse_charge_page)

@@ -27,7 +27,6 @@ from django_paycharge import __version__
 from django_paycharge.exceptions import APIError, NetworkError
 
 from ._errors import api_error, network_error, read_body, without_tracebacks
-from ._throttle import Throttle
 from .options import ClientOptions
 from .request_log import failure_level, log_attempt, log_path
 from .retries import (
@@ -37,6 +36,7 @@ from .retries import (
     retryable_answer,
     retryable_failure,
 )
+from .throttle import Throttle
 
 T = TypeVar("T")
 
