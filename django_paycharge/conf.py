@@ -67,14 +67,14 @@ DEFAULTS: dict[str, Any] = {
     "DELIVERY_HANDOFF": None,
     "SWEEP_AFTER": 300,
     "DELIVERY_RETENTION_DAYS": 90,
-    # Admin (django_paycharge.admin): keys added here by the admin work.
+    # Admin (django_paycharge.admin).
     "ADMIN_ESTIMATED_COUNT_THRESHOLD": 10_000,
     "ADMIN_CURRENCIES": ["JPY", "USD", "EUR", "GBP", "CNY", "KRW", "TWD", "HKD", "AUD", "SGD"],
     "ADMIN_ERROR_CODES": {},
     "ADMIN_MAX_GATEWAY_CALLS": 50,
     "ADMIN_SYNC_MAX_PAGES": 20,
     "ORDER_URL_HOOK": None,
-    # DRF API (django_paycharge.api): keys added here by the API work.
+    # DRF API (django_paycharge.api).
     "API_CHARGE_HOOK": None,
     "API_CREATE_PERMISSION_CLASSES": ["django_paycharge.api.permissions.IsStaffUser"],
     "API_DIRECT_AMOUNT_PERMISSION_CLASSES": ["django_paycharge.api.permissions.IsStaffUser"],

@@ -127,7 +127,8 @@ def _read_environment_once(session: requests.Session, base_url: str) -> None:
     """Take proxies and the CA bundle from the environment now, not on every request.
 
     With ``trust_env`` on, requests scans the environment and ``~/.netrc`` on
-    every call: about a third of a small GET's cost.
+    every call, the largest part of a small GET's cost (``docs/benchmarks.md``,
+    "Why requests is slow here").
     """
     session.proxies.update(requests.utils.get_environ_proxies(base_url))
     bundle = os.environ.get("REQUESTS_CA_BUNDLE") or os.environ.get("CURL_CA_BUNDLE")
