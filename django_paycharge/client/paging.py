@@ -11,15 +11,18 @@ from __future__ import annotations
 import threading
 import uuid
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from django_paycharge.exceptions import InvalidResponseError
 
 from .lifecycle_types import Cancel, Refund
 from .parsing import ShapeError
 from .types import Charge, JSONObject, Page, Rejected, WebhookConfiguration
+
+if TYPE_CHECKING:
+    from .transport import Transport
 
 T = TypeVar("T", Charge, WebhookConfiguration, Refund, Cancel)
 P = TypeVar("P")
@@ -49,6 +52,22 @@ def follow(
                 "The payment service sent the same page twice while listing; stopped."
             )
         seen.add(cursor)
+
+
+def follow_list(
+    transport: Transport,
+    path: str,
+    parse_page: Callable[[Any], Page[T]],
+    params: Mapping[str, str],
+    rejected: list[Rejected] | None,
+) -> Iterator[T]:
+    """Every item of the list at ``GET path``, from ``params``' cursor on (see :func:`follow`)."""
+
+    def fetch(after: str | None) -> Page[T]:
+        query = params if after is None else {**params, "cursor": after}
+        return transport.request("GET", path, parse_page, params=query)
+
+    return follow(fetch, params.get("cursor"), rejected)
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import Any
 
 from .._params import CHARGE_FILTERS, charge_create_body, list_params
-from ..paging import RawPage, follow, raw_page_parser
+from ..paging import RawPage, follow_list, raw_page_parser
 from ..parsing import page_parser, parse_charge, parse_issuer_token, parse_transaction_token
 from ..transport import Transport
 from ..types import Charge, IssuerToken, Page, Rejected, TransactionToken
@@ -166,12 +166,7 @@ class Charges(ChargeOperations):
         without a usable id are appended to ``rejected`` when given.
         """
         path, params = self._list_request(store_id, limit, cursor, cursor_direction, filters)
-
-        def fetch(after: str | None) -> Page[Charge]:
-            query = params if after is None else {**params, "cursor": after}
-            return self._transport.request("GET", path, _parse_charge_page, params=query)
-
-        return follow(fetch, params.get("cursor"), rejected)
+        return follow_list(self._transport, path, _parse_charge_page, params, rejected)
 
     @staticmethod
     def _list_request(

@@ -17,7 +17,7 @@ from .._params import list_params
 from ..lifecycle_params import metadata_body, refund_body
 from ..lifecycle_parsing import parse_cancel, parse_refund
 from ..lifecycle_types import Cancel, Refund
-from ..paging import follow
+from ..paging import follow_list
 from ..parsing import page_parser
 from ..transport import Transport
 from ..types import Page, Rejected
@@ -100,12 +100,7 @@ class _ChargeChildren(Generic[T]):
         ``rejected`` when it is given, as :meth:`Charges.list` does.
         """
         path, params = self._list_request(store_id, charge_id, limit, cursor, cursor_direction)
-
-        def fetch(after: str | None) -> Page[T]:
-            query = params if after is None else {**params, "cursor": after}
-            return self._transport.request("GET", path, self._page, params=query)
-
-        return follow(fetch, params.get("cursor"), rejected)
+        return follow_list(self._transport, path, self._page, params, rejected)
 
     def _list_request(
         self, store_id: Any, charge_id: Any, limit: Any, cursor: Any, direction: Any

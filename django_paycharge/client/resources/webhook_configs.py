@@ -7,7 +7,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from .._params import list_params
-from ..paging import follow
+from ..paging import follow_list
 from ..parsing import page_parser, parse_webhook
 from ..transport import Transport
 from ..types import Page, Rejected, WebhookConfiguration
@@ -100,12 +100,7 @@ class Webhooks:
         base, params = self._list_request(
             store_id, merchant_id, limit, cursor, cursor_direction, filters
         )
-
-        def fetch(after: str | None) -> Page[WebhookConfiguration]:
-            query = params if after is None else {**params, "cursor": after}
-            return self._transport.request("GET", base, _parse_webhook_page, params=query)
-
-        return follow(fetch, params.get("cursor"), rejected)
+        return follow_list(self._transport, base, _parse_webhook_page, params, rejected)
 
     def create(
         self,
