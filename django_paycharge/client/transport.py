@@ -142,7 +142,7 @@ class Transport:
         """Send ``method path``, retrying what is safe to retry, and parse the 2xx body.
 
         A GET, or a request carrying an idempotency key, is retried on network
-        errors and on :data:`RETRY_STATUSES`; any other request only when the
+        errors and on ``retries.RETRY_STATUSES``; any other request only when the
         gateway certainly did not process it (429, connect time-out).
 
         ``deadline`` (a :func:`time.monotonic` value) bounds the whole call:
