@@ -21,9 +21,10 @@ from rest_framework.throttling import BaseThrottle
 from rest_framework.views import APIView
 
 from .. import access, conf, services
+from ..client.params import CREATE_FIELDS
+from ..client.vocabulary import CURSOR_DIRECTIONS
 from ..exceptions import ConfigurationError
 from ..models import Charge, WebhookConfiguration, with_refunded_amounts
-from ..services.create import CREATE_ARGS
 from .create import ChargeCreateSerializer
 from .errors import api_exception_handler
 from .filters import FILTER_PARAMETERS, filter_charges
@@ -126,7 +127,7 @@ class ChargeListCreateView(PayChargeAPIView):
         parameters=[
             OpenApiParameter("limit", int, description="10 to 100; default 10."),
             OpenApiParameter("cursor", OpenApiTypes.UUID, description="Start after this charge."),
-            OpenApiParameter("cursor_direction", str, enum=["asc", "desc"]),
+            OpenApiParameter("cursor_direction", str, enum=list(CURSOR_DIRECTIONS)),
             *FILTER_PARAMETERS,
         ],
         responses={200: ChargePageSerializer, **_errors(400, 401, 403)},
@@ -187,7 +188,7 @@ def _call_hook(hook: Any, request: Request, data: Mapping[str, Any]) -> dict[str
     result = func(request, data)
     if not isinstance(result, Mapping):
         raise ConfigurationError("PAYCHARGE['API_CHARGE_HOOK'] must return a dict.")
-    unknown = sorted(set(result) - set(CREATE_ARGS) - {"account", "idempotency_key"})
+    unknown = sorted(set(result) - set(CREATE_FIELDS) - {"account", "idempotency_key"})
     if unknown or "amount" not in result or "currency" not in result:
         raise ConfigurationError(
             "PAYCHARGE['API_CHARGE_HOOK'] must return amount and currency, and only "

@@ -31,13 +31,12 @@ from babel.numbers import get_territory_currencies
 
 from django_paycharge.exceptions import FieldError, InvalidParametersError
 
-from .vocabulary import THREE_DS_MODES
+from .vocabulary import CURSOR_DIRECTIONS, THREE_DS_MODES
 
 T = TypeVar("T")
 
 LIMIT_MIN = 10
 LIMIT_MAX = 100
-CURSOR_DIRECTIONS = frozenset({"asc", "desc"})
 IDEMPOTENCY_KEY_MAX = 255
 
 JSONScalar = str | int | float | bool | None

@@ -26,7 +26,8 @@ CHARGE_STATUSES = (
 FINAL_STATUSES = frozenset({"successful", "failed", "error", "canceled"})
 #: Final statuses in which the customer paid nothing.
 UNPAID_FINAL_STATUSES = frozenset({"failed", "error", "canceled"})
-#: Statuses from which the gateway accepts a cancel.
+#: Statuses in which the gateway may accept a cancel (it decides the rest: a paid
+#: konbini or bank transfer, or a refunded card payment, cannot be canceled).
 CANCELABLE_STATUSES = frozenset({"pending", "awaiting", "authorized", "successful"})
 
 # A status may only move to one of equal or higher rank, so a stale read never
@@ -93,6 +94,9 @@ CHARGE_FIELDS = (
     "three_ds",
 )
 
+#: The order a list is read in, from its cursor.
+CURSOR_DIRECTIONS = ("asc", "desc")
+
 # --- Refunds and cancels -----------------------------------------------------
 
 #: Statuses of a refund and of a cancel (the same four in the SDK).
@@ -151,6 +155,7 @@ __all__ = [
     "CANCEL_STATUSES",
     "CHARGE_FIELDS",
     "CHARGE_STATUSES",
+    "CURSOR_DIRECTIONS",
     "FINAL_OPERATION_STATUSES",
     "FINAL_RANK",
     "FINAL_STATUSES",

@@ -13,11 +13,11 @@ import uuid
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Generic, TypeVar
 
-from .._params import list_params
 from ..lifecycle_params import metadata_body, refund_body
 from ..lifecycle_parsing import parse_cancel, parse_refund
 from ..lifecycle_types import Cancel, Refund
 from ..paging import follow_list
+from ..params import list_params
 from ..parsing import page_parser
 from ..transport import Transport
 from ..types import Page, Rejected

@@ -6,8 +6,8 @@ import uuid
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from .._params import list_params
 from ..paging import follow_list
+from ..params import list_params
 from ..parsing import page_parser, parse_webhook
 from ..transport import Transport
 from ..types import Page, Rejected, WebhookConfiguration
