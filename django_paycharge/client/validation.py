@@ -274,3 +274,18 @@ class Checker:
         """Raise one :class:`InvalidParametersError` listing every recorded error."""
         if self.errors:
             raise InvalidParametersError(errors=self.errors)
+
+
+def path_ids(**values: Any) -> list[str]:
+    """Path ids as canonical UUID text; a UUID check also keeps ``/`` out of paths."""
+    checker = Checker()
+    result = [checker.check(validate_uuid, v, name) for name, v in values.items()]
+    checker.raise_if_any()
+    return [r for r in result if r is not None]
+
+
+def request_key(checker: Checker, idempotency_key: Any) -> str:
+    """The caller's idempotency key, checked (its error recorded in ``checker``), or a new UUID4."""
+    if idempotency_key is None:
+        return str(uuid.uuid4())
+    return checker.check(validate_idempotency_key, idempotency_key, "idempotency_key") or ""
