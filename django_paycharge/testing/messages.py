@@ -53,7 +53,9 @@ class Request:
     after: list[Callable[[], None]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        self.query = dict(parse_qsl(self.raw_query, keep_blank_values=True))
+        self.query = (
+            dict(parse_qsl(self.raw_query, keep_blank_values=True)) if self.raw_query else {}
+        )
 
     def json(self) -> Json:
         """The body as a JSON object, or a 400 ``INVALID_REQUEST_BODY``."""
