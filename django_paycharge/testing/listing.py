@@ -126,24 +126,28 @@ def paginate(
             stop = max(lo, min(hi, pos))
         else:
             start = min(hi, max(lo, pos + 1))
-    if accept is None:
+    if accept is None:  # every key counts: slices, no scan
         if page.descending:
             chosen = keys[max(start, stop - page.limit) : stop][::-1]
-            has_more = stop - start > page.limit
         else:
             chosen = keys[start : min(stop, start + page.limit)]
-            has_more = stop - start > page.limit
-        return Page([k[1] for k in chosen], has_more, hi - lo)
-    ids: list[str] = []
-    has_more = False
-    for key in _walk(keys, start, stop, page.descending):
-        if accept(key[1]):
-            if len(ids) == page.limit:
-                has_more = True
-                break
-            ids.append(key[1])
+        return Page([k[1] for k in chosen], stop - start > page.limit, hi - lo)
+    ids, has_more = _first_accepted(_walk(keys, start, stop, page.descending), accept, page.limit)
     total = sum(1 for i in range(lo, hi) if accept(keys[i][1]))
     return Page(ids, has_more, total)
+
+
+def _first_accepted(
+    keys: Iterator[Key], accept: Callable[[str], bool], limit: int
+) -> tuple[list[str], bool]:
+    """Up to ``limit`` accepted ids, and whether another one follows."""
+    ids: list[str] = []
+    for key in keys:
+        if accept(key[1]):
+            if len(ids) == limit:
+                return ids, True
+            ids.append(key[1])
+    return ids, False
 
 
 def _walk(keys: list[Key], start: int, stop: int, descending: bool) -> Iterator[Key]:

@@ -7,8 +7,8 @@ import json
 import pytest
 
 from django_paycharge.api.parsers import MAX_DEPTH
-from django_paycharge.nesting import nesting_exceeds, text_nesting_exceeds
 from django_paycharge.models import ChargeRequest
+from django_paycharge.nesting import nesting_exceeds, text_nesting_exceeds
 
 from .conftest import API, assert_error
 
