@@ -15,6 +15,7 @@ REPO = Path(os.environ.get("PAYCHARGE_REPO", Path(__file__).resolve().parent.par
 PUBLIC_MODULES = [
     "django_paycharge.access",
     "django_paycharge.client",
+    "django_paycharge.client.params",
     "django_paycharge.client.vocabulary",
     "django_paycharge.conf",
     "django_paycharge.debug",

@@ -71,15 +71,41 @@ class RefundForm(_ActionForm):
     )
 
 
+#: One charge's action: ``(charge, form data, idempotency key, who asked)`` -> the message
+#: to show; a :class:`PayChargeError` is shown as that charge's error.
+Run = Callable[[Charge, dict[str, Any], str, str], str]
+AdminAction = Callable[[Any, HttpRequest, QuerySet[Charge]], HttpResponse | None]
+
+
+def charge_action(
+    *, description: Any, permission: str, title: Any, form_class: type[_ActionForm]
+) -> Callable[[Run], AdminAction]:
+    """Make ``run`` an admin action behind ``permission``, with its confirmation page first."""
+
+    def decorate(run: Run) -> AdminAction:
+        name = run.__name__
+
+        @admin.action(description=description, permissions=[permission])
+        def action(
+            model_admin: Any, request: HttpRequest, queryset: QuerySet[Charge]
+        ) -> HttpResponse | None:
+            charges = limited(model_admin, request, queryset)
+            return _confirm(model_admin, request, charges, name, str(title), form_class, run)
+
+        action.__name__ = action.__qualname__ = name
+        return action
+
+    return decorate
+
+
 def _confirm(
     model_admin: Any,
     request: HttpRequest,
     charges: list[Charge],
-    *,
     action: str,
     title: str,
     form_class: type[_ActionForm],
-    run: Callable[[Charge, dict[str, Any], str], str],
+    run: Run,
 ) -> HttpResponse | None:
     """Show the confirmation page, or (after it) run the action on each charge."""
     if not charges:
@@ -88,11 +114,12 @@ def _confirm(
     if request.POST.get("post") == "yes":
         form = form_class(request.POST, single=single)
         if form.is_valid():
+            who = str(request.user.get_username())
             for charge in charges:
                 # One key per charge, all from the page's key: a resubmit finds each again.
                 key = f"{form.cleaned_data['idempotency_key']}:{charge.pk}"
                 try:
-                    text = run(charge, form.cleaned_data, key)
+                    text = run(charge, form.cleaned_data, key, who)
                 except PayChargeError as exc:
                     model_admin.message_user(
                         request,
@@ -122,83 +149,55 @@ def _left(charge: Charge, action: str) -> str:
     return format_amount(services.refundable_amount(charge), charge.charged_currency)
 
 
-def _who(request: HttpRequest) -> str:
-    return str(request.user.get_username())
-
-
-@admin.action(description=gettext_lazy("Capture authorized charges…"), permissions=["capture"])
-def capture_charges(
-    model_admin: Any, request: HttpRequest, queryset: QuerySet[Charge]
-) -> HttpResponse | None:
-    def run(charge: Charge, data: dict[str, Any], key: str) -> str:
-        captured = services.capture_charge(
-            charge, amount=data.get("amount"), idempotency_key=key, requested_by=_who(request)
-        )
-        return _("Charge %(id)s captured: %(amount)s, status %(status)s.") % {
-            "id": charge.gateway_id,
-            "amount": format_amount(captured.charged_amount, captured.charged_currency),
-            "status": captured.status,
-        }
-
-    return _confirm(
-        model_admin,
-        request,
-        limited(model_admin, request, queryset),
-        action="capture_charges",
-        title=_("Capture authorized charges"),
-        form_class=CaptureForm,
-        run=run,
+@charge_action(
+    description=gettext_lazy("Capture authorized charges…"),
+    permission="capture",
+    title=gettext_lazy("Capture authorized charges"),
+    form_class=CaptureForm,
+)
+def capture_charges(charge: Charge, data: dict[str, Any], key: str, who: str) -> str:
+    captured = services.capture_charge(
+        charge, amount=data.get("amount"), idempotency_key=key, requested_by=who
     )
+    return _("Charge %(id)s captured: %(amount)s, status %(status)s.") % {
+        "id": charge.gateway_id,
+        "amount": format_amount(captured.charged_amount, captured.charged_currency),
+        "status": captured.status,
+    }
 
 
-@admin.action(description=gettext_lazy("Cancel charges…"), permissions=["cancel"])
-def cancel_charges(
-    model_admin: Any, request: HttpRequest, queryset: QuerySet[Charge]
-) -> HttpResponse | None:
-    def run(charge: Charge, data: dict[str, Any], key: str) -> str:
-        cancel = services.cancel_charge(charge, idempotency_key=key, requested_by=_who(request))
-        return _("Charge %(id)s: cancel %(cancel)s is %(status)s.") % {
-            "id": charge.gateway_id,
-            "cancel": cancel.gateway_id,
-            "status": cancel.status,
-        }
+@charge_action(
+    description=gettext_lazy("Cancel charges…"),
+    permission="cancel",
+    title=gettext_lazy("Cancel charges"),
+    form_class=CancelForm,
+)
+def cancel_charges(charge: Charge, data: dict[str, Any], key: str, who: str) -> str:
+    cancel = services.cancel_charge(charge, idempotency_key=key, requested_by=who)
+    return _("Charge %(id)s: cancel %(cancel)s is %(status)s.") % {
+        "id": charge.gateway_id,
+        "cancel": cancel.gateway_id,
+        "status": cancel.status,
+    }
 
-    return _confirm(
-        model_admin,
-        request,
-        limited(model_admin, request, queryset),
-        action="cancel_charges",
-        title=_("Cancel charges"),
-        form_class=CancelForm,
-        run=run,
+
+@charge_action(
+    description=gettext_lazy("Refund charges…"),
+    permission="refund",
+    title=gettext_lazy("Refund charges"),
+    form_class=RefundForm,
+)
+def refund_charges(charge: Charge, data: dict[str, Any], key: str, who: str) -> str:
+    refund = services.refund_charge(
+        charge,
+        amount=data.get("amount"),
+        reason=data.get("reason") or None,
+        message=data.get("message") or None,
+        idempotency_key=key,
+        requested_by=who,
     )
-
-
-@admin.action(description=gettext_lazy("Refund charges…"), permissions=["refund"])
-def refund_charges(
-    model_admin: Any, request: HttpRequest, queryset: QuerySet[Charge]
-) -> HttpResponse | None:
-    def run(charge: Charge, data: dict[str, Any], key: str) -> str:
-        refund = services.refund_charge(
-            charge,
-            amount=data.get("amount"),
-            reason=data.get("reason") or None,
-            message=data.get("message") or None,
-            idempotency_key=key,
-            requested_by=_who(request),
-        )
-        return _("Charge %(id)s: refund of %(amount)s is %(status)s.") % {
-            "id": charge.gateway_id,
-            "amount": format_amount(refund.amount, refund.currency),
-            "status": refund.status,
-        }
-
-    return _confirm(
-        model_admin,
-        request,
-        limited(model_admin, request, queryset),
-        action="refund_charges",
-        title=_("Refund charges"),
-        form_class=RefundForm,
-        run=run,
-    )
+    return _("Charge %(id)s: refund of %(amount)s is %(status)s.") % {
+        "id": charge.gateway_id,
+        "amount": format_amount(refund.amount, refund.currency),
+        "status": refund.status,
+    }

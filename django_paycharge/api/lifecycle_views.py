@@ -12,6 +12,7 @@ refunded twice.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from django.utils.translation import gettext_lazy as _
@@ -63,14 +64,35 @@ class HasChargeActionPermission(BasePermission):
         return bool(request.user and request.user.has_perm(f"django_paycharge.{codename}"))
 
 
-def _body(serializer_class: type[serializers.Serializer[Any]], request: Request) -> dict[str, Any]:
-    serializer = serializer_class(data=request.data if request.data else {})
+def _act(
+    request: Request,
+    charge_id: str,
+    service: Callable[..., Any],
+    body: type[serializers.Serializer[Any]],
+    purpose: str,
+) -> Any:
+    """``service`` run on the charge with the request's checked body, its key and its user."""
+    charge = _get_charge(request, charge_id)
+    serializer = body(data=request.data if request.data else {})
     serializer.is_valid(raise_exception=True)
-    return dict(serializer.validated_data)
+    return service(
+        charge,
+        **serializer.validated_data,
+        idempotency_key=caller_key(request, purpose),
+        requested_by=str(request.user.get_username()) if request.user else "",
+    )
 
 
-def _who(request: Request) -> str:
-    return str(request.user.get_username()) if request.user else ""
+def _listed(
+    request: Request,
+    charge_id: str,
+    model: type[Refund] | type[Cancel],
+    serializer: type[serializers.ModelSerializer[Any]],
+) -> Response:
+    """The charge's refunds or cancels in the mirror."""
+    charge = _get_charge(request, charge_id)
+    children = model.objects.filter(charge=charge).select_related("charge")
+    return Response(serializer(children, many=True).data)
 
 
 class _ActionView(PayChargeAPIView):
@@ -95,12 +117,8 @@ class ChargeCaptureView(_ActionView):
     )
     @idempotent(CAPTURE_PURPOSE)
     def post(self, request: Request, charge_id: str) -> Response:
-        charge = _get_charge(request, charge_id)
-        charge = services.capture_charge(
-            charge,
-            **_body(CaptureRequestSerializer, request),
-            idempotency_key=caller_key(request, CAPTURE_PURPOSE),
-            requested_by=_who(request),
+        charge = _act(
+            request, charge_id, services.capture_charge, CaptureRequestSerializer, CAPTURE_PURPOSE
         )
         return Response(ChargeSerializer(charge, context={"request": request}).data)
 
@@ -116,9 +134,7 @@ class ChargeRefundsView(_ActionView):
         responses={200: RefundSerializer(many=True), **_errors(401, 403, 404)},
     )
     def get(self, request: Request, charge_id: str) -> Response:
-        charge = _get_charge(request, charge_id)
-        refunds = Refund.objects.filter(charge=charge).select_related("charge")
-        return Response(RefundSerializer(refunds, many=True).data)
+        return _listed(request, charge_id, Refund, RefundSerializer)
 
     @api_schema(
         operation_id="charges_refunds_create",
@@ -129,12 +145,8 @@ class ChargeRefundsView(_ActionView):
     )
     @idempotent(REFUND_PURPOSE)
     def post(self, request: Request, charge_id: str) -> Response:
-        charge = _get_charge(request, charge_id)
-        refund = services.refund_charge(
-            charge,
-            **_body(RefundRequestSerializer, request),
-            idempotency_key=caller_key(request, REFUND_PURPOSE),
-            requested_by=_who(request),
+        refund = _act(
+            request, charge_id, services.refund_charge, RefundRequestSerializer, REFUND_PURPOSE
         )
         return Response(RefundSerializer(refund).data, status=201)
 
@@ -150,9 +162,7 @@ class ChargeCancelsView(_ActionView):
         responses={200: CancelSerializer(many=True), **_errors(401, 403, 404)},
     )
     def get(self, request: Request, charge_id: str) -> Response:
-        charge = _get_charge(request, charge_id)
-        cancels = Cancel.objects.filter(charge=charge).select_related("charge")
-        return Response(CancelSerializer(cancels, many=True).data)
+        return _listed(request, charge_id, Cancel, CancelSerializer)
 
     @api_schema(
         operation_id="charges_cancels_create",
@@ -162,11 +172,7 @@ class ChargeCancelsView(_ActionView):
     )
     @idempotent(CANCEL_PURPOSE)
     def post(self, request: Request, charge_id: str) -> Response:
-        charge = _get_charge(request, charge_id)
-        cancel = services.cancel_charge(
-            charge,
-            **_body(CancelRequestSerializer, request),
-            idempotency_key=caller_key(request, CANCEL_PURPOSE),
-            requested_by=_who(request),
+        cancel = _act(
+            request, charge_id, services.cancel_charge, CancelRequestSerializer, CANCEL_PURPOSE
         )
         return Response(CancelSerializer(cancel).data, status=201)

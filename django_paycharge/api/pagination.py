@@ -15,7 +15,7 @@ from django.db import connection
 from django.db.models import Q, QuerySet
 from django.utils.translation import gettext as _
 
-from ..client._params import list_params
+from ..client.params import list_params
 from ..exceptions import FieldError, InvalidParametersError
 from ..models import Charge
 

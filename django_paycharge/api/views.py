@@ -21,9 +21,9 @@ from rest_framework.throttling import BaseThrottle
 from rest_framework.views import APIView
 
 from .. import access, conf, services
+from ..client.params import CREATE_FIELDS
 from ..exceptions import ConfigurationError
 from ..models import Charge, WebhookConfiguration, with_refunded_amounts
-from ..services.create import CREATE_ARGS
 from .create import ChargeCreateSerializer
 from .errors import api_exception_handler
 from .filters import FILTER_PARAMETERS, filter_charges
@@ -187,7 +187,7 @@ def _call_hook(hook: Any, request: Request, data: Mapping[str, Any]) -> dict[str
     result = func(request, data)
     if not isinstance(result, Mapping):
         raise ConfigurationError("PAYCHARGE['API_CHARGE_HOOK'] must return a dict.")
-    unknown = sorted(set(result) - set(CREATE_ARGS) - {"account", "idempotency_key"})
+    unknown = sorted(set(result) - set(CREATE_FIELDS) - {"account", "idempotency_key"})
     if unknown or "amount" not in result or "currency" not in result:
         raise ConfigurationError(
             "PAYCHARGE['API_CHARGE_HOOK'] must return amount and currency, and only "

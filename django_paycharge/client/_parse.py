@@ -13,7 +13,6 @@ makes generated SDKs slow.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -32,6 +31,7 @@ from .types import (
     ThreeDS,
     TransactionToken,
     WebhookConfiguration,
+    token_digest,
 )
 
 T = TypeVar("T")
@@ -224,7 +224,7 @@ def parse_webhook(value: Any) -> WebhookConfiguration:
     if "auth_token" in d:
         token = d["auth_token"]
         if isinstance(token, str) and token:
-            digest = hashlib.sha256(token.encode()).hexdigest()
+            digest = token_digest(token)
         d = {k: v for k, v in d.items() if k != "auth_token"}
     g = d.get
     triggers = g("triggers")

@@ -25,11 +25,11 @@ from ._lifecycle_parse import (
     parse_three_ds_issuer_token,
 )
 from ._paging import follow, path_ids
-from ._params import list_params
 from ._parse import page_parser, parse_charge
 from ._transport import Transport
 from .lifecycle_params import capture_body, metadata_body, refund_body
 from .lifecycle_types import Cancel, Capture, Refund, ThreeDSIssuerToken
+from .params import list_params
 from .types import Charge, Page, Rejected
 from .validation import Checker, validate_bool, validate_idempotency_key
 

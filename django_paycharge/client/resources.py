@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator, Mapping
-from datetime import datetime
 from typing import Any
 
 from ._paging import RawPage, follow, path_ids, raw_page_parser
-from ._params import CHARGE_FILTERS, charge_create_body, list_params
 from ._parse import page_parser, parse_charge, parse_issuer_token, parse_transaction_token
 from ._transport import Transport
 from .lifecycle import ChargeOperations, ThreeDSIssuerTokens
+from .params import CHARGE_FILTERS, ChargeCreateParams, list_params
 from .types import Charge, IssuerToken, Page, Rejected, TransactionToken
 from .validation import Checker, validate_bool, validate_idempotency_key, validate_uuid
 from .webhooks import Webhooks
@@ -38,52 +37,31 @@ class Charges(ChargeOperations):
 
     def create(
         self,
+        params: ChargeCreateParams | None = None,
+        /,
         *,
-        transaction_token_id: uuid.UUID | str,
-        amount: int,
-        currency: str,
-        capture: bool | None = None,
-        capture_at: datetime | str | None = None,
-        merchant_transaction_id: str | None = None,
-        ip_address: str | None = None,
-        metadata: Mapping[str, Any] | None = None,
-        redirect_endpoint: str | None = None,
-        three_ds_redirect_endpoint: str | None = None,
-        three_ds_mode: str | None = None,
         idempotency_key: str | uuid.UUID | None = None,
+        **fields: Any,
     ) -> Charge:
         """Create a charge (``POST /charges``) and return it, normally ``pending``.
 
-        ``amount`` is a positive integer in the currency's smallest unit;
-        ``currency`` is upper-cased. ``capture_at`` is an aware ``datetime``
-        or ISO-8601 text with an offset. ``three_ds_mode="skip"`` needs the
-        app token's secret, which this client always sends.
+        The charge is ``params``, or the same fields as keyword arguments (see
+        :class:`~django_paycharge.client.params.ChargeCreateParams`): every
+        rule is checked before anything is sent.
 
         The request always carries an ``Idempotency-Key``: ``idempotency_key``
         or a fresh UUID4, the same on every retry. Pass your own (stored
         before calling) to retry safely after a :class:`NetworkError`: the
         gateway answers with the first charge instead of making a second one.
         """
+        charge = ChargeCreateParams.given(params, fields)
         checker = Checker()
         key = (
             str(uuid.uuid4())
             if idempotency_key is None
             else checker.check(validate_idempotency_key, idempotency_key, "idempotency_key")
         )
-        body = charge_create_body(
-            checker=checker,
-            transaction_token_id=transaction_token_id,
-            amount=amount,
-            currency=currency,
-            capture=capture,
-            capture_at=capture_at,
-            merchant_transaction_id=merchant_transaction_id,
-            ip_address=ip_address,
-            metadata=metadata,
-            redirect_endpoint=redirect_endpoint,
-            three_ds_redirect_endpoint=three_ds_redirect_endpoint,
-            three_ds_mode=three_ds_mode,
-        )
+        body = charge.to_body(checker)
         assert key is not None
         return self._transport.request(
             "POST", "/charges", parse_charge, body=body, idempotency_key=key

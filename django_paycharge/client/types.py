@@ -14,6 +14,7 @@ text. Only a resource's own ``id`` is required.
 
 from __future__ import annotations
 
+import hashlib
 import uuid
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -126,12 +127,17 @@ def mask_account_number(value: str | None) -> str | None:
     return "***" + text[-4:] if len(text) > 4 else "***"
 
 
+def token_digest(token: str) -> str:
+    """Hex SHA-256 of a webhook auth token's UTF-8 bytes: what is kept instead of the token."""
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
 @dataclass(frozen=True, slots=True)
 class WebhookConfiguration:
     """A webhook configuration of a store.
 
     The gateway's ``auth_token`` is a secret: it is neither an attribute nor
-    kept in ``raw``. ``auth_token_sha256`` (hex SHA-256 of its UTF-8 bytes,
+    kept in ``raw``. ``auth_token_sha256`` (its :func:`token_digest`,
     ``None`` when the gateway sent none) lets a receiver check deliveries
     against it without keeping the token itself.
     """

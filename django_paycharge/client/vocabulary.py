@@ -26,7 +26,8 @@ CHARGE_STATUSES = (
 FINAL_STATUSES = frozenset({"successful", "failed", "error", "canceled"})
 #: Final statuses in which the customer paid nothing.
 UNPAID_FINAL_STATUSES = frozenset({"failed", "error", "canceled"})
-#: Statuses from which the gateway accepts a cancel.
+#: Statuses in which the gateway may accept a cancel (it decides the rest: a paid
+#: konbini or bank transfer, or a refunded card payment, cannot be canceled).
 CANCELABLE_STATUSES = frozenset({"pending", "awaiting", "authorized", "successful"})
 
 # A status may only move to one of equal or higher rank, so a stale read never

@@ -7,9 +7,9 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from ._paging import follow
-from ._params import list_params
 from ._parse import page_parser, parse_webhook
 from ._transport import Transport
+from .params import list_params
 from .types import Page, Rejected, WebhookConfiguration
 from .validation import Checker, validate_bool, validate_http_url, validate_uuid
 

@@ -6,7 +6,6 @@ from typing import Any
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
-from ..client.vocabulary import FINAL_STATUSES
 from .payload import PayloadEncoder
 
 
@@ -133,10 +132,6 @@ class Charge(models.Model):
 
     def __str__(self) -> str:
         return f"{self.gateway_id} ({self.status})"
-
-    @property
-    def is_final(self) -> bool:
-        return self.status in FINAL_STATUSES
 
     @property
     def is_test(self) -> bool:

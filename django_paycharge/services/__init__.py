@@ -5,6 +5,7 @@ is involved; the default account when None), is safe to call again, and sends
 the app's signals.
 """
 
+from ..client.types import token_digest
 from .actions import recover_action_requests
 from .captures import cancel_charge, capture_charge, update_charge_metadata
 from .charges import refresh_charge, store_remote_charge, wait_for_charge
@@ -19,7 +20,7 @@ from .refunds import refund_charge, refundable_amount
 from .retry import retry_transient
 from .sync import SyncResult, sync_charges
 from .upsert import UpsertResult, upsert_charges
-from .webhook_configs import matches_auth_token, sync_webhooks, token_digest
+from .webhook_configs import matches_auth_token, sync_webhooks
 
 __all__ = [
     "ChargeCheck",

@@ -32,13 +32,13 @@ from ..client import PayChargeClient, Prefetcher, RawPage
 from ..models import SyncWindow
 from ._windows import PAGE_SIZE, Schedule, Window
 from .quarantine import quarantine
-from .upsert import UpsertResult, prepare_charges, upsert_prepared
+from .upsert import UpsertResult, WriteCounts, prepare_charges, upsert_prepared
 
 logger = logging.getLogger("django_paycharge.services")
 
 
 @dataclass
-class SyncResult:
+class SyncResult(WriteCounts):
     """Counts of one sync run; passed to the progress callback after every page.
 
     ``windows`` and ``windows_done``: creation-time windows of the run so far,
@@ -48,10 +48,6 @@ class SyncResult:
 
     pages: int = 0
     seen: int = 0
-    created: int = 0
-    updated: int = 0
-    unchanged: int = 0
-    stale: int = 0
     failed: int = 0
     removed: int = 0
     #: Items that cannot be stored (no usable id) and are still quarantined after the run.
@@ -72,10 +68,7 @@ class SyncResult:
     def add_page(self, size: int, upserted: UpsertResult) -> None:
         self.pages += 1
         self.seen += size
-        self.created += upserted.created
-        self.updated += upserted.updated
-        self.unchanged += upserted.unchanged
-        self.stale += upserted.stale
+        self.add(upserted)
 
     def as_dict(self) -> dict[str, Any]:
         keys = (

@@ -29,6 +29,7 @@ from django.utils import timezone
 from django.utils.translation import gettext
 
 from .. import conf
+from ..client import PayChargeClient
 from ..exceptions import (
     APIError,
     ChargeStateError,
@@ -42,6 +43,7 @@ from ..exceptions import (
 from ..models import Charge, ChargeActionRequest
 from .charge_requests import error_record
 from .charges import refresh_charge
+from .clients import get_client
 
 logger = logging.getLogger("django_paycharge.services")
 
@@ -109,6 +111,41 @@ def existing_request(
     if existing is not None:
         _refuse_other(existing, kind, charge, given)
     return existing
+
+
+#: Where a request of each kind links what it made.
+RESULT_LINKS = {Kind.CAPTURE: "charge", Kind.CANCEL: "cancel", Kind.REFUND: "refund"}
+
+
+def act_once(
+    kind: str,
+    charge: Charge,
+    *,
+    given: dict[str, Any],
+    idempotency_key: uuid.UUID | str | None,
+    requested_by: str,
+    prepare: Callable[[Charge], Callable[[Charge], dict[str, Any]]],
+) -> Any:
+    """What the request for ``idempotency_key`` made: the existing request's result, or a
+    new request's (committed, then sent).
+
+    For a new one the charge is read from the gateway first; ``prepare(fresh)``
+    refuses what its status does not allow and returns the parameters' builder
+    for :func:`open_request` (run under the charge's lock).
+    """
+    request = existing_request(kind, charge, idempotency_key, given)
+    if request is None:
+        fresh = refresh_charge(charge.gateway_id, charge.store_id, account=charge.account)
+        build = prepare(fresh)
+        request = open_request(
+            kind,
+            fresh,
+            build,
+            given=given,
+            idempotency_key=idempotency_key,
+            requested_by=requested_by,
+        )
+    return result_of(request, RESULT_LINKS[Kind(kind)])
 
 
 def store_of(charge: Charge) -> uuid.UUID:
@@ -195,21 +232,35 @@ def succeeded(request: ChargeActionRequest, **links: Any) -> None:
     )
 
 
-def settle(
+def send_operation(
     request: ChargeActionRequest,
-    link: str,
-    answer: Any,
-    store: Callable[[Any], Any],
-    reread: Callable[[], Any],
+    operations: Callable[[PayChargeClient], Any],
+    store: Callable[..., Any],
+    *,
+    after_reread: Callable[[], object] | None = None,
 ) -> Any:
-    """Store the gateway's answer (a refund or cancel), mark the request done (linking
-    the stored row as ``link``), and read it once more while it is ``pending``: the
-    gateway often finishes at once, and one read spares the staff a stale "pending"."""
-    stored = store(answer)
+    """Send a refund or cancel request (``operations``: ``client.refunds`` or
+    ``client.cancels``), store the answer with ``store(answer, charge=...)``, and mark
+    the request done, linking the stored row.
+
+    A ``pending`` answer is read once more (``after_reread`` runs before it is stored): the
+    gateway often finishes at once, and one read spares the staff a stale "pending".
+    """
+    charge = request.charge
+    link = RESULT_LINKS[Kind(request.kind)]
+    resource = operations(get_client(request.account))
+    store_id = store_of(charge)
+    answer = resource.create(
+        store_id, charge.gateway_id, **request.params, idempotency_key=request.idempotency_key
+    )
+    stored = store(answer, charge=charge)
     succeeded(request, **{link: stored})
     if stored.status == "pending":
         try:
-            stored = store(reread())
+            again = resource.retrieve(store_id, charge.gateway_id, answer.id)
+            if after_reread is not None:
+                after_reread()
+            stored = store(again, charge=charge)
         except PayChargeError as exc:
             logger.info("%s %s not re-read: %s", link.capitalize(), answer.id, type(exc).__name__)
     return stored

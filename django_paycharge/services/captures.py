@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from django.db import router
@@ -12,18 +12,10 @@ from django.utils.translation import gettext
 
 from .. import signals
 from ..client.lifecycle_params import capture_body, check_fields, metadata_body
+from ..client.vocabulary import CANCELABLE_STATUSES, UNPAID_FINAL_STATUSES
 from ..exceptions import ChargeStateError, FieldError, InvalidParametersError
 from ..models import Cancel, Charge, ChargeActionRequest
-from .actions import (
-    SENDERS,
-    existing_request,
-    open_request,
-    refused,
-    result_of,
-    settle,
-    store_of,
-    succeeded,
-)
+from .actions import SENDERS, act_once, refused, send_operation, store_of, succeeded
 from .charges import refresh_charge, store_remote_charge
 from .clients import get_client
 from .lifecycle_store import store_cancel
@@ -31,9 +23,6 @@ from .lifecycle_store import store_cancel
 logger = logging.getLogger("django_paycharge.services")
 
 Kind = ChargeActionRequest.Kind
-#: Statuses in which the gateway may accept a cancel (it decides the rest: a paid
-#: konbini or bank transfer, or a refunded card payment, cannot be canceled).
-CANCELABLE_STATUSES = frozenset({"pending", "awaiting", "authorized", "successful"})
 
 
 def capture_charge(
@@ -53,33 +42,28 @@ def capture_charge(
     """
     args = {"amount": amount, "currency": currency}
     given = check_fields({k: v for k, v in args.items() if v is not None})
-    existing = existing_request(Kind.CAPTURE, charge, idempotency_key, given)
-    if existing is not None:
-        return _capture_result(existing)
-    fresh = refresh_charge(charge.gateway_id, charge.store_id, account=charge.account)
-    if fresh.status != "authorized":
-        raise refused(Kind.CAPTURE, fresh.status)
-    if "amount" in given:
-        given.setdefault("currency", fresh.requested_currency)
-    params = capture_body(**given) or {}
-    authorized = fresh.requested_amount
-    if authorized is not None and params.get("amount", 0) > authorized:
-        reason = gettext("must be at most the authorized amount, %(n)d") % {"n": authorized}
-        raise InvalidParametersError(errors=[FieldError("amount", reason)])
-    request = open_request(
+
+    def prepare(fresh: Charge) -> Callable[[Charge], dict[str, Any]]:
+        if fresh.status != "authorized":
+            raise refused(Kind.CAPTURE, fresh.status)
+        if "amount" in given:
+            given.setdefault("currency", fresh.requested_currency)
+        params = capture_body(**given) or {}
+        authorized = fresh.requested_amount
+        if authorized is not None and params.get("amount", 0) > authorized:
+            reason = gettext("must be at most the authorized amount, %(n)d") % {"n": authorized}
+            raise InvalidParametersError(errors=[FieldError("amount", reason)])
+        return lambda locked: params
+
+    captured: Charge = act_once(
         Kind.CAPTURE,
-        fresh,
-        lambda locked: params,
+        charge,
         given=given,
         idempotency_key=idempotency_key,
         requested_by=requested_by,
+        prepare=prepare,
     )
-    return _capture_result(request)
-
-
-def _capture_result(request: ChargeActionRequest) -> Charge:
-    charge: Charge = result_of(request, "charge")
-    return charge
+    return captured
 
 
 def _send_capture(request: ChargeActionRequest) -> Charge:
@@ -92,7 +76,7 @@ def _send_capture(request: ChargeActionRequest) -> Charge:
         idempotency_key=request.idempotency_key,
     )
     fresh = refresh_charge(charge.gateway_id, charge.store_id, account=charge.account)
-    if fresh.status in ("failed", "error", "canceled"):
+    if fresh.status in UNPAID_FINAL_STATUSES:
         # Accepted, then failed: an expired authorization (313) ends here.
         error = fresh.error if isinstance(fresh.error, dict) else {}
         detail = str(error.get("message") or error.get("detail") or fresh.status)
@@ -123,43 +107,33 @@ def cancel_charge(
     ``successful``) is refused at once with :class:`ChargeStateError`.
     """
     params = metadata_body(metadata, required=False)
-    existing = existing_request(Kind.CANCEL, charge, idempotency_key, params)
-    if existing is not None:
-        return _cancel_result(existing)
-    fresh = refresh_charge(charge.gateway_id, charge.store_id, account=charge.account)
-    if fresh.status not in CANCELABLE_STATUSES:
-        raise refused(Kind.CANCEL, fresh.status)
-    request = open_request(
+
+    def prepare(fresh: Charge) -> Callable[[Charge], dict[str, Any]]:
+        if fresh.status not in CANCELABLE_STATUSES:
+            raise refused(Kind.CANCEL, fresh.status)
+        return lambda locked: params
+
+    cancel: Cancel = act_once(
         Kind.CANCEL,
-        fresh,
-        lambda locked: params,
+        charge,
         given=params,
         idempotency_key=idempotency_key,
         requested_by=requested_by,
+        prepare=prepare,
     )
-    return _cancel_result(request)
-
-
-def _cancel_result(request: ChargeActionRequest) -> Cancel:
-    cancel: Cancel = result_of(request, "cancel")
     return cancel
 
 
 def _send_cancel(request: ChargeActionRequest) -> Cancel:
     charge = request.charge
-    client = get_client(request.account)
-    store = store_of(charge)
-    remote = client.cancels.create(
-        store, charge.gateway_id, **request.params, idempotency_key=request.idempotency_key
-    )
-
-    def reread() -> Any:
-        again = client.cancels.retrieve(store, charge.gateway_id, remote.id)
-        refresh_charge(charge.gateway_id, charge.store_id, account=charge.account)
-        return again
-
-    cancel: Cancel = settle(
-        request, "cancel", remote, lambda answer: store_cancel(answer, charge=charge), reread
+    cancel: Cancel = send_operation(
+        request,
+        lambda client: client.cancels,
+        store_cancel,
+        # A cancel changes the charge too: its row is read again before charge_canceled goes out.
+        after_reread=lambda: refresh_charge(
+            charge.gateway_id, charge.store_id, account=charge.account
+        ),
     )
     return cancel
 

@@ -8,9 +8,10 @@ from datetime import datetime
 from typing import Any
 
 from django.db import models, router
+from django.utils.translation import gettext
 
 from .. import conf
-from ..client._params import charge_create_body
+from ..client.params import ChargeCreateParams, wire_name
 from ..client.validation import validate_idempotency_key
 from ..exceptions import (
     FieldError,
@@ -20,21 +21,6 @@ from ..exceptions import (
 from ..models import Charge, ChargeRequest
 from .outcomes import answer_settled_request, send_charge_request
 from .retry import retry_transient
-
-#: The charge arguments of :func:`create_charge` (besides ``account`` and ``idempotency_key``).
-CREATE_ARGS = (
-    "transaction_token_id",
-    "amount",
-    "currency",
-    "capture",
-    "capture_at",
-    "merchant_transaction_id",
-    "ip_address",
-    "metadata",
-    "redirect_endpoint",
-    "three_ds_redirect_endpoint",
-    "three_ds_mode",
-)
 
 
 def idempotency_key_for(obj: models.Model, attempt: int = 1, *, purpose: str = "pay") -> str:
@@ -54,22 +40,20 @@ def idempotency_key_for(obj: models.Model, attempt: int = 1, *, purpose: str = "
 
 
 def create_charge(
+    params: ChargeCreateParams | None = None,
+    /,
     *,
-    transaction_token_id: uuid.UUID | str,
-    amount: int,
-    currency: str,
     account: str | None = None,
-    capture: bool | None = None,
-    capture_at: datetime | str | None = None,
-    merchant_transaction_id: str | None = None,
-    ip_address: str | None = None,
-    metadata: Mapping[str, Any] | None = None,
-    redirect_endpoint: str | None = None,
-    three_ds_redirect_endpoint: str | None = None,
-    three_ds_mode: str | None = None,
     idempotency_key: uuid.UUID | str | None = None,
+    **fields: Any,
 ) -> Charge:
     """Create a charge exactly once and return its mirror row.
+
+    The charge's parameters are a :class:`~django_paycharge.client.params.ChargeCreateParams`,
+    or its fields as keyword arguments (``transaction_token_id``, ``amount`` and
+    ``currency`` required; ``capture``, ``capture_at``, ``merchant_transaction_id``,
+    ``ip_address``, ``metadata``, ``redirect_endpoint``, ``three_ds_redirect_endpoint``,
+    ``three_ds_mode`` optional).
 
     ``idempotency_key``: the caller's key for this payment, derived from its own
     object (:func:`idempotency_key_for`, or e.g. ``f"order-{order.pk}-attempt-{n}"``).
@@ -93,68 +77,64 @@ def create_charge(
       The request is abandoned (never sent again); the gateway may still have
       created the charge. Do not pay again with a new token: check again.
     """
-    params: dict[str, Any] = {
-        "transaction_token_id": transaction_token_id,
-        "amount": amount,
-        "currency": currency,
-        "capture": capture,
-        "capture_at": capture_at,
-        "merchant_transaction_id": merchant_transaction_id,
-        "ip_address": ip_address,
-        "metadata": dict(metadata) if metadata is not None else None,
-        "redirect_endpoint": redirect_endpoint,
-        "three_ds_redirect_endpoint": three_ds_redirect_endpoint,
-        "three_ds_mode": three_ds_mode,
-    }
-    charge_create_body(**params)  # raises InvalidParametersError naming every bad field
-    _check_storable(params)
-    params = _json_safe(params)
+    charge = ChargeCreateParams.given(params, fields)
+    charge.to_body()  # raises InvalidParametersError naming every bad field
+    errors = storage_errors(charge)
+    if errors:
+        raise InvalidParametersError(errors=errors)
+    stored = _json_safe(charge)
     name = account or conf.DEFAULT_ACCOUNT
     conf.get_account(name)  # a misconfigured account fails before anything is stored
     key = None if idempotency_key is None else _caller_key(idempotency_key)
-    request = _open_request(params, name, key)
+    request = _open_request(stored, name, key)
     if request.state not in ChargeRequest.OPEN_STATES:
         return answer_settled_request(request)
     return send_charge_request(request)
 
 
-# What the spec allows but the mirror could not store: refused before the gateway
+# What the spec allows but the mirror cannot store: refused before the gateway
 # takes a charge the shop would then be unable to record.
-_MAX_AMOUNT = 2**63 - 1
-_MAX_MERCHANT_TRANSACTION_ID = 255
-_FIELD_NAMES = {
-    "ip_address": "client_metadata.ip_address",
-    "redirect_endpoint": "redirect.endpoint",
-    "three_ds_redirect_endpoint": "three_ds.redirect_endpoint",
-    "three_ds_mode": "three_ds.mode",
-}
+MAX_STORED_INT = 2**63 - 1
+MAX_MERCHANT_TRANSACTION_ID = 255
 
 
-def _check_storable(params: dict[str, Any]) -> None:
+def storage_errors(params: ChargeCreateParams) -> list[FieldError]:
+    """What in ``params`` the mirror could not store (too large, too long, NUL characters).
+
+    Checked on top of the gateway's rules (:meth:`ChargeCreateParams.to_body`),
+    by :func:`create_charge` and the DRF endpoint alike.
+    """
     errors: list[FieldError] = []
-    if isinstance(params["amount"], int) and params["amount"] > _MAX_AMOUNT:
-        errors.append(FieldError("amount", f"must be at most {_MAX_AMOUNT}"))
-    mtid = params.get("merchant_transaction_id")
-    if isinstance(mtid, str) and len(mtid) > _MAX_MERCHANT_TRANSACTION_ID:
+    if isinstance(params.amount, int) and params.amount > MAX_STORED_INT:
+        errors.append(FieldError("amount", gettext("is too large")))
+    mtid = params.merchant_transaction_id
+    if isinstance(mtid, str) and len(mtid) > MAX_MERCHANT_TRANSACTION_ID:
         errors.append(
-            FieldError(
-                "merchant_transaction_id",
-                f"must be at most {_MAX_MERCHANT_TRANSACTION_ID} characters",
-            )
+            FieldError("merchant_transaction_id", gettext("is longer than 255 characters"))
         )
-    for name, value in params.items():
-        texts = [value] if isinstance(value, str) else []
-        if isinstance(value, dict):
-            texts = [str(k) for k in value] + [v for v in value.values() if isinstance(v, str)]
-        if any("\x00" in text for text in texts):
-            errors.append(FieldError(_FIELD_NAMES.get(name, name), "must not contain NUL"))
-    if errors:
-        raise InvalidParametersError(errors=errors)
+    for name, value in params.to_dict().items():
+        if has_nul(value):
+            # PostgreSQL cannot store NUL in text or JSON.
+            reason = gettext("must not contain NUL characters")
+            errors.append(FieldError(wire_name(name), reason))
+    return errors
 
 
-def _json_safe(params: dict[str, Any]) -> dict[str, Any]:
-    safe = {k: v for k, v in params.items() if v is not None}
+def has_nul(value: Any) -> bool:
+    """Whether ``value`` (text, or a mapping of them) holds a NUL character anywhere."""
+    if isinstance(value, str):
+        return "\x00" in value
+    if isinstance(value, Mapping):
+        return any(has_nul(k) or has_nul(v) for k, v in value.items())
+    return False
+
+
+def _json_safe(params: ChargeCreateParams) -> dict[str, Any]:
+    """The request's parameters as stored: the client's keyword arguments, in JSON."""
+    safe = params.to_dict()
     safe["transaction_token_id"] = str(safe["transaction_token_id"])
+    if "metadata" in safe:
+        safe["metadata"] = dict(safe["metadata"])
     if isinstance(safe.get("capture_at"), datetime):
         safe["capture_at"] = safe["capture_at"].isoformat()
     return safe

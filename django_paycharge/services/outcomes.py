@@ -8,6 +8,7 @@ from datetime import timedelta
 from django.utils import timezone
 
 from .. import conf
+from ..client.vocabulary import UNPAID_FINAL_STATUSES
 from ..exceptions import ChargeOutcomeUnknownError, ChargeRequestAbandonedError
 from ..models import Charge, ChargeRequest
 from .charge_requests import (
@@ -21,8 +22,6 @@ from .charge_requests import (
 from .charges import refresh_charge
 
 State = ChargeRequest.State
-# Final statuses of a charge that took no money.
-_TOOK_NOTHING = frozenset({"failed", "error", "canceled"})
 
 
 def send_charge_request(request: ChargeRequest) -> Charge:
@@ -91,7 +90,7 @@ class ChargeCheck:
     def may_pay_again(self) -> bool:
         """Nothing was taken and nothing will be: refused, not charged, or its charge failed."""
         if self.outcome == "charged":
-            return self.charge is not None and self.charge.status in _TOOK_NOTHING
+            return self.charge is not None and self.charge.status in UNPAID_FINAL_STATUSES
         return self.outcome in ("refused", "not_charged")
 
 

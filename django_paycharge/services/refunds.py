@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from django.db.models import Sum
@@ -19,17 +19,7 @@ from ..exceptions import (
     UnsupportedPaymentTypeError,
 )
 from ..models import COUNTED_REFUND_STATUSES, Charge, ChargeActionRequest, Refund
-from .actions import (
-    SENDERS,
-    existing_request,
-    open_request,
-    refused,
-    result_of,
-    settle,
-    store_of,
-)
-from .charges import refresh_charge
-from .clients import get_client
+from .actions import SENDERS, act_once, refused, send_operation
 from .lifecycle_store import store_refund
 
 logger = logging.getLogger("django_paycharge.services")
@@ -82,21 +72,20 @@ def refund_charge(
     }
     # Bad input is refused before anything is read or sent; kept in the form it is sent.
     given = check_fields({k: v for k, v in args.items() if v is not None})
-    existing = existing_request(KIND, charge, idempotency_key, given)
-    if existing is not None:
-        return _result(existing)
-    fresh = refresh_charge(charge.gateway_id, charge.store_id, account=charge.account)
-    if fresh.payment_type in NON_REFUNDABLE_PAYMENT_TYPES:
-        raise UnsupportedPaymentTypeError(
-            gettext("Convenience store and bank transfer payments cannot be refunded.")
-        )
-    if fresh.status != "successful":
-        raise refused(KIND, fresh.status)
-    charged_currency = (fresh.charged_currency or fresh.requested_currency or "").upper()
-    if given.setdefault("currency", charged_currency) != charged_currency:
-        raise InvalidParametersError(
-            errors=[FieldError("currency", gettext("must be the charge's currency"))]
-        )
+
+    def prepare(fresh: Charge) -> Callable[[Charge], dict[str, Any]]:
+        if fresh.payment_type in NON_REFUNDABLE_PAYMENT_TYPES:
+            raise UnsupportedPaymentTypeError(
+                gettext("Convenience store and bank transfer payments cannot be refunded.")
+            )
+        if fresh.status != "successful":
+            raise refused(KIND, fresh.status)
+        charged_currency = (fresh.charged_currency or fresh.requested_currency or "").upper()
+        if given.setdefault("currency", charged_currency) != charged_currency:
+            raise InvalidParametersError(
+                errors=[FieldError("currency", gettext("must be the charge's currency"))]
+            )
+        return build
 
     def build(locked: Charge) -> dict[str, Any]:
         # Under the charge's lock: every request committed before counts.
@@ -111,31 +100,19 @@ def refund_charge(
             raise InvalidParametersError(errors=[FieldError("amount", reason)])
         return params
 
-    request = open_request(
-        KIND, fresh, build, given=given, idempotency_key=idempotency_key, requested_by=requested_by
+    refund: Refund = act_once(
+        KIND,
+        charge,
+        given=given,
+        idempotency_key=idempotency_key,
+        requested_by=requested_by,
+        prepare=prepare,
     )
-    return _result(request)
-
-
-def _result(request: ChargeActionRequest) -> Refund:
-    refund: Refund = result_of(request, "refund")
     return refund
 
 
 def _send(request: ChargeActionRequest) -> Refund:
-    charge = request.charge
-    client = get_client(request.account)
-    store = store_of(charge)
-    remote = client.refunds.create(
-        store, charge.gateway_id, **request.params, idempotency_key=request.idempotency_key
-    )
-    refund: Refund = settle(
-        request,
-        "refund",
-        remote,
-        lambda answer: store_refund(answer, charge=charge),
-        lambda: client.refunds.retrieve(store, charge.gateway_id, remote.id),
-    )
+    refund: Refund = send_operation(request, lambda client: client.refunds, store_refund)
     return refund
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import datetime
 from types import ModuleType
 from typing import Any
@@ -33,7 +33,14 @@ from ..models import Charge
 from . import _upsert_postgresql, _upsert_sqlite
 from ._charge_rows import charge_row, raw_digest
 
-__all__ = ["PreparedCharges", "UpsertResult", "prepare_charges", "raw_digest", "upsert_charges"]
+__all__ = [
+    "PreparedCharges",
+    "UpsertResult",
+    "WriteCounts",
+    "prepare_charges",
+    "raw_digest",
+    "upsert_charges",
+]
 
 logger = logging.getLogger("django_paycharge.services")
 
@@ -41,18 +48,26 @@ _STATEMENTS = {"postgresql": _upsert_postgresql, "sqlite": _upsert_sqlite}
 
 
 @dataclass
-class UpsertResult:
+class WriteCounts:
+    """What writes of charges did: rows created, updated, left unchanged (same payload),
+    and reads refused as stale (they would have taken a status backwards)."""
+
     created: int = 0
     updated: int = 0
     unchanged: int = 0
     stale: int = 0
-    charges: dict[Any, Charge] = field(default_factory=dict)
 
-    def add(self, other: UpsertResult) -> None:
-        self.created += other.created
-        self.updated += other.updated
-        self.unchanged += other.unchanged
-        self.stale += other.stale
+    def add(self, other: WriteCounts) -> None:
+        """Count ``other``'s writes too."""
+        for counter in fields(WriteCounts):
+            setattr(self, counter.name, getattr(self, counter.name) + getattr(other, counter.name))
+
+
+@dataclass
+class UpsertResult(WriteCounts):
+    """The counts of one upsert, and the stored rows by gateway id when asked for."""
+
+    charges: dict[Any, Charge] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

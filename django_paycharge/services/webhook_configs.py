@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import hmac
 import logging
 import uuid
@@ -18,6 +17,7 @@ from django.utils.translation import gettext
 from .. import conf
 from ..client import Rejected, parse_webhook
 from ..client import WebhookConfiguration as RemoteWebhook
+from ..client.types import token_digest
 from ..exceptions import ConfigurationError
 from ..models import QuarantinedItem, WebhookConfiguration
 from ..models.fit import fit_row, without_nul
@@ -26,11 +26,6 @@ from .quarantine import quarantine, retry_quarantined, unresolved
 from .sync import Progress, SyncResult
 
 logger = logging.getLogger("django_paycharge.webhooks")
-
-
-def token_digest(token: str) -> str:
-    """SHA-256 of a webhook auth token: what the mirror keeps instead of the token."""
-    return hashlib.sha256(token.encode()).hexdigest()
 
 
 def sync_webhooks(

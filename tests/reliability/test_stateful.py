@@ -30,8 +30,8 @@ from hypothesis.stateful import (
 )
 
 from django_paycharge import services
+from django_paycharge.client.vocabulary import FINAL_STATUSES
 from django_paycharge.models import (
-    FINAL_STATUSES,
     Charge,
     ChargeRequest,
     SyncCheckpoint,

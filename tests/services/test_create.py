@@ -244,3 +244,18 @@ def test_what_the_mirror_cannot_store_is_refused_before_the_gateway_sees_it(
     assert field in {e.field for e in info.value.errors}
     assert remote_charges(fake_gateway) == []
     assert ChargeRequest.objects.count() == 0
+
+
+def test_a_params_object_is_the_same_request_as_its_keyword_arguments(fake_gateway, card_token):
+    from django_paycharge.client.params import ChargeCreateParams
+
+    params = ChargeCreateParams(transaction_token_id=card_token, amount=700, currency="JPY")
+    first = services.create_charge(params, idempotency_key="order-7-pay-1")
+    again = services.create_charge(
+        transaction_token_id=card_token, amount=700, currency="JPY", idempotency_key="order-7-pay-1"
+    )
+    assert again.pk == first.pk
+    assert ChargeRequest.objects.get().params == params.to_dict()
+    with pytest.raises(TypeError):
+        services.create_charge(params, amount=800)
+    assert remote_charges(fake_gateway) == [str(first.gateway_id)]
