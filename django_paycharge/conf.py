@@ -24,6 +24,7 @@ from django.dispatch import receiver
 from django.utils.translation import gettext as _
 from django.views.decorators.debug import sensitive_variables
 
+from .client.options import option_problems, timeout_pair
 from .exceptions import ConfigurationError
 
 DEFAULT_ACCOUNT = "default"
@@ -66,14 +67,14 @@ DEFAULTS: dict[str, Any] = {
     "DELIVERY_HANDOFF": None,
     "SWEEP_AFTER": 300,
     "DELIVERY_RETENTION_DAYS": 90,
-    # Admin (django_paycharge.admin): keys added here by the admin work.
+    # Admin (django_paycharge.admin).
     "ADMIN_ESTIMATED_COUNT_THRESHOLD": 10_000,
     "ADMIN_CURRENCIES": ["JPY", "USD", "EUR", "GBP", "CNY", "KRW", "TWD", "HKD", "AUD", "SGD"],
     "ADMIN_ERROR_CODES": {},
     "ADMIN_MAX_GATEWAY_CALLS": 50,
     "ADMIN_SYNC_MAX_PAGES": 20,
     "ORDER_URL_HOOK": None,
-    # DRF API (django_paycharge.api): keys added here by the API work.
+    # DRF API (django_paycharge.api).
     "API_CHARGE_HOOK": None,
     "API_CREATE_PERMISSION_CLASSES": ["django_paycharge.api.permissions.IsStaffUser"],
     "API_DIRECT_AMOUNT_PERMISSION_CLASSES": ["django_paycharge.api.permissions.IsStaffUser"],
@@ -103,6 +104,19 @@ ACCOUNT_KEYS = (
 # mixing two accounts' credentials is the mistake this would invite.
 _NOT_INHERITED = ("SECRET", "JWT", "STORE_ID", "MERCHANT_ID", "WIDGET_JWT")
 _CREDENTIALS = ("SECRET", "JWT", "WIDGET_JWT")
+#: The account keys that are client options, checked by the client's own rules.
+CLIENT_OPTIONS = {
+    "BASE_URL": "base_url",
+    "SECRET": "secret",
+    "JWT": "jwt",
+    "TIMEOUT": "timeout",
+    "MAX_RETRIES": "max_retries",
+    "RETRY_BACKOFF": "backoff_base",
+    "RETRY_BACKOFF_MAX": "backoff_max",
+}
+# Tighter than the client's own limits: in a settings file, 100 retries or a
+# backoff of an hour is a typo, not a choice.
+_SETTING_MAXIMA = {"MAX_RETRIES": 10, "RETRY_BACKOFF": 300, "RETRY_BACKOFF_MAX": 300}
 _LOOPBACK_HOSTS = {"127.0.0.1", "localhost", "::1"}
 
 
@@ -255,14 +269,16 @@ def account_problems(where: str, raw: Mapping[str, Any]) -> list[tuple[str, str]
         # Messages name the setting as it is written in settings.py: PAYCHARGE['KEY'].
         problems.append((key, message % {"setting": f"{where}['{setting or key}']"}))
 
-    base_url = raw.get("BASE_URL")
-    if not isinstance(base_url, str) or not _is_http_url(base_url):
+    bad = {e.field for e in option_problems({o: raw.get(k) for k, o in CLIENT_OPTIONS.items()})}
+    if "base_url" in bad:
         add("BASE_URL", _("%(setting)s must be an absolute http(s) URL."))
     for key in ("SECRET", "JWT"):
         if not raw.get(key):
             add(key, _("%(setting)s is not set: copy it from the app token."))
         elif not isinstance(raw[key], str):
             add(key, _("%(setting)s must be a string."))
+        elif CLIENT_OPTIONS[key] in bad:
+            add(key, _("%(setting)s must not hold spaces or control characters."))
     jwt = raw.get("JWT")
     if isinstance(jwt, str) and jwt and not looks_like_jwt(jwt):
         message = _("%(setting)s is not a JWT (three base64url parts separated by dots).")
@@ -270,7 +286,7 @@ def account_problems(where: str, raw: Mapping[str, Any]) -> list[tuple[str, str]
     for key in ("STORE_ID", "MERCHANT_ID"):
         if raw.get(key) is not None and _as_uuid(raw[key]) is None:
             add(key, _("%(setting)s must be a UUID."))
-    if _as_timeout(raw.get("TIMEOUT")) is None:
+    if "timeout" in bad:
         add(
             "TIMEOUT",
             _(
@@ -278,12 +294,10 @@ def account_problems(where: str, raw: Mapping[str, Any]) -> list[tuple[str, str]
                 "(connect, read) pair of them."
             ),
         )
-    retries = raw.get("MAX_RETRIES")
-    if not isinstance(retries, int) or isinstance(retries, bool) or not 0 <= retries <= 10:
+    if "max_retries" in bad or raw["MAX_RETRIES"] > _SETTING_MAXIMA["MAX_RETRIES"]:
         add("MAX_RETRIES", _("%(setting)s must be an integer from 0 to 10."))
     for key in ("RETRY_BACKOFF", "RETRY_BACKOFF_MAX"):
-        value = raw.get(key)
-        if not isinstance(value, int | float) or isinstance(value, bool) or not 0 <= value <= 300:
+        if CLIENT_OPTIONS[key] in bad or raw[key] > _SETTING_MAXIMA[key]:
             add(key, _("%(setting)s must be a number of seconds from 0 to 300."))
     return problems
 
@@ -296,7 +310,7 @@ def get_account(name: str | None = None) -> Account:
     problems = account_problems(where, raw)
     if problems:
         raise ConfigurationError(problems[0][1])
-    timeout = _as_timeout(raw["TIMEOUT"])
+    timeout = timeout_pair(raw["TIMEOUT"])
     assert timeout is not None
     return Account(
         name=name or DEFAULT_ACCOUNT,
@@ -372,14 +386,6 @@ def looks_like_jwt(value: str) -> bool:
     return True
 
 
-def _is_http_url(value: str) -> bool:
-    try:
-        parts = urlsplit(value)
-    except ValueError:
-        return False
-    return parts.scheme in ("http", "https") and bool(parts.hostname)
-
-
 def _as_uuid(value: Any) -> uuid.UUID | None:
     if isinstance(value, uuid.UUID):
         return value
@@ -387,17 +393,6 @@ def _as_uuid(value: Any) -> uuid.UUID | None:
         return uuid.UUID(str(value))
     except ValueError:
         return None
-
-
-def _as_timeout(value: Any) -> tuple[float, float] | None:
-    def positive(v: Any) -> bool:
-        return isinstance(v, int | float) and not isinstance(v, bool) and v > 0
-
-    if positive(value):
-        return (float(value), float(value))
-    if isinstance(value, list | tuple) and len(value) == 2 and all(positive(v) for v in value):
-        return (float(value[0]), float(value[1]))
-    return None
 
 
 # Webhook receipt. Tokens are per account: the top-level WEBHOOK_AUTH_TOKENS are

@@ -60,6 +60,10 @@ def test_unknown_account_is_an_error_listing_the_configured_ones():
     ("key", "value", "message"),
     [
         ("SECRET", "", r"\['SECRET'\] is not set"),
+        # The client's own rule: requests would echo a bad header value in its errors.
+        ("SECRET", "has space", r"\['SECRET'\] must not hold spaces"),
+        ("BASE_URL", "https://gw.example/?x=1", r"\['BASE_URL'\] must be an absolute"),
+        ("RETRY_BACKOFF", float("inf"), r"\['RETRY_BACKOFF'\]"),
         ("JWT", None, r"\['JWT'\] is not set"),
         ("JWT", "not-a-jwt", r"\['JWT'\] is not a JWT"),
         ("BASE_URL", "api.example.com", r"\['BASE_URL'\] must be an absolute"),

@@ -22,6 +22,7 @@ from rest_framework.views import APIView
 
 from .. import access, conf, services
 from ..client.params import CREATE_FIELDS
+from ..client.vocabulary import CURSOR_DIRECTIONS
 from ..exceptions import ConfigurationError
 from ..models import Charge, WebhookConfiguration, with_refunded_amounts
 from .create import ChargeCreateSerializer
@@ -126,7 +127,7 @@ class ChargeListCreateView(PayChargeAPIView):
         parameters=[
             OpenApiParameter("limit", int, description="10 to 100; default 10."),
             OpenApiParameter("cursor", OpenApiTypes.UUID, description="Start after this charge."),
-            OpenApiParameter("cursor_direction", str, enum=["asc", "desc"]),
+            OpenApiParameter("cursor_direction", str, enum=list(CURSOR_DIRECTIONS)),
             *FILTER_PARAMETERS,
         ],
         responses={200: ChargePageSerializer, **_errors(400, 401, 403)},

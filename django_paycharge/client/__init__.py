@@ -8,10 +8,10 @@
 from __future__ import annotations
 
 from ._client import PayChargeClient
-from ._paging import Prefetcher, RawPage
-from ._parse import ShapeError, parse_charge, parse_webhook
-from ._transport import IN_PROGRESS_CODE
 from .lifecycle_types import Cancel, Capture, Refund, ThreeDSIssuerToken
+from .paging import Prefetcher, RawPage
+from .parsing import ShapeError, parse_charge, parse_webhook
+from .retries import IN_PROGRESS_CODE
 from .types import (
     Charge,
     ChargeError,

@@ -1,21 +1,26 @@
-"""Exceptions from failed attempts: error answers, network failures, ``Retry-After``."""
+"""Exceptions from attempts: error answers, network failures, 2xx bodies that cannot be read."""
 
 from __future__ import annotations
 
-import email.utils
 import json
 from collections.abc import Callable
-from datetime import UTC, datetime
+from decimal import Decimal
+from typing import Any, TypeVar
 
 import requests
 
 from django_paycharge.exceptions import (
     APIError,
     FieldError,
+    InvalidResponseError,
     NetworkError,
     error_class_for,
     gettext_noop,
 )
+
+from .parsing import ShapeError
+
+T = TypeVar("T")
 
 _MAX_FIELD_ERRORS = 50
 _MAX_REASON = 500
@@ -83,21 +88,47 @@ def network_error(exc: requests.RequestException, method: str) -> NetworkError:
     return NetworkError(message)
 
 
-def parse_retry_after(value: str | None) -> float | None:
-    """Seconds to wait from a ``Retry-After`` header (seconds or an HTTP date)."""
-    if not value:
-        return None
-    value = value.strip()
+def read_body(
+    response: requests.Response,
+    parse: Callable[[Any], T],
+    request_id: str | None,
+    clean: Callable[[str], str],
+) -> T:
+    """The 2xx body, read by ``parse``; an :class:`InvalidResponseError` when it cannot be."""
     try:
-        seconds = float(value)
-    except ValueError:
-        try:
-            when = email.utils.parsedate_to_datetime(value)
-        except (TypeError, ValueError, IndexError):
-            return None
-        if when.tzinfo is None:
-            when = when.replace(tzinfo=UTC)
-        seconds = (when - datetime.now(UTC)).total_seconds()
-    if seconds != seconds:  # NaN
-        return None
-    return max(0.0, seconds)
+        payload = json.loads(response.content, parse_float=Decimal)
+    except (ValueError, RecursionError):
+        raise InvalidResponseError(
+            f"{InvalidResponseError.default_message} The body is not JSON "
+            f"(HTTP {response.status_code}).",
+            http_status=response.status_code,
+            request_id=request_id,
+        ) from None
+    try:
+        return parse(payload)
+    except (ShapeError, ValueError, TypeError) as exc:
+        raise InvalidResponseError(
+            f"{InvalidResponseError.default_message} {clean(str(exc))} "
+            f"(HTTP {response.status_code}).",
+            http_status=response.status_code,
+            request_id=request_id,
+        ) from None
+
+
+def without_tracebacks(exc: BaseException) -> BaseException:
+    """``exc`` with the tracebacks of its whole chain dropped; their messages stay.
+
+    The frames of ``requests`` and ``urllib3`` in them hold the request's
+    headers, credentials included, as local variables, and Django's DEBUG
+    page shows the locals of every chained exception's frames.
+    """
+    todo: list[BaseException] = [exc]
+    seen: set[int] = set()
+    while todo:
+        current = todo.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        current.__traceback__ = None
+        todo.extend(e for e in (current.__cause__, current.__context__) if e is not None)
+    return exc

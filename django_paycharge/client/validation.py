@@ -31,13 +31,12 @@ from babel.numbers import get_territory_currencies
 
 from django_paycharge.exceptions import FieldError, InvalidParametersError
 
-from .vocabulary import THREE_DS_MODES
+from .vocabulary import CURSOR_DIRECTIONS, THREE_DS_MODES
 
 T = TypeVar("T")
 
 LIMIT_MIN = 10
 LIMIT_MAX = 100
-CURSOR_DIRECTIONS = frozenset({"asc", "desc"})
 IDEMPOTENCY_KEY_MAX = 255
 
 JSONScalar = str | int | float | bool | None
@@ -271,3 +270,18 @@ class Checker:
         """Raise one :class:`InvalidParametersError` listing every recorded error."""
         if self.errors:
             raise InvalidParametersError(errors=self.errors)
+
+
+def path_ids(**values: Any) -> list[str]:
+    """Path ids as canonical UUID text; a UUID check also keeps ``/`` out of paths."""
+    checker = Checker()
+    result = [checker.check(validate_uuid, v, name) for name, v in values.items()]
+    checker.raise_if_any()
+    return [r for r in result if r is not None]
+
+
+def request_key(checker: Checker, idempotency_key: Any) -> str:
+    """The caller's idempotency key, checked (its error recorded in ``checker``), or a new UUID4."""
+    if idempotency_key is None:
+        return str(uuid.uuid4())
+    return checker.check(validate_idempotency_key, idempotency_key, "idempotency_key") or ""

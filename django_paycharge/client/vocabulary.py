@@ -94,6 +94,9 @@ CHARGE_FIELDS = (
     "three_ds",
 )
 
+#: The order a list is read in, from its cursor.
+CURSOR_DIRECTIONS = ("asc", "desc")
+
 # --- Refunds and cancels -----------------------------------------------------
 
 #: Statuses of a refund and of a cancel (the same four in the SDK).
@@ -152,6 +155,7 @@ __all__ = [
     "CANCEL_STATUSES",
     "CHARGE_FIELDS",
     "CHARGE_STATUSES",
+    "CURSOR_DIRECTIONS",
     "FINAL_OPERATION_STATUSES",
     "FINAL_RANK",
     "FINAL_STATUSES",

@@ -2,10 +2,11 @@
 
 Why not ``objects.create()``: receiving a delivery is the request the gateway
 waits on, and its cost is measured against a minimal view that checks the
-header and inserts one row (``bench/webhooks.py``, "receipt cost"). The ORM's
-insert compiler costs about 0.2 ms of CPU more per delivery than this
-statement, and a repeat through ``create()`` costs an ``IntegrityError`` and a
-second query. Here a repeat is one statement that returns no row.
+header and inserts one row (``bench/webhooks.py``, "receipt cost"; figures in
+docs/benchmarks.md). The ORM's insert compiler costs more CPU per delivery
+than this statement, and a repeat through ``create()`` costs an
+``IntegrityError`` and a second query. Here a repeat is one statement that
+returns no row.
 
 The statement is built once per database from the model's own fields (their
 columns and ``get_db_prep_save``), so a field added to the model is written

@@ -118,10 +118,10 @@ class Reading:
         if not transaction.get_autocommit(using=self.alias):
             readers = 1  # inside the caller's transaction: its thread, its connection
         # SQLite writes one page at a time: its readers take turns to store a page (type,
-        # build, write). Taking turns only for the write, the writer held SQLite's lock
-        # while it waited for the GIL behind the other readers' Python after every
-        # statement: 57 ms a page instead of 22-26 (8 windows at 50 ms a request, the
-        # SQLite rows of ``bench/run sync``; see docs/benchmarks.md).
+        # build, write). Taking turns only for the write would let the writer hold
+        # SQLite's lock while it waits for the GIL behind the other readers' Python
+        # after every statement, which makes each page slower (``bench/run sync``,
+        # docs/benchmarks.md).
         turns: AbstractContextManager[Any] = nullcontext()
         if readers > 1 and connections[self.alias].vendor == "sqlite":
             turns = threading.Lock()

@@ -3,12 +3,12 @@
 A page travels as one JSON document, ``json_populate_recordset(NULL::table, %s::json)``:
 encoded by the C JSON encoder and decoded by the server, with a statement
 text that is the same for every page. The portable ``VALUES (...), (...)``
-carries one placeholder per value (~3,500 a page), and psycopg re-parsed that
-text and adapted every value in Python on every page, which cost more than
-the database's own work; typed ``unnest`` arrays were no better, as psycopg
+carries one placeholder per value (thousands a page), and psycopg parses that
+text and adapts every value in Python on every page, which costs more than
+the database's own work; typed ``unnest`` arrays are no better, as psycopg
 dumps arrays element by element in Python. ``json`` rather than ``jsonb``:
-the server scans the text once, without building a binary document first
-(about 25 % faster a page).
+the server scans the text once, without building a binary document first.
+The measurements: ``docs/benchmarks.md``, "The write path".
 """
 
 from __future__ import annotations

@@ -5,8 +5,9 @@ it first writes, so the "lock" is a plain read of the stored rows, and two
 writers of one page cannot both insert a row. Rows go as one multi-row
 ``VALUES`` list per statement, as many rows as SQLite's placeholder limit
 allows: one execution per ~28 rows, not ``executemany`` of a one-row
-statement, whose per-row step releases and retakes the GIL (beside a busy
-thread, 3,500 rows/s against 8,000; measured with ``bench/run sync``).
+statement, whose per-row step releases and retakes the GIL, so that a busy
+thread beside it (the sync's reader) more than halves its rate. The measurements:
+``docs/benchmarks.md``, "The write path".
 """
 
 from __future__ import annotations
@@ -83,9 +84,9 @@ def row_encoder(conn: BaseDatabaseWrapper) -> Callable[[dict[str, Any]], list[An
     ``ops.adapt_datetimefield_value``, ``ops.adapt_decimalfield_value``);
     text, whole numbers and booleans pass as they are; anything else, JSON
     included, goes through the field. Calling a function for each of a page's
-    3,500 values cost more than the statements (``bench/run sync``, and a
-    profile of its SQLite runs), so the loop calls one only where a value
-    changes, and a page's one ``synced_at`` is converted once.
+    values costs more than the statements (``docs/benchmarks.md``, "The write
+    path"), so the loop calls one only where a value changes, and a page's one
+    ``synced_at`` is converted once.
     """
     plan = [(name, *_step(field(name), conn)) for name in INSERT_COLUMNS]
 

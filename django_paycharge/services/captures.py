@@ -42,28 +42,29 @@ def capture_charge(
     """
     args = {"amount": amount, "currency": currency}
     given = check_fields({k: v for k, v in args.items() if v is not None})
-
-    def prepare(fresh: Charge) -> Callable[[Charge], dict[str, Any]]:
-        if fresh.status != "authorized":
-            raise refused(Kind.CAPTURE, fresh.status)
-        if "amount" in given:
-            given.setdefault("currency", fresh.requested_currency)
-        params = capture_body(**given) or {}
-        authorized = fresh.requested_amount
-        if authorized is not None and params.get("amount", 0) > authorized:
-            reason = gettext("must be at most the authorized amount, %(n)d") % {"n": authorized}
-            raise InvalidParametersError(errors=[FieldError("amount", reason)])
-        return lambda locked: params
-
     captured: Charge = act_once(
         Kind.CAPTURE,
         charge,
         given=given,
         idempotency_key=idempotency_key,
         requested_by=requested_by,
-        prepare=prepare,
+        prepare=lambda fresh: _prepare_capture(fresh, given),
     )
     return captured
+
+
+def _prepare_capture(fresh: Charge, given: dict[str, Any]) -> Callable[[Charge], dict[str, Any]]:
+    """Refuse a capture the fresh charge does not allow; its parameters, checked."""
+    if fresh.status != "authorized":
+        raise refused(Kind.CAPTURE, fresh.status)
+    if "amount" in given:
+        given.setdefault("currency", fresh.requested_currency)
+    params = capture_body(**given) or {}
+    authorized = fresh.requested_amount
+    if authorized is not None and params.get("amount", 0) > authorized:
+        reason = gettext("must be at most the authorized amount, %(n)d") % {"n": authorized}
+        raise InvalidParametersError(errors=[FieldError("amount", reason)])
+    return lambda locked: params
 
 
 def _send_capture(request: ChargeActionRequest) -> Charge:

@@ -160,13 +160,14 @@ def _open_request(params: dict[str, Any], account: str, key: str | None) -> Char
         )
     # The key sent to the gateway is a random UUID, never the caller's: keys like
     # "order-42-attempt-1" would collide between two shops (staging and live, say)
-    # that share a gateway account. A caller's UUID is kept, as before.
+    # that share a gateway account. A caller's key that is a UUID is sent as it is.
     gateway_key = _as_uuid(key) or uuid.uuid4()
 
     def open_or_join() -> tuple[ChargeRequest, bool]:
         found = ChargeRequest.objects.filter(caller_key=key).first()
         if found is None and _as_uuid(key) is not None:
-            found = ChargeRequest.objects.filter(idempotency_key=gateway_key).first()  # pre-0003
+            # A row made before caller keys were stored (0003) is found by its gateway key.
+            found = ChargeRequest.objects.filter(idempotency_key=gateway_key).first()
         if found is not None:
             return found, False
         return ChargeRequest.objects.get_or_create(

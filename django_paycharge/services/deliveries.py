@@ -8,7 +8,6 @@ deliveries all end in the gateway's current state.
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta
@@ -22,8 +21,13 @@ from .. import signals
 from ..client import ShapeError, parse_charge
 from ..exceptions import NotFoundError, PayChargeError
 from ..models import WebhookDelivery
-from ..nesting import nesting_exceeds, text_nesting_exceeds
 from . import leases
+from ._delivery_body import (
+    MalformedDelivery,
+    read_payload,
+    storable,
+    storable_value,
+)
 from ._receipt_sql import insert_delivery
 from .charges import refresh_charge
 from .lifecycle_sync import LIFECYCLE_EVENTS, apply_lifecycle_event
@@ -32,17 +36,10 @@ logger = logging.getLogger("django_paycharge.webhooks")
 
 _DROPPED_HEADERS = {"authorization", "cookie", "proxy-authorization"}
 MAX_ATTEMPTS = leases.MAX_ATTEMPTS
-#: Levels of nested arrays and objects a delivery may have (Python 3.11's parser
-#: stops near this; a gateway's event has a handful).
-MAX_BODY_DEPTH = 1000
 #: What process_delivery returns besides a status: another worker holds a live claim.
 BUSY = "busy"
 #: ... and when there is no such delivery.
 MISSING = "missing"
-
-
-class MalformedDelivery(ValueError):
-    """The body of an authenticated delivery is not the JSON object it should be."""
 
 
 def store_delivery(
@@ -63,39 +60,21 @@ def store_delivery(
     The row is committed when this returns (one statement, outside any
     transaction): whoever processes it next can see it.
     """
-    text = _storable(body.decode("utf-8", errors="replace"))
-    event, delivery_id = "", None
-    try:
-        payload = _parse(text) if not problem else None
-    except MalformedDelivery as exc:
-        problem = str(exc)
-        payload = None
-    if payload is not None:
-        event = _storable_value(str(payload.get("event") or ""))[:64]
-        raw_id = payload.get("id")
-        delivery_id = (
-            _storable_value(str(raw_id))[:64] if isinstance(raw_id, str | int) and raw_id else None
-        )
-    if delivery_id:
-        key = f"id:{delivery_id}"
-    else:
-        key = "sha256:" + hashlib.sha256(event.encode() + b"\0" + body).hexdigest()
-    values: dict[str, Any] = {
-        "account": account,
-        "event": event,
-        "delivery_id": delivery_id,
-        "dedupe_key": key,
-        "body": text,
-        "headers": {
-            k: _storable(v) for k, v in headers.items() if k.lower() not in _DROPPED_HEADERS
-        },
-        "received_at": timezone.now(),
-    }
-    if problem:
-        values.update(status=WebhookDelivery.Status.FAILED, last_error=problem)
+    text = storable(body.decode("utf-8", errors="replace"))
+    event, delivery_id, problem = _identity(text, problem)
+    values = _row_values(
+        account=account,
+        event=event,
+        delivery_id=delivery_id,
+        dedupe_key=_dedupe_key(event, delivery_id, body),
+        text=text,
+        headers=headers,
+        problem=problem,
+    )
     pk = insert_delivery(values)
     if pk is None:
-        return WebhookDelivery.objects.get(account=account, dedupe_key=key), False
+        found = WebhookDelivery.objects.get(account=account, dedupe_key=values["dedupe_key"])
+        return found, False
     delivery = WebhookDelivery(pk=pk, **values)
     # Stored (and committed) whatever a receiver does: a failing one is logged,
     # never turned into an error answer that would make the gateway retry.
@@ -103,42 +82,58 @@ def store_delivery(
     return delivery, True
 
 
-def _storable(text: str) -> str:
-    """``text`` without NUL characters, which PostgreSQL refuses in text columns.
+def _identity(text: str, problem: str) -> tuple[str, str | None, str]:
+    """The delivery's ``(event, delivery id, problem)`` read from its body.
 
-    Without this, an authenticated body with a NUL (UTF-16 JSON, binary junk,
-    a ``\\u0000`` escape in the event) could never be stored: every repeat
-    answered 503 and the gateway retried forever.
+    A body already known to be unusable is not read; one that is not a JSON
+    object gets its reason as the problem, and no event or id.
     """
-    return text.replace("\x00", "\ufffd")
-
-
-def _storable_value(text: str) -> str:
-    """A string parsed from the body, storable: no NUL, and no lone surrogate.
-
-    JSON may escape half a surrogate pair (``"\\ud800"``), which no database
-    can encode; it would make the delivery unstorable, answered 503 forever.
-    """
-    return _storable(text.encode("utf-8", "surrogatepass").decode("utf-8", "replace"))
-
-
-def _parse(text: str) -> dict[str, Any]:
-    # Python's parser gives up near its recursion limit (about 1,000 levels) on
-    # 3.11 and 3.12, later on 3.13: the depth is measured, so every Python says so.
-    too_deep = MalformedDelivery(gettext("The body is nested too deeply to read."))
+    if problem:
+        return "", None, problem
     try:
-        payload = json.loads(text)
-    except RecursionError:
-        raise too_deep from None
-    except ValueError:
-        if text_nesting_exceeds(text, MAX_BODY_DEPTH):
-            raise too_deep from None
-        raise MalformedDelivery(gettext("The body is not JSON.")) from None
-    if nesting_exceeds(payload, MAX_BODY_DEPTH):
-        raise too_deep
-    if not isinstance(payload, dict):
-        raise MalformedDelivery(gettext("The body is not a JSON object."))
-    return payload
+        payload = read_payload(text)
+    except MalformedDelivery as exc:
+        return "", None, str(exc)
+    event = storable_value(str(payload.get("event") or ""))[:64]
+    raw_id = payload.get("id")
+    delivery_id = (
+        storable_value(str(raw_id))[:64] if isinstance(raw_id, str | int) and raw_id else None
+    )
+    return event, delivery_id, problem
+
+
+def _dedupe_key(event: str, delivery_id: str | None, body: bytes) -> str:
+    """What makes two deliveries the same: the gateway's id, else the event and the exact body."""
+    if delivery_id:
+        return f"id:{delivery_id}"
+    return "sha256:" + hashlib.sha256(event.encode() + b"\0" + body).hexdigest()
+
+
+def _row_values(
+    *,
+    account: str,
+    event: str,
+    delivery_id: str | None,
+    dedupe_key: str,
+    text: str,
+    headers: Mapping[str, str],
+    problem: str,
+) -> dict[str, Any]:
+    """The stored row's columns; credentials and cookies are not kept from the headers."""
+    values: dict[str, Any] = {
+        "account": account,
+        "event": event,
+        "delivery_id": delivery_id,
+        "dedupe_key": dedupe_key,
+        "body": text,
+        "headers": {
+            k: storable(v) for k, v in headers.items() if k.lower() not in _DROPPED_HEADERS
+        },
+        "received_at": timezone.now(),
+    }
+    if problem:
+        values.update(status=WebhookDelivery.Status.FAILED, last_error=problem)
+    return values
 
 
 def process_delivery(
@@ -183,7 +178,7 @@ def process_claimed(delivery: WebhookDelivery) -> str:
     """Process a delivery this process has claimed (see :mod:`.leases`); its status afterwards."""
     update: dict[str, Any] = {"processed_at": timezone.now(), "last_error": ""}
     try:
-        payload = _parse(delivery.body)
+        payload = read_payload(delivery.body)
         charge = _apply(delivery, payload)
     except (MalformedDelivery, PayChargeError) as exc:
         update.update(status=WebhookDelivery.Status.FAILED, last_error=_describe(exc))

@@ -19,7 +19,7 @@ from django.utils.translation import gettext
 
 from .. import conf
 from ..client import Rejected, ShapeError
-from ..client._lifecycle_parse import parse_cancel, parse_refund
+from ..client.lifecycle_parsing import parse_cancel, parse_refund
 from ..client.lifecycle_types import Cancel as RemoteCancel
 from ..client.lifecycle_types import Refund as RemoteRefund
 from ..client.vocabulary import CANCEL_EVENT, REFUND_EVENT

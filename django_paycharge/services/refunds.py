@@ -72,43 +72,45 @@ def refund_charge(
     }
     # Bad input is refused before anything is read or sent; kept in the form it is sent.
     given = check_fields({k: v for k, v in args.items() if v is not None})
-
-    def prepare(fresh: Charge) -> Callable[[Charge], dict[str, Any]]:
-        if fresh.payment_type in NON_REFUNDABLE_PAYMENT_TYPES:
-            raise UnsupportedPaymentTypeError(
-                gettext("Convenience store and bank transfer payments cannot be refunded.")
-            )
-        if fresh.status != "successful":
-            raise refused(KIND, fresh.status)
-        charged_currency = (fresh.charged_currency or fresh.requested_currency or "").upper()
-        if given.setdefault("currency", charged_currency) != charged_currency:
-            raise InvalidParametersError(
-                errors=[FieldError("currency", gettext("must be the charge's currency"))]
-            )
-        return build
-
-    def build(locked: Charge) -> dict[str, Any]:
-        # Under the charge's lock: every request committed before counts.
-        left = refundable_amount(locked)
-        if "amount" not in given and left == 0:
-            raise ChargeStateError(
-                gettext("Nothing is left to refund on this charge."), status=locked.status
-            )
-        params = refund_body(**{"amount": left, **given})
-        if params["amount"] > left:
-            reason = gettext("must be at most %(left)d, what is left to refund") % {"left": left}
-            raise InvalidParametersError(errors=[FieldError("amount", reason)])
-        return params
-
     refund: Refund = act_once(
         KIND,
         charge,
         given=given,
         idempotency_key=idempotency_key,
         requested_by=requested_by,
-        prepare=prepare,
+        prepare=lambda fresh: _prepare(fresh, given),
     )
     return refund
+
+
+def _prepare(fresh: Charge, given: dict[str, Any]) -> Callable[[Charge], dict[str, Any]]:
+    """Refuse a refund the fresh charge does not allow; fill in its currency."""
+    if fresh.payment_type in NON_REFUNDABLE_PAYMENT_TYPES:
+        raise UnsupportedPaymentTypeError(
+            gettext("Convenience store and bank transfer payments cannot be refunded.")
+        )
+    if fresh.status != "successful":
+        raise refused(KIND, fresh.status)
+    charged_currency = (fresh.charged_currency or fresh.requested_currency or "").upper()
+    if given.setdefault("currency", charged_currency) != charged_currency:
+        raise InvalidParametersError(
+            errors=[FieldError("currency", gettext("must be the charge's currency"))]
+        )
+    return lambda locked: _refund_params(locked, given)
+
+
+def _refund_params(locked: Charge, given: dict[str, Any]) -> dict[str, Any]:
+    # Under the charge's lock: every request committed before counts.
+    left = refundable_amount(locked)
+    if "amount" not in given and left == 0:
+        raise ChargeStateError(
+            gettext("Nothing is left to refund on this charge."), status=locked.status
+        )
+    params = refund_body(**{"amount": left, **given})
+    if params["amount"] > left:
+        reason = gettext("must be at most %(left)d, what is left to refund") % {"left": left}
+        raise InvalidParametersError(errors=[FieldError("amount", reason)])
+    return params
 
 
 def _send(request: ChargeActionRequest) -> Refund:

@@ -136,23 +136,33 @@ def paycharge_issuer_token(
     ctx: dict[str, Any] = {"token": issuer_token, "nonce": csp_nonce or ""}
     if issuer_token.payment_type == "bank_transfer":
         return render_to_string(_BANK_TEMPLATE, ctx)
+    if issuer_token.call_method not in _TEMPLATES:
+        return _for_integration(issuer_token, ctx)
+    return _for_browser(issuer_token, ctx)
+
+
+def _for_integration(issuer_token: IssuerToken, ctx: dict[str, Any]) -> SafeString:
+    """``sdk``, ``web``, ``app`` (or an unknown method): the token as JSON for the shop's code."""
     method = issuer_token.call_method
-    if method not in _TEMPLATES:
-        ctx["data"] = {
-            "issuer_token": issuer_token.issuer_token,
-            "payload": issuer_token.payload,
-            "call_method": method,
-        }
-        ctx["call_method"] = method
-        if settings.DEBUG:
-            ctx["developer_note"] = INTEGRATION_NOTES.get(method or "")
-        logger.info(
-            "Issuer token of charge %s has call_method %r: the shop's own integration must "
-            "complete it (docs: template-tag.md)",
-            issuer_token.charge_id,
-            method,
-        )
-        return render_to_string(_SDK_TEMPLATE, ctx)
+    ctx["data"] = {
+        "issuer_token": issuer_token.issuer_token,
+        "payload": issuer_token.payload,
+        "call_method": method,
+    }
+    ctx["call_method"] = method
+    if settings.DEBUG:
+        ctx["developer_note"] = INTEGRATION_NOTES.get(method or "")
+    logger.info(
+        "Issuer token of charge %s has call_method %r: the shop's own integration must "
+        "complete it (docs: template-tag.md)",
+        issuer_token.charge_id,
+        method,
+    )
+    return render_to_string(_SDK_TEMPLATE, ctx)
+
+
+def _for_browser(issuer_token: IssuerToken, ctx: dict[str, Any]) -> SafeString:
+    """``http_post`` and ``http_get``: a form or a navigation to the provider's URL."""
     url = issuer_token.issuer_token
     if not is_allowed_provider_url(url):
         logger.warning(
@@ -175,9 +185,9 @@ def paycharge_issuer_token(
         enctype=enctype,
         form_id=f"paycharge-issuer-{issuer_token.charge_id}",
     )
-    if method == "http_get":
+    if issuer_token.call_method == "http_get":
         ctx["url"] = url_with_fields(url, fields)
-    return render_to_string(_TEMPLATES[method], ctx)
+    return render_to_string(_TEMPLATES[issuer_token.call_method], ctx)
 
 
 @register.simple_tag

@@ -7,7 +7,7 @@ import threading
 import responses
 
 from django_paycharge.client import PayChargeClient, Prefetcher
-from django_paycharge.client._throttle import Throttle
+from django_paycharge.client.throttle import Throttle
 from django_paycharge.exceptions import InvalidResponseError
 
 from .conftest import BASE, STORE, SleepRecorder, charge_json

@@ -263,3 +263,19 @@ def test_listed_currencies_are_upper_cased(given: str, sent: str) -> None:
     from django_paycharge.client.validation import validate_currency
 
     assert validate_currency(given) == sent
+
+
+def test_client_options_are_one_checked_type() -> None:
+    from django_paycharge.client.options import ClientOptions
+
+    options = ClientOptions.checked(base_url=BASE + "/", secret=SECRET, jwt=JWT, timeout=7)
+    assert options.base_url == BASE
+    assert options.timeout == (7.0, 7.0)
+    assert options.backoff_base == 0.5
+    assert SECRET not in repr(options)
+    assert JWT not in repr(options)
+    with pytest.raises(InvalidParametersError) as info:
+        ClientOptions.checked(secret=SECRET, jwt=JWT, pool_size=0)
+    assert [e.field for e in info.value.errors] == ["base_url", "pool_size"]
+    with pytest.raises(TypeError, match="pool"):
+        ClientOptions.checked(base_url=BASE, secret=SECRET, jwt=JWT, pools=1)

@@ -1,6 +1,6 @@
 """Refunds and cancels are read as tolerantly as charges: only ``id`` is required.
 
-The same readers (``client._parse``), the same fitting into the columns
+The same readers (``client.parsing``), the same fitting into the columns
 (``models.fit``) and the same quarantine for list items without a usable id.
 """
 
@@ -18,8 +18,8 @@ from django.core.management.base import CommandError
 from django.utils import timezone
 
 from django_paycharge import services
-from django_paycharge.client._lifecycle_parse import parse_cancel, parse_refund
-from django_paycharge.client._parse import ShapeError
+from django_paycharge.client.lifecycle_parsing import parse_cancel, parse_refund
+from django_paycharge.client.parsing import ShapeError
 from django_paycharge.management.commands.paycharge_sync import QUARANTINE_EXIT_STATUS
 from django_paycharge.models import Cancel, Charge, QuarantinedItem, Refund
 from django_paycharge.services.lifecycle_store import store_cancel, store_refund

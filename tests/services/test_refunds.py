@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from django_paycharge import services
-from django_paycharge.client._lifecycle_parse import parse_refund
+from django_paycharge.client.lifecycle_parsing import parse_refund
 from django_paycharge.exceptions import (
     BadRequestError,
     ChargeStateError,

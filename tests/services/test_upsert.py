@@ -18,7 +18,7 @@ from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
 from django_paycharge import services
-from django_paycharge.client._parse import parse_charge
+from django_paycharge.client.parsing import parse_charge
 from django_paycharge.models import Charge
 from django_paycharge.services import _charge_rows as rows
 from django_paycharge.services import _upsert_sqlite, upsert

@@ -1,9 +1,4 @@
-"""The resource services of :class:`~django_paycharge.client.PayChargeClient`.
-
-Every method validates its arguments before sending anything and raises
-:class:`~django_paycharge.exceptions.InvalidParametersError` naming each
-broken field.
-"""
+"""``client.charges``, ``client.issuer_tokens`` and ``client.tokens``."""
 
 from __future__ import annotations
 
@@ -11,16 +6,15 @@ import uuid
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from ._paging import RawPage, follow, path_ids, raw_page_parser
-from ._parse import page_parser, parse_charge, parse_issuer_token, parse_transaction_token
-from ._transport import Transport
-from .lifecycle import ChargeOperations, ThreeDSIssuerTokens
-from .params import CHARGE_FILTERS, ChargeCreateParams, list_params
-from .types import Charge, IssuerToken, Page, Rejected, TransactionToken
-from .validation import Checker, validate_bool, validate_idempotency_key, validate_uuid
-from .webhooks import Webhooks
+from ..paging import RawPage, follow_list, raw_page_parser
+from ..params import CHARGE_FILTERS, ChargeCreateParams, list_params
+from ..parsing import page_parser, parse_charge, parse_issuer_token, parse_transaction_token
+from ..transport import Transport
+from ..types import Charge, IssuerToken, Page, Rejected, TransactionToken
+from ..validation import Checker, path_ids, validate_bool, validate_idempotency_key, validate_uuid
+from .charge_operations import ChargeOperations, ThreeDSIssuerTokens
 
-__all__ = ["Charges", "IssuerTokens", "Tokens", "Webhooks"]
+__all__ = ["Charges", "IssuerTokens", "Tokens"]
 
 _parse_charge_page = page_parser(parse_charge)
 _read_charge_page = raw_page_parser(_parse_charge_page)
@@ -150,12 +144,7 @@ class Charges(ChargeOperations):
         without a usable id are appended to ``rejected`` when given.
         """
         path, params = self._list_request(store_id, limit, cursor, cursor_direction, filters)
-
-        def fetch(after: str | None) -> Page[Charge]:
-            query = params if after is None else {**params, "cursor": after}
-            return self._transport.request("GET", path, _parse_charge_page, params=query)
-
-        return follow(fetch, params.get("cursor"), rejected)
+        return follow_list(self._transport, path, _parse_charge_page, params, rejected)
 
     @staticmethod
     def _list_request(

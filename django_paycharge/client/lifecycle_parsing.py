@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._parse import (
+from .lifecycle_types import Cancel, Capture, Refund, ThreeDSIssuerToken
+from .parsing import (
     _charge_error,
     _datetime,
     _decimal,
@@ -22,7 +23,6 @@ from ._parse import (
     _text,
     _uuid,
 )
-from .lifecycle_types import Cancel, Capture, Refund, ThreeDSIssuerToken
 from .types import JSONObject
 
 __all__ = ["parse_cancel", "parse_capture", "parse_refund", "parse_three_ds_issuer_token"]

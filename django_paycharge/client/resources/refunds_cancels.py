@@ -1,9 +1,4 @@
-"""The rest of a charge's life on the client: capture, metadata, refunds, cancels, 3-D Secure.
-
-``client.charges.capture()`` and ``client.charges.update()`` come from
-:class:`ChargeOperations`, ``client.issuer_tokens.retrieve_three_ds()`` from
-:class:`ThreeDSIssuerTokens`; ``client.refunds`` and ``client.cancels`` are
-:class:`Refunds` and :class:`Cancels`.
+"""``client.refunds`` and ``client.cancels``: what a charge's refunds and cancels share, and each.
 
 Every request that changes something carries an ``Idempotency-Key`` (the
 caller's, or a fresh UUID4), the same on every retry, so the transport may
@@ -18,109 +13,19 @@ import uuid
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Generic, TypeVar
 
-from ._lifecycle_parse import (
-    parse_cancel,
-    parse_capture,
-    parse_refund,
-    parse_three_ds_issuer_token,
-)
-from ._paging import follow, path_ids
-from ._parse import page_parser, parse_charge
-from ._transport import Transport
-from .lifecycle_params import capture_body, metadata_body, refund_body
-from .lifecycle_types import Cancel, Capture, Refund, ThreeDSIssuerToken
-from .params import list_params
-from .types import Charge, Page, Rejected
-from .validation import Checker, validate_bool, validate_idempotency_key
+from ..lifecycle_params import metadata_body, refund_body
+from ..lifecycle_parsing import parse_cancel, parse_refund
+from ..lifecycle_types import Cancel, Refund
+from ..paging import follow_list
+from ..params import list_params
+from ..parsing import page_parser
+from ..transport import Transport
+from ..types import Page, Rejected
+from ..validation import Checker, path_ids, request_key, validate_bool
 
-__all__ = ["Cancels", "ChargeOperations", "Refunds", "ThreeDSIssuerTokens"]
+__all__ = ["Cancels", "Refunds"]
 
 T = TypeVar("T", Refund, Cancel)
-
-
-def _key(checker: Checker, idempotency_key: Any) -> str:
-    if idempotency_key is None:
-        return str(uuid.uuid4())
-    return checker.check(validate_idempotency_key, idempotency_key, "idempotency_key") or ""
-
-
-class ChargeOperations:
-    """Capture and metadata update, mixed into ``client.charges``."""
-
-    __slots__ = ()
-    _transport: Transport
-
-    def capture(
-        self,
-        store_id: uuid.UUID | str,
-        charge_id: uuid.UUID | str,
-        *,
-        amount: int | None = None,
-        currency: str | None = None,
-        idempotency_key: str | uuid.UUID | None = None,
-    ) -> Capture:
-        """Capture an ``authorized`` charge (``POST .../charges/{id}/capture``).
-
-        Without ``amount`` the whole authorization is captured (no body is
-        sent); a partial ``amount`` (at most the authorized one) needs its
-        ``currency``, the charge's. The answer does not hold the charge: read
-        it afterwards to see it ``successful``.
-        """
-        store, charge = path_ids(store_id=store_id, charge_id=charge_id)
-        checker = Checker()
-        key = _key(checker, idempotency_key)
-        body = capture_body(amount=amount, currency=currency, checker=checker)
-        return self._transport.request(
-            "POST",
-            f"/stores/{store}/charges/{charge}/capture",
-            parse_capture,
-            body=body,
-            idempotency_key=key,
-        )
-
-    def update(
-        self,
-        store_id: uuid.UUID | str,
-        charge_id: uuid.UUID | str,
-        *,
-        metadata: Mapping[str, Any],
-        idempotency_key: str | uuid.UUID | None = None,
-    ) -> Charge:
-        """Add or change metadata keys of a charge (``PATCH .../charges/{id}``); returns it.
-
-        The customer's return query (``redirect.endpoint``,
-        ``three_ds.redirect_endpoint``) keeps the metadata given at creation.
-        """
-        store, charge = path_ids(store_id=store_id, charge_id=charge_id)
-        checker = Checker()
-        key = _key(checker, idempotency_key)
-        body = metadata_body(metadata, required=True, checker=checker)
-        return self._transport.request(
-            "PATCH",
-            f"/stores/{store}/charges/{charge}",
-            parse_charge,
-            body=body,
-            idempotency_key=key,
-        )
-
-
-class ThreeDSIssuerTokens:
-    """The 3-D Secure issuer token, mixed into ``client.issuer_tokens``."""
-
-    __slots__ = ()
-    _transport: Transport
-
-    def retrieve_three_ds(
-        self, store_id: uuid.UUID | str, charge_id: uuid.UUID | str
-    ) -> ThreeDSIssuerToken:
-        """``GET .../three_ds/issuer_token``, for a card charge ``awaiting`` 3-D Secure.
-
-        The customer's browser POSTs ``payload`` to ``issuer_token`` (encoded as
-        ``content_type``); the gateway then sends it to ``three_ds.redirect_endpoint``.
-        """
-        store, charge = path_ids(store_id=store_id, charge_id=charge_id)
-        path = f"/stores/{store}/charges/{charge}/three_ds/issuer_token"
-        return self._transport.request("GET", path, parse_three_ds_issuer_token)
 
 
 class _ChargeChildren(Generic[T]):
@@ -195,12 +100,7 @@ class _ChargeChildren(Generic[T]):
         ``rejected`` when it is given, as :meth:`Charges.list` does.
         """
         path, params = self._list_request(store_id, charge_id, limit, cursor, cursor_direction)
-
-        def fetch(after: str | None) -> Page[T]:
-            query = params if after is None else {**params, "cursor": after}
-            return self._transport.request("GET", path, self._page, params=query)
-
-        return follow(fetch, params.get("cursor"), rejected)
+        return follow_list(self._transport, path, self._page, params, rejected)
 
     def _list_request(
         self, store_id: Any, charge_id: Any, limit: Any, cursor: Any, direction: Any
@@ -239,7 +139,7 @@ class Refunds(_ChargeChildren[Refund]):
         """
         base = self._base(store_id, charge_id)
         checker = Checker()
-        key = _key(checker, idempotency_key)
+        key = request_key(checker, idempotency_key)
         body = refund_body(
             amount=amount,
             currency=currency,
@@ -274,6 +174,6 @@ class Cancels(_ChargeChildren[Cancel]):
         """
         base = self._base(store_id, charge_id)
         checker = Checker()
-        key = _key(checker, idempotency_key)
+        key = request_key(checker, idempotency_key)
         body = metadata_body(metadata, required=False, checker=checker)
         return self._transport.request("POST", base, parse_cancel, body=body, idempotency_key=key)

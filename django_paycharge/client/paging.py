@@ -1,4 +1,4 @@
-"""Helpers shared by the resource services: path ids and cursor pagination.
+"""Cursor pagination, shared by the resource services.
 
 A page is first read as decoded JSON (:class:`RawPage`): the cursor of the
 next page (the last item's id) is known then, before the items are typed, so
@@ -11,27 +11,21 @@ from __future__ import annotations
 import threading
 import uuid
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from django_paycharge.exceptions import InvalidResponseError
 
-from ._parse import ShapeError
 from .lifecycle_types import Cancel, Refund
+from .parsing import ShapeError
 from .types import Charge, JSONObject, Page, Rejected, WebhookConfiguration
-from .validation import Checker, validate_uuid
+
+if TYPE_CHECKING:
+    from .transport import Transport
 
 T = TypeVar("T", Charge, WebhookConfiguration, Refund, Cancel)
 P = TypeVar("P")
-
-
-def path_ids(**values: Any) -> list[str]:
-    """Path ids as canonical UUID text; a UUID check also keeps ``/`` out of paths."""
-    checker = Checker()
-    result = [checker.check(validate_uuid, v, name) for name, v in values.items()]
-    checker.raise_if_any()
-    return [r for r in result if r is not None]
 
 
 def follow(
@@ -58,6 +52,22 @@ def follow(
                 "The payment service sent the same page twice while listing; stopped."
             )
         seen.add(cursor)
+
+
+def follow_list(
+    transport: Transport,
+    path: str,
+    parse_page: Callable[[Any], Page[T]],
+    params: Mapping[str, str],
+    rejected: list[Rejected] | None,
+) -> Iterator[T]:
+    """Every item of the list at ``GET path``, from ``params``' cursor on (see :func:`follow`)."""
+
+    def fetch(after: str | None) -> Page[T]:
+        query = params if after is None else {**params, "cursor": after}
+        return transport.request("GET", path, parse_page, params=query)
+
+    return follow(fetch, params.get("cursor"), rejected)
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,12 +6,12 @@ import uuid
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from ._paging import follow
-from ._parse import page_parser, parse_webhook
-from ._transport import Transport
-from .params import list_params
-from .types import Page, Rejected, WebhookConfiguration
-from .validation import Checker, validate_bool, validate_http_url, validate_uuid
+from ..paging import follow_list
+from ..params import list_params
+from ..parsing import page_parser, parse_webhook
+from ..transport import Transport
+from ..types import Page, Rejected, WebhookConfiguration
+from ..validation import Checker, validate_bool, validate_http_url, validate_uuid
 
 _parse_webhook_page = page_parser(parse_webhook)
 
@@ -100,12 +100,7 @@ class Webhooks:
         base, params = self._list_request(
             store_id, merchant_id, limit, cursor, cursor_direction, filters
         )
-
-        def fetch(after: str | None) -> Page[WebhookConfiguration]:
-            query = params if after is None else {**params, "cursor": after}
-            return self._transport.request("GET", base, _parse_webhook_page, params=query)
-
-        return follow(fetch, params.get("cursor"), rejected)
+        return follow_list(self._transport, base, _parse_webhook_page, params, rejected)
 
     def create(
         self,

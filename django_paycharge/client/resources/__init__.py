@@ -1,0 +1,15 @@
+"""The resource services of :class:`~django_paycharge.client.PayChargeClient`: ``client.charges``,
+``.issuer_tokens``, ``.tokens``, ``.webhooks``, ``.refunds`` and ``.cancels``.
+
+Every method validates its arguments before sending anything and raises
+:class:`~django_paycharge.exceptions.InvalidParametersError` naming each
+broken field.
+"""
+
+from __future__ import annotations
+
+from .charges import Charges, IssuerTokens, Tokens
+from .refunds_cancels import Cancels, Refunds
+from .webhook_configs import Webhooks
+
+__all__ = ["Cancels", "Charges", "IssuerTokens", "Refunds", "Tokens", "Webhooks"]

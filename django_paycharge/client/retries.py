@@ -1,0 +1,102 @@
+"""Which failed attempts are tried again, and after how long.
+
+Pure functions of what came back, so that the rules can be read and tested
+apart from the sending (:mod:`~django_paycharge.client.transport`).
+"""
+
+from __future__ import annotations
+
+import email.utils
+from collections.abc import Callable
+from datetime import UTC, datetime
+
+import requests
+
+from django_paycharge.exceptions import APIError
+
+#: Statuses worth another attempt: the gateway did not (or may not) have done the work.
+RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
+#: The only 409 that is retried: the same key's first request is still running.
+IN_PROGRESS_CODE = "IDEMPOTENCY_KEY_IN_PROGRESS"
+
+
+def retryable_answer(status: int, error: APIError, *, safe: bool, keyed: bool) -> bool:
+    """Whether an error answer may be sent again.
+
+    ``safe``: a GET, or a request with an idempotency key (sending it twice
+    does the work once). A 429 is always retryable: the gateway refused to
+    look at the request. A 409 "key in progress" is, when the request has a
+    key: the first request with that key is still running.
+    """
+    if status == 429:
+        return True
+    if status == 409 and error.code == IN_PROGRESS_CODE and keyed:
+        return True
+    return safe and status in RETRY_STATUSES and not error.permanent
+
+
+def retryable_failure(exc: requests.RequestException, *, safe: bool) -> bool:
+    """Whether a request that got no answer may be sent again.
+
+    A connect time-out never reached the gateway; other network failures may
+    have, so only a ``safe`` request is sent again after them.
+    """
+    if isinstance(exc, requests.ConnectTimeout):
+        return True
+    transient = (
+        requests.ConnectionError | requests.Timeout | requests.exceptions.ChunkedEncodingError
+    )
+    return safe and isinstance(exc, transient)
+
+
+def retry_decision(
+    *,
+    retryable: bool,
+    retry_after: float | None,
+    attempt: int,
+    max_retries: int,
+    max_retry_after: float,
+    deadline: float | None,
+    now: float,
+) -> bool:
+    """Whether the failed attempt number ``attempt`` (0 for the first) is followed by another.
+
+    ``retry_after``: the delay the gateway asked for, if any. ``deadline`` and
+    ``now``: :func:`time.monotonic` values; no retry starts past the deadline.
+    """
+    if not retryable or attempt >= max_retries:
+        return False
+    if retry_after is not None and retry_after > max_retry_after:
+        # Sleeping that long would stall a web request: give up now.
+        return False
+    if deadline is not None:
+        return now + (retry_after or 0.0) < deadline
+    return True
+
+
+def full_jitter(attempt: int, base: float, cap: float, random: Callable[[], float]) -> float:
+    """The delay before retry number ``attempt + 1``: random, up to ``base * 2**attempt``, capped.
+
+    Random (not fixed) so that clients that failed together do not retry together.
+    """
+    return float(random() * min(cap, base * 2**attempt))
+
+
+def parse_retry_after(value: str | None) -> float | None:
+    """Seconds to wait from a ``Retry-After`` header (seconds or an HTTP date)."""
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        seconds = float(value)
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError, IndexError):
+            return None
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=UTC)
+        seconds = (when - datetime.now(UTC)).total_seconds()
+    if seconds != seconds:  # NaN
+        return None
+    return max(0.0, seconds)
