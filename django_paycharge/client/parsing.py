@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal, InvalidOperation
 from typing import Any, TypeVar
 from uuid import UUID
@@ -33,6 +33,7 @@ from .types import (
     WebhookConfiguration,
     token_digest,
 )
+from .validation import MAX_UTC_OFFSET
 
 T = TypeVar("T")
 
@@ -107,10 +108,12 @@ def _datetime(value: Any) -> datetime | None:
     if result.tzinfo is None:
         result = result.replace(tzinfo=UTC)
     try:
-        result.astimezone(UTC)  # year 1 at +14:00 has no UTC time: unknown, not a crash later
-    except OverflowError:
+        in_utc = result.astimezone(UTC)
+    except OverflowError:  # year 1 at +14:00 has no UTC time: unknown, not a crash later
         return None
-    return result
+    # The gateway's own offset is kept, unless no place uses it: Python takes
+    # offsets up to 24 hours, PostgreSQL only up to 16 (raw keeps what was sent).
+    return result if abs(result.utcoffset() or timedelta()) <= MAX_UTC_OFFSET else in_utc
 
 
 _BOOLS = {"true": True, "false": False}

@@ -20,7 +20,7 @@ import ipaddress
 import math
 import uuid
 from collections.abc import Callable, Mapping
-from datetime import date, datetime
+from datetime import date, datetime, timedelta
 from decimal import Decimal
 from functools import cache
 from typing import Any, TypeVar
@@ -38,6 +38,8 @@ T = TypeVar("T")
 LIMIT_MIN = 10
 LIMIT_MAX = 100
 IDEMPOTENCY_KEY_MAX = 255
+#: The widest offsets in use (UTC-12:00 to UTC+14:00); PostgreSQL refuses 16 hours and more.
+MAX_UTC_OFFSET = timedelta(hours=14)
 
 JSONScalar = str | int | float | bool | None
 
@@ -206,8 +208,10 @@ def validate_aware_datetime(value: Any, field: str) -> str:
             parsed = datetime.fromisoformat(value)
         except ValueError:
             parsed = None
-    if parsed is None or parsed.tzinfo is None or parsed.utcoffset() is None:
+    if parsed is None or parsed.utcoffset() is None:
         raise invalid(field, "must be a time with a UTC offset (an aware datetime)")
+    if abs(parsed.utcoffset() or timedelta()) > MAX_UTC_OFFSET:
+        raise invalid(field, "must have a UTC offset between -14:00 and +14:00")
     return parsed.isoformat()
 
 

@@ -10,6 +10,7 @@ examples per operation and caller.
 from __future__ import annotations
 
 import base64
+import re
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,7 @@ from django.contrib.auth.models import Permission, User
 from django.core.signals import request_finished, request_started
 from django.core.wsgi import get_wsgi_application
 from django.db import close_old_connections
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from schemathesis import GenerationMode
 from schemathesis.checks import not_a_server_error
@@ -101,9 +102,12 @@ def test_no_request_drawn_from_the_schema_gets_a_5xx(
         operation.as_strategy(generation_mode=GenerationMode.NEGATIVE),
     )
     statuses: set[int] = set()
+    valid = valid_case(operation)
+    valid_statuses: list[int] = []
 
     @settings_for_fuzz
     @given(case=strategy, real=st.booleans(), pick=st.integers(0, 3), kind=st.sampled_from(KINDS))
+    @example(case=valid, real=True, pick=2, kind="card")  # pick 2: the bank transfer
     def send(case: Any, real: bool, pick: int, kind: str) -> None:
         if real:
             # Half the cases aim at things that exist, so the success paths are fuzzed too.
@@ -130,12 +134,30 @@ def test_no_request_drawn_from_the_schema_gets_a_5xx(
                     case.body["currency"] = "JPY"
         response = case.call(app=wsgi, headers=headers)
         statuses.add(response.status_code)
+        if case is valid:
+            valid_statuses.append(response.status_code)
         case.validate_response(response, checks=[not_a_server_error, response_schema_conformance])
 
     send()
     assert statuses and max(statuses) < 500
     if caller == "staff":  # the success path was fuzzed too, not only refusals
-        assert any(200 <= s < 300 for s in statuses), statuses
+        assert valid_statuses and 200 <= valid_statuses[0] < 300, valid_statuses
+
+
+def valid_case(operation: Any) -> Any:
+    """A request the API accepts once the real branch fills in what exists.
+
+    Run as an explicit example besides the drawn ones: the draws reach a
+    success only by chance (the API has rules the schema cannot say), and a CI
+    run once saw only 400 and 409 for staff creates.
+    """
+    parts: dict[str, Any] = {
+        "path_parameters": dict.fromkeys(re.findall(r"{(\w+)}", operation.path), "filled-in")
+    }
+    if operation.method.upper() == "POST":
+        creates = operation.path.endswith("/charges/")
+        parts["body"] = {"transaction_token_id": "filled-in"} if creates else {}
+    return operation.Case(**parts)
 
 
 settings_for_fuzz = settings(

@@ -255,6 +255,15 @@ def test_validators_are_reusable_and_normalise() -> None:
     assert info.value.errors[0].field == "lines.0.amount"
 
 
+@pytest.mark.parametrize("text", ["2030-01-01T00:00:00-19:58", "2030-01-01T00:00:00+14:01"])
+def test_a_time_with_an_offset_no_place_uses_is_refused(text: str) -> None:
+    assert v.validate_aware_datetime("2030-01-01T00:00:00+14:00", "capture_at")
+    assert v.validate_aware_datetime("2030-01-01T00:00:00-12:00", "capture_at")
+    with pytest.raises(InvalidParametersError) as info:
+        v.validate_aware_datetime(text, "capture_at")
+    assert info.value.errors[0].field == "capture_at"
+
+
 @pytest.mark.parametrize(
     ("given", "sent"),
     [("jpy", "JPY"), ("JPY", "JPY"), ("usd", "USD"), ("kwd", "KWD"), ("clf", "CLF")],

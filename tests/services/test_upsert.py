@@ -129,6 +129,20 @@ def test_a_too_long_text_or_a_missing_flag_does_not_sink_the_page(fake_gateway):
     assert Charge.objects.get(gateway_id=payloads[1]["id"]).only_direct_currency is None
 
 
+def test_times_with_offsets_postgresql_refuses_are_stored_as_their_instant(fake_gateway):
+    """Python reads offsets up to 24 hours; PostgreSQL stores only up to 16 (a fuzz find)."""
+    payloads = hostile_payloads(fake_gateway, 2)
+    payloads[0]["created_on"] = "3241-11-29T11:00:26.6-19:58"
+    payloads[1]["capture_at"] = "2030-01-01T00:00:00+23:59"
+    result = upsert.upsert_charges([parse_charge(r) for r in payloads], account="default")
+    assert result.created == 2
+    first = Charge.objects.get(gateway_id=payloads[0]["id"])
+    assert first.created_on == datetime(3241, 11, 30, 6, 58, 26, 600000, tzinfo=UTC)
+    second = Charge.objects.get(gateway_id=payloads[1]["id"])
+    assert second.capture_at == datetime(2029, 12, 31, 0, 1, tzinfo=UTC)
+    assert second.raw["capture_at"] == "2030-01-01T00:00:00+23:59"
+
+
 def test_a_charge_whose_row_cannot_be_built_is_set_aside_not_its_page(fake_gateway, monkeypatch):
     items = [parse_charge(r) for r in hostile_payloads(fake_gateway, 3)]
     original = rows.charge_row
