@@ -10,6 +10,7 @@ Bad values answer 400 naming the parameter, like the cursor parameters.
 from __future__ import annotations
 
 import re
+from datetime import UTC, datetime
 from typing import Any
 
 import django_filters
@@ -28,6 +29,16 @@ _METADATA = re.compile(r"(?P<key>[A-Za-z0-9_\-]{1,100}):(?P<value>.{0,500})", re
 _INTEGER = re.compile(r"-?[0-9]{1,18}")
 
 
+class _InstantFilter(django_filters.IsoDateTimeFilter):
+    """An ISO-8601 time compared as its instant: PostgreSQL refuses UTC offsets of 16 hours
+    and more, which ISO-8601 text (and Python) allow."""
+
+    def filter(self, qs: Any, value: Any) -> Any:
+        if isinstance(value, datetime) and value.tzinfo is not None:
+            value = value.astimezone(UTC)
+        return super().filter(qs, value)
+
+
 class ChargeFilter(django_filters.FilterSet):
     """The charge list's query parameters (see the module docstring)."""
 
@@ -35,8 +46,8 @@ class ChargeFilter(django_filters.FilterSet):
     mode = django_filters.ChoiceFilter(choices=ChargeMode.choices)
     currency = django_filters.CharFilter(method="filter_currency", max_length=3)
     payment_type = django_filters.CharFilter(field_name="payment_type", max_length=32)
-    created_after = django_filters.IsoDateTimeFilter(field_name="created_on", lookup_expr="gte")
-    created_before = django_filters.IsoDateTimeFilter(field_name="created_on", lookup_expr="lt")
+    created_after = _InstantFilter(field_name="created_on", lookup_expr="gte")
+    created_before = _InstantFilter(field_name="created_on", lookup_expr="lt")
     amount_min = django_filters.NumberFilter(field_name="requested_amount", lookup_expr="gte")
     amount_max = django_filters.NumberFilter(field_name="requested_amount", lookup_expr="lte")
 

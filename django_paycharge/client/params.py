@@ -167,12 +167,21 @@ REQUIRED_CREATE_FIELDS = frozenset(
     f.name for f in dataclasses.fields(ChargeCreateParams) if f.default is dataclasses.MISSING
 )
 _WIRE = {f.name: f.metadata["wire"] or f.name for f in dataclasses.fields(ChargeCreateParams)}
+
+
+def _nested() -> dict[str, dict[str, str]]:
+    """``{"three_ds": {"mode": "three_ds_mode", ...}, ...}``: the fields inside each object."""
+    nested: dict[str, dict[str, str]] = {}
+    for name, path in _WIRE.items():
+        outer, _dot, inner = path.partition(".")
+        if inner:
+            nested.setdefault(outer, {})[inner] = name
+    return nested
+
+
+#: Top-level body keys -> field names, and nested objects' keys -> field names.
 _TOP_LEVEL = {path: name for name, path in _WIRE.items() if "." not in path}
-_NESTED: dict[str, dict[str, str]] = {}
-for _name, _path in _WIRE.items():
-    if "." in _path:
-        _outer, _inner = _path.split(".")
-        _NESTED.setdefault(_outer, {})[_inner] = _name
+_NESTED = _nested()
 
 
 def _text(value: Any, field: str) -> str:

@@ -22,7 +22,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from django.db import DEFAULT_DB_ALIAS, connections
+from django.db import DEFAULT_DB_ALIAS, DatabaseError, connections
 
 from .upsert import statements
 
@@ -81,7 +81,15 @@ class _AdvisoryLock(_Lock):
         return bool(taken)
 
     def close(self) -> None:
-        self.conn.close()  # ends the session: PostgreSQL frees its advisory locks
+        # Unlocked first: closing alone frees the lock only once the server has ended the
+        # session, and the next sync of this process may ask for it before that.
+        try:
+            with self.conn.cursor() as cursor:
+                cursor.execute("SELECT pg_advisory_unlock_all()")
+        except DatabaseError:
+            pass  # a broken session: closing it frees the lock
+        finally:
+            self.conn.close()
 
 
 def _sqlite_lock(account: str, using: str) -> _Lock:

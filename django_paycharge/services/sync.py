@@ -88,28 +88,35 @@ def sync_charges(
         start = _start_run(checkpoint, full=full, since=since)
         assert checkpoint.run_started_at is not None
         retry_quarantined(name)
-        result = SyncResult()
         reading = Reading(
             client,
             name,
             store,
             checkpoint.run_started_at,
-            result,
+            SyncResult(),
             checkpoint=checkpoint.pk,
             progress=progress,
             pages_left=max_pages,
         )
-        try:
-            windows_read = reading.read(start, readers)
-            # The refresh is idempotent: cut short by the page budget, the next run does it.
-            result.complete = windows_read and _refresh_open(reading, readers)
-        except PayChargeError as exc:
-            SyncCheckpoint.objects.filter(pk=checkpoint.pk).update(last_error=str(exc)[:2000])
-            raise
-        if windows_read:
-            _finish_run(checkpoint)
-        # Every item still kept, whichever run found it, until stored or dismissed.
-        result.quarantined = unresolved(name).count()
+        return _run(reading, checkpoint, start, readers)
+
+
+def _run(
+    reading: Reading, checkpoint: SyncCheckpoint, start: list[Window], readers: int
+) -> SyncResult:
+    """Read the run's windows, then refresh the open charges it did not read; count."""
+    result = reading.result
+    try:
+        windows_read = reading.read(start, readers)
+        # The refresh is idempotent: cut short by the page budget, the next run does it.
+        result.complete = windows_read and _refresh_open(reading, readers)
+    except PayChargeError as exc:
+        SyncCheckpoint.objects.filter(pk=checkpoint.pk).update(last_error=str(exc)[:2000])
+        raise
+    if windows_read:
+        _finish_run(checkpoint)
+    # Every item still kept, whichever run found it, until stored or dismissed.
+    result.quarantined = unresolved(reading.account).count()
     return result
 
 

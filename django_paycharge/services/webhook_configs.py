@@ -37,15 +37,7 @@ def sync_webhooks(
     """Mirror the webhook configurations of one store; mark those gone from the gateway."""
     name = account or conf.DEFAULT_ACCOUNT
     settings = conf.get_account(name)
-    store = uuid.UUID(str(store_id)) if store_id else settings.store_id
-    if store is None:
-        raise ConfigurationError(
-            gettext(
-                "Webhook configurations are listed per store: pass a store, or set "
-                "STORE_ID for the account %(name)s."
-            )
-            % {"name": repr(name)}
-        )
+    store = _store(name, store_id or settings.store_id)
     client = get_client(name)
     result = SyncResult()
     seen: list[uuid.UUID] = []
@@ -71,18 +63,35 @@ def sync_webhooks(
     quarantine(name, rejected, resource=QuarantinedItem.Resource.WEBHOOK)
     result.quarantined = unresolved(name).filter(resource=QuarantinedItem.Resource.WEBHOOK).count()
     result.pages = 1 + result.seen // 100
+    result.removed = _mark_removed(name, store, seen, now)
+    if progress:
+        progress(result)
+    return result
+
+
+def _store(account: str, store_id: uuid.UUID | str | None) -> uuid.UUID:
+    if store_id is None:
+        raise ConfigurationError(
+            gettext(
+                "Webhook configurations are listed per store: pass a store, or set "
+                "STORE_ID for the account %(name)s."
+            )
+            % {"name": repr(account)}
+        )
+    return uuid.UUID(str(store_id))
+
+
+def _mark_removed(account: str, store: uuid.UUID, seen: list[uuid.UUID], now: datetime) -> int:
+    """Mark the store's configurations the list did not have removed (and inactive)."""
     # A row without a store (an answer that left store_id out) was listed under this
     # store too: it must be marked removed when the list no longer has it.
-    result.removed = (
+    return (
         WebhookConfiguration.objects.filter(
-            Q(store_id=store) | Q(store_id=None), account=name, removed_at__isnull=True
+            Q(store_id=store) | Q(store_id=None), account=account, removed_at__isnull=True
         )
         .exclude(gateway_id__in=seen)
         .update(removed_at=now, active=False)
     )
-    if progress:
-        progress(result)
-    return result
 
 
 def _upsert(remote: RemoteWebhook, account: str, now: datetime, store: uuid.UUID) -> bool:

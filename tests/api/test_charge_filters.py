@@ -3,6 +3,8 @@ ranges, metadata; bad values answer 400 naming the parameter."""
 
 from __future__ import annotations
 
+from datetime import timedelta, timezone
+
 import pytest
 
 from django_paycharge.models import Charge
@@ -62,6 +64,15 @@ def test_filters_narrow_the_list(staff, charges, query, expected):
 def test_created_range_is_after_inclusive_before_exclusive(staff, charges):
     start = charges[1].created_on.isoformat()
     end = charges[4].created_on.isoformat()
+    response = staff.get(URL, {"created_after": start, "created_before": end})
+    assert amounts(response) == [101, 102, 103]
+
+
+def test_a_created_range_in_an_offset_postgresql_cannot_hold_is_the_same_instants(staff, charges):
+    """ISO-8601 allows offsets up to 23:59, PostgreSQL only up to 15:59."""
+    far = timezone(-timedelta(hours=23, minutes=45))
+    start = charges[1].created_on.astimezone(far).isoformat()
+    end = charges[4].created_on.astimezone(far).isoformat()
     response = staff.get(URL, {"created_after": start, "created_before": end})
     assert amounts(response) == [101, 102, 103]
 

@@ -330,3 +330,17 @@ def test_the_refresh_of_open_charges_counts_against_the_page_budget(fake_gateway
     assert services.sync_charges().complete  # the next run refreshes the rest
     assert paid.count() == 3
     assert mirror_state() == gateway_state(fake_gateway)
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.skipif("connection.vendor != 'postgresql'", reason="runs in the PostgreSQL pass")
+def test_a_finished_syncs_lock_is_free_at_once_for_the_next():
+    """Closing the lock's session frees it only once the server has ended that session; the
+    next sync of the same process must not find it still held."""
+    from django_paycharge.services._sync_lock import account_lock
+
+    for _round in range(30):
+        with account_lock("default") as held:
+            assert held
+        with account_lock("default") as held_again:
+            assert held_again
