@@ -8,7 +8,8 @@ Elsewhere, run ``python -m django_paycharge.testing.server``. See
 
 from __future__ import annotations
 
-from ._common import (
+from .app import FakeApp
+from .basics import (
     CARD_DECLINED,
     CARD_INSUFFICIENT_FUNDS,
     CARD_SUCCESS,
@@ -22,8 +23,8 @@ from ._common import (
     ApiError,
     make_jwt,
 )
-from .app import FakeApp, FakeResponse
 from .handle import FakeGateway
+from .messages import FakeResponse
 from .state import FakeState
 
 __all__ = [

@@ -1,7 +1,7 @@
 """Test controls under ``/_fake/``: act as the customer and the gateway, inspect, inject faults.
 
 They need no credentials: the fake is a test tool and its server binds to
-loopback. Never expose it.
+loopback. Never expose it. ``routes.py`` maps each path to its handler here.
 """
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
-from ._common import ApiError, Json, validation_error
-from .app import Request, route
+from .basics import ApiError, validation_error
+from .messages import Request
 from .seeding import seed_charges
 
 if TYPE_CHECKING:
@@ -19,11 +19,6 @@ if TYPE_CHECKING:
 _FAULT_OPTIONS = ("status", "retry_after", "latency", "count", "probability", "body", "seed")
 
 
-def _body(request: Request) -> Json:
-    return request.json() if request.body.strip() else {}
-
-
-@route("GET", "/_fake/charges/{charge}", auth=None)
 def read_charge(fake: FakeApp, request: Request) -> Any:
     """Any charge, whatever its store."""
     charge = fake.state.charge(request.params["charge"])
@@ -31,16 +26,14 @@ def read_charge(fake: FakeApp, request: Request) -> Any:
         return 200, charge.to_json()
 
 
-@route("POST", "/_fake/charges/{charge}/complete", auth=None)
 def complete(fake: FakeApp, request: Request) -> Any:
     """The customer pays: ``successful`` (409 if already final)."""
     return 200, fake.state.complete(request.params["charge"])
 
 
-@route("POST", "/_fake/charges/{charge}/fail", auth=None)
 def fail(fake: FakeApp, request: Request) -> Any:
     """``{"code": 306, "message": "...", "detail": "..."}``, all optional: ``failed``."""
-    body = _body(request)
+    body = request.optional_json()
     code = body.get("code", 306)
     if not isinstance(code, int):
         raise validation_error([("code", "MUST_BE_INTEGER")])
@@ -50,16 +43,14 @@ def fail(fake: FakeApp, request: Request) -> Any:
     )
 
 
-@route("POST", "/_fake/charges/{charge}/expire", auth=None)
 def expire(fake: FakeApp, request: Request) -> Any:
     """The payment period ends: ``canceled``."""
     return 200, fake.state.expire(request.params["charge"])
 
 
-@route("POST", "/_fake/seed", auth=None)
 def seed(fake: FakeApp, request: Request) -> Any:
     """``{"count": N, "store_id": optional, "seed": optional}``: bulk charges for benchmarks."""
-    body = _body(request)
+    body = request.optional_json()
     count = body.get("count")
     if not isinstance(count, int) or isinstance(count, bool) or count < 0:
         raise validation_error([("count", "MUST_BE_NON_NEGATIVE_INTEGER")])
@@ -71,14 +62,12 @@ def seed(fake: FakeApp, request: Request) -> Any:
     return 200, {"created": count, "seconds": round(time.perf_counter() - started, 3)}
 
 
-@route("POST", "/_fake/tokens", auth=None)
 def create_token(fake: FakeApp, request: Request) -> Any:
     """A transaction token without the JWT (for scripts); same body as ``POST /tokens``."""
-    body = _body(request)
+    body = request.optional_json()
     return 201, fake.state.create_token(None, body, store_id=body.get("store_id"))
 
 
-@route("GET", "/_fake/deliveries", auth=None)
 def deliveries(fake: FakeApp, request: Request) -> Any:
     """Every webhook delivery with its attempts."""
     fake.state.sender.wait_idle(float(request.query.get("wait", "0") or 0))
@@ -86,18 +75,16 @@ def deliveries(fake: FakeApp, request: Request) -> Any:
         return 200, {"items": [d.to_json() for d in fake.state.deliveries]}
 
 
-@route("POST", "/_fake/deliveries/{delivery}/redeliver", auth=None)
 def redeliver(fake: FakeApp, request: Request) -> Any:
     """Send a delivery again (``{"without_id": true}`` drops the payload's ``id``)."""
-    body = _body(request)
+    body = request.optional_json()
     copy = fake.state.redeliver(request.params["delivery"], without_id=bool(body.get("without_id")))
     return 200, copy.to_json()
 
 
-@route("POST", "/_fake/delivery_options", auth=None)
 def delivery_options(fake: FakeApp, request: Request) -> Any:
     """``{"repeat": 2, "include_id": false}``: duplicate deliveries, or drop their ``id``."""
-    body = _body(request)
+    body = request.optional_json()
     state = fake.state
     if "repeat" in body:
         state.delivery_repeat = max(1, int(body["repeat"]))
@@ -106,18 +93,16 @@ def delivery_options(fake: FakeApp, request: Request) -> Any:
     return 200, {"repeat": state.delivery_repeat, "include_id": state.delivery_include_id}
 
 
-@route("GET", "/_fake/faults", auth=None)
 def list_faults(fake: FakeApp, request: Request) -> Any:
     """The active faults."""
     return 200, {"items": [f.to_json() for f in fake.state.faults.list()]}
 
 
-@route("POST", "/_fake/faults", auth=None)
 def add_fault(fake: FakeApp, request: Request) -> Any:
     """Options of ``add_fault`` (``method``, ``path``, ``action``...), or ``{"clear": true}``."""
-    body = _body(request)
+    body = request.optional_json()
     if body.get("clear"):
-        fake.state.faults.clear()
+        fake.state.clear_faults()
         return 200, {"items": []}
     options = {k: body[k] for k in _FAULT_OPTIONS if k in body}
     try:
@@ -132,33 +117,29 @@ def add_fault(fake: FakeApp, request: Request) -> Any:
     return 201, fault.to_json()
 
 
-@route("GET", "/_fake/latency", auth=None)
 def get_latency(fake: FakeApp, request: Request) -> Any:
     """The latency added to every API request, in seconds."""
-    return 200, {"seconds": fake.state.faults.latency}
+    return 200, {"seconds": fake.state.latency}
 
 
-@route("POST", "/_fake/latency", auth=None)
 def set_latency(fake: FakeApp, request: Request) -> Any:
     """``{"seconds": 0.05}``: every API request (lists, reads, writes) waits that long first."""
-    seconds = _body(request).get("seconds")
+    seconds = request.optional_json().get("seconds")
     if isinstance(seconds, bool) or not isinstance(seconds, int | float) or not 0 <= seconds <= 60:
         raise validation_error([("seconds", "MUST_BE_BETWEEN_0_AND_60")])
-    fake.state.faults.latency = float(seconds)
-    return 200, {"seconds": fake.state.faults.latency}
+    fake.state.latency = float(seconds)
+    return 200, {"seconds": fake.state.latency}
 
 
-@route("POST", "/_fake/reset", auth=None)
 def reset(fake: FakeApp, request: Request) -> Any:
     """Forget everything; the default credentials and store stay."""
     fake.state.reset()
     return 200, {"reset": True}
 
 
-@route("POST", "/_fake/app_tokens", auth=None)
 def add_app_token(fake: FakeApp, request: Request) -> Any:
     """``{"secret", "jwt", "store_id"?, "merchant_id"?}``: accept more credentials."""
-    body = _body(request)
+    body = request.optional_json()
     if not isinstance(body.get("secret"), str) or not isinstance(body.get("jwt"), str):
         raise validation_error([("secret", "REQUIRED_VALUE"), ("jwt", "REQUIRED_VALUE")])
     token = fake.state.add_app_token(
@@ -170,13 +151,21 @@ def add_app_token(fake: FakeApp, request: Request) -> Any:
     return 201, {"store_id": token.store_id, "merchant_id": token.merchant_id}
 
 
-@route("GET", "/_fake/requests", auth=None)
 def requests_log(fake: FakeApp, request: Request) -> Any:
     """The last 10,000 API requests (``Authorization`` left out)."""
     return 200, {"items": list(fake.state.requests_log)}
 
 
-@route("GET", "/_fake/provider_log", auth=None)
 def provider_log(fake: FakeApp, request: Request) -> Any:
     """What the fake provider page received: method, content type, fields."""
     return 200, {"items": list(fake.state.provider_log)}
+
+
+def expire_authorization(fake: FakeApp, request: Request) -> Any:
+    """The authorization of an ``authorized`` charge lapses: its capture will fail (313)."""
+    return 200, fake.state.expire_authorization(request.params["charge"])
+
+
+def fail_refund(fake: FakeApp, request: Request) -> Any:
+    """A still-pending refund fails (use ``processing_delay`` to keep it pending)."""
+    return 200, fake.state.fail_refund(request.params["refund"])

@@ -1,110 +1,151 @@
-"""Handlers of the gateway's API: tokens, charges, lists and webhook configurations."""
+"""Handlers of the gateway's API: tokens, charges and their lifecycle, lists, webhooks.
+
+Each handler takes the app and a routed :class:`Request` and returns
+``(status, JSON body)`` or a :class:`FakeResponse`; ``routes.py`` says which
+path and credentials lead to each.
+"""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ._common import ApiError
-from .app import Request, route
-from .records import AppToken, Store
+from .basics import ApiError
+from .messages import Request
+from .records import Store
 
 if TYPE_CHECKING:
     from .app import FakeApp
 
 
-def _app(request: Request) -> AppToken:
-    assert request.app is not None  # the route requires credentials
-    return request.app
-
-
 def _store(fake: FakeApp, request: Request) -> Store:
-    store = fake.state.store_for(_app(request), request.params["store"])
+    store = fake.state.store_for(request.credentials(), request.params["store"])
     merchant = request.params.get("merchant")
     if merchant is not None and merchant != store.merchant_id:
         raise ApiError(404, "NOT_FOUND", [("merchantId", "NOT_FOUND")])
     return store
 
 
-@route("POST", "/tokens", auth="widget")
+def _charge_ids(request: Request) -> tuple[str, str]:
+    return request.params["store"], request.params["charge"]
+
+
+# -- tokens and charges ------------------------------------------------------------------------
+
+
 def create_token(fake: FakeApp, request: Request) -> Any:
     """``POST /tokens``: the browser widget's call (``Bearer jwt`` is enough)."""
-    return 201, fake.state.create_token(_app(request), request.json())
+    return 201, fake.state.create_token(request.credentials(), request.json())
 
 
-@route("GET", "/stores/{store}/tokens/{token}")
 def get_token(fake: FakeApp, request: Request) -> Any:
     """``GET /stores/{s}/tokens/{t}``."""
-    return 200, fake.state.get_token(
-        _app(request), request.params["store"], request.params["token"]
-    )
+    token_id = request.params["token"]
+    return 200, fake.state.get_token(request.credentials(), request.params["store"], token_id)
 
 
-@route("POST", "/charges")
 def create_charge(fake: FakeApp, request: Request) -> Any:
     """``POST /charges``: the answer is ``pending``; the next status follows right after."""
-    charge = fake.state.create_charge(_app(request), request.json())
-    with fake.state.lock:
+    state = fake.state
+    charge = state.create_charge(request.credentials(), request.json())
+    with state.lock:
         body = charge.to_json()
-    request.after.append(lambda: fake.state.after_create(charge.id))
+    request.after.append(lambda: state.later(state.advance, charge.id))
     return 201, body
 
 
-@route("GET", "/charges")
 def list_charges(fake: FakeApp, request: Request) -> Any:
     """``GET /charges``: every store the credentials reach."""
-    return 200, fake.state.list_charges(_app(request), None, request.query)
+    return 200, fake.state.list_charges(request.credentials(), None, request.query)
 
 
-@route("GET", "/stores/{store}/charges")
 def list_store_charges(fake: FakeApp, request: Request) -> Any:
     """``GET /stores/{s}/charges``."""
     store = _store(fake, request)
-    return 200, fake.state.list_charges(_app(request), store, request.query)
+    return 200, fake.state.list_charges(request.credentials(), store, request.query)
 
 
-@route("GET", "/stores/{store}/charges/{charge}")
 def get_charge(fake: FakeApp, request: Request) -> Any:
     """``GET /stores/{s}/charges/{c}``; ``polling=true`` holds the answer while ``pending``."""
     state = fake.state
-    charge = state.get_charge(_app(request), request.params["store"], request.params["charge"])
+    charge = state.get_charge(request.credentials(), *_charge_ids(request))
     if request.query.get("polling", "").lower() == "true":
         state.wait_while_pending(charge)
     with state.lock:
         return 200, charge.to_json()
 
 
-@route("POST", "/stores/{store}/webhooks")
-@route("POST", "/merchants/{merchant}/stores/{store}/webhooks")
+# -- the rest of a charge's life ---------------------------------------------------------------
+
+
+def capture(fake: FakeApp, request: Request) -> Any:
+    """Capture an authorized charge, all of it or ``amount`` of it."""
+    body = request.optional_json()
+    return 200, fake.state.capture(request.credentials(), *_charge_ids(request), body)
+
+
+def update_charge(fake: FakeApp, request: Request) -> Any:
+    """Add or change metadata keys; answers the charge."""
+    body = request.json()
+    return 200, fake.state.update_charge(request.credentials(), *_charge_ids(request), body)
+
+
+def create_refund(fake: FakeApp, request: Request) -> Any:
+    """A ``pending`` refund; it finishes right after the answer (or after the delay)."""
+    state = fake.state
+    body = state.create_refund(request.credentials(), *_charge_ids(request), request.json())
+    request.after.append(lambda: state.later(state.process_refund, body["id"]))
+    return 201, body
+
+
+def create_cancel(fake: FakeApp, request: Request) -> Any:
+    """A ``pending`` cancel; the charge is ``canceled`` right after (or after the delay)."""
+    state = fake.state
+    body = state.create_cancel(
+        request.credentials(), *_charge_ids(request), request.optional_json()
+    )
+    request.after.append(lambda: state.later(state.finish_cancel, body["id"]))
+    return 201, body
+
+
+def list_operations(fake: FakeApp, request: Request) -> Any:
+    """A charge's refunds or cancels (the path says which), paginated."""
+    kind = request.path.rsplit("/", 1)[1]
+    args = (request.credentials(), *_charge_ids(request), kind, request.query)
+    return 200, fake.state.list_operations(*args)
+
+
+def get_operation(fake: FakeApp, request: Request) -> Any:
+    """One refund or cancel (``polling=true`` is accepted; the fake answers at once)."""
+    kind = request.path.rsplit("/", 2)[1]
+    args = (request.credentials(), *_charge_ids(request), kind, request.params["item"])
+    return 200, fake.state.get_operation(*args)
+
+
+# -- webhook configurations (also under /merchants/{m}) ----------------------------------------
+
+
 def create_webhook(fake: FakeApp, request: Request) -> Any:
     """``POST [/merchants/{m}]/stores/{s}/webhooks``."""
     return 201, fake.state.create_webhook(_store(fake, request), request.json())
 
 
-@route("GET", "/stores/{store}/webhooks")
-@route("GET", "/merchants/{merchant}/stores/{store}/webhooks")
 def list_webhooks(fake: FakeApp, request: Request) -> Any:
     """The paginated list of a store's webhook configurations."""
     return 200, fake.state.list_webhooks(_store(fake, request), request.query)
 
 
-@route("GET", "/stores/{store}/webhooks/{webhook}")
-@route("GET", "/merchants/{merchant}/stores/{store}/webhooks/{webhook}")
 def get_webhook(fake: FakeApp, request: Request) -> Any:
     """One webhook configuration."""
     config = fake.state.webhook(_store(fake, request), request.params["webhook"])
     return 200, config.to_json()
 
 
-@route("PATCH", "/stores/{store}/webhooks/{webhook}")
-@route("PATCH", "/merchants/{merchant}/stores/{store}/webhooks/{webhook}")
 def update_webhook(fake: FakeApp, request: Request) -> Any:
     """Change a webhook configuration (e.g. set ``active`` back to true)."""
     store = _store(fake, request)
     return 200, fake.state.update_webhook(store, request.params["webhook"], request.json())
 
 
-@route("DELETE", "/stores/{store}/webhooks/{webhook}")
-@route("DELETE", "/merchants/{merchant}/stores/{store}/webhooks/{webhook}")
 def delete_webhook(fake: FakeApp, request: Request) -> Any:
     """Delete a webhook configuration."""
     fake.state.delete_webhook(_store(fake, request), request.params["webhook"])

@@ -1,8 +1,5 @@
 """Faults injected on demand: error statuses, latency, dropped connections, broken bodies.
 
-Besides the rules, :attr:`FaultSet.latency` delays every API request: the
-distance to the gateway.
-
 Faults are checked in the order they were added; the first one that matches
 the request (method and a ``re.search`` of the path) and fires is applied.
 With ``probability``, each fault draws from its own ``random.Random(seed)``,
@@ -73,16 +70,10 @@ class Fault:
 
 
 class FaultSet:
-    """The active faults, and the latency of every request; thread-safe.
-
-    ``latency`` (seconds) is added to every API request, list pages and reads
-    alike (never to the ``/_fake/`` controls), on top of any fault: a gateway
-    that far away. A latency fault adds to it.
-    """
+    """The active faults; thread-safe. A latency fault adds to the state's ``latency``."""
 
     def __init__(self, seed: int = 0) -> None:
         self.seed = seed
-        self.latency = 0.0
         self._faults: list[Fault] = []
         self._lock = threading.Lock()
 
@@ -118,10 +109,9 @@ class FaultSet:
         return fault
 
     def clear(self) -> None:
-        """Remove every rule, and the latency."""
+        """Remove every rule."""
         with self._lock:
             self._faults.clear()
-            self.latency = 0.0
 
     def list(self) -> list[Fault]:
         """The rules still active."""

@@ -1,26 +1,26 @@
-"""The test's handle on a fake gateway: act as the customer and the gateway, inspect, break."""
+"""The test's handle on a fake gateway: act as the customer and the gateway, inspect, break.
+
+The handle adds what a test needs on top of the state (default token data,
+charges made through the API, read-only views) and exposes the state's own
+operations and settings under the same names: ``fake_gateway.complete`` *is*
+``fake_gateway.state.complete``.
+"""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Mapping
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Any, Generic, TypeVar
 
-from ._common import (
-    CARD_SUCCESS,
-    TEST_JWT,
-    TEST_MERCHANT_ID,
-    TEST_SECRET,
-    TEST_STORE_ID,
-    ApiError,
-    Json,
-)
-from .app import FakeApp, FakeResponse
-from .faults import Fault
+from .app import FakeApp
+from .basics import CARD_SUCCESS, TEST_JWT, TEST_SECRET, TEST_STORE_ID, ApiError, Json
+from .messages import FakeResponse
 from .records import AppToken, Delivery
 from .seeding import seed_charges
 from .state import FakeState
-from .webhooks import Transport, django_client_transport
+from .webhook_sender import Transport, django_client_transport
+
+T = TypeVar("T")
 
 _CARD_DEFAULTS: Json = {
     "cardholder": "TARO YAMADA",
@@ -35,6 +35,23 @@ _DEFAULTS: dict[str, Json] = {
     "konbini": {"customer_name": "TARO YAMADA", "convenience_store": "seven_eleven"},
     "bank_transfer": {},
 }
+
+
+class StateSetting(Generic[T]):
+    """A handle attribute that is the state's attribute of the same name, read and written."""
+
+    def __init__(self, clean: Callable[[T], T] | None = None) -> None:
+        self.clean = clean
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, handle: FakeGateway, owner: type | None = None) -> T:
+        value: T = getattr(handle.state, self.name)
+        return value
+
+    def __set__(self, handle: FakeGateway, value: T) -> None:
+        setattr(handle.state, self.name, self.clean(value) if self.clean else value)
 
 
 class ChargesView(Mapping[str, Json]):
@@ -58,11 +75,32 @@ class ChargesView(Mapping[str, Json]):
 class FakeGateway:
     """Controls of one fake gateway (the ``fake_gateway`` fixture yields one)."""
 
+    #: Seconds a new charge stays ``pending`` (0: it moves on right after the create answer).
+    processing_delay = StateSetting[float]()
+    #: The longest hold of a ``polling=true`` read.
+    polling_timeout = StateSetting[float]()
+    #: Seconds every API request waits first: lists, reads and writes (``reset`` clears it).
+    latency = StateSetting[float](float)
+    #: Send every delivery this many times (same ``id``), for dedupe tests.
+    delivery_repeat = StateSetting[int](lambda times: max(1, times))
+    #: False sends deliveries without their ``id`` field.
+    delivery_include_id = StateSetting[bool]()
+
     def __init__(self, state: FakeState | None = None, base_url: str | None = None) -> None:
         self.state = state or FakeState()
         self.app = FakeApp(self.state, *([base_url] if base_url else []))
-
-    # -- where and who ---------------------------------------------------------------------
+        # The state's operations, as they are (see FakeState for what each does).
+        self.complete = self.state.complete
+        self.fail = self.state.fail
+        self.expire = self.state.expire
+        self.advance = self.state.advance
+        self.add_app_token = self.state.add_app_token
+        self.add_store = self.state.add_store
+        self.redeliver = self.state.redeliver
+        self.flush_deliveries = self.state.flush_deliveries
+        self.add_fault = self.state.faults.add
+        self.clear_faults = self.state.clear_faults
+        self.reset = self.state.reset
 
     @property
     def base_url(self) -> str:
@@ -80,19 +118,7 @@ class FakeGateway:
             "MERCHANT_ID": merchant_id,
         }
 
-    def add_app_token(
-        self, secret: str, jwt: str, *, store_id: str | None = None, merchant_id: str | None = None
-    ) -> AppToken:
-        """Accept more credentials (a store token with ``store_id``, else a merchant token)."""
-        return self.state.add_app_token(secret, jwt, store_id=store_id, merchant_id=merchant_id)
-
-    def add_store(
-        self, store_id: str, *, merchant_id: str = TEST_MERCHANT_ID, name: str = "Fake Store"
-    ) -> None:
-        """Register another store of a merchant."""
-        self.state.add_store(store_id, merchant_id=merchant_id, name=name)
-
-    # -- acting as the customer and the gateway --------------------------------------------
+    # -- acting as the customer and the shop ---------------------------------------------------
 
     def create_transaction_token(
         self,
@@ -160,29 +186,11 @@ class FakeGateway:
         raw = b"" if body is None else json.dumps(body).encode()
         return self.app.handle(method, path, query, sent, raw)
 
-    def complete(self, charge_id: str) -> Json:
-        """The customer pays: ``successful`` with charged and fee amounts."""
-        return self.state.complete(charge_id)
-
-    def fail(
-        self, charge_id: str, code: int = 306, message: str = "card declined", detail: str = ""
-    ) -> Json:
-        """The payment fails: ``failed`` with ``error``."""
-        return self.state.fail(charge_id, code, message, detail)
-
-    def expire(self, charge_id: str) -> Json:
-        """The payment period ends: ``canceled``."""
-        return self.state.expire(charge_id)
-
-    def advance(self, charge_id: str) -> None:
-        """Apply the ``pending`` -> next transition now (with ``processing_delay`` > 0)."""
-        self.state.advance(charge_id)
-
     def seed(self, count: int, *, store_id: str | None = None, seed: int = 0) -> int:
         """Add ``count`` mixed charges over the last 90 days (no webhooks); returns ``count``."""
         return seed_charges(self.state, count, store_id=store_id, seed=seed)
 
-    # -- inspecting ------------------------------------------------------------------------
+    # -- inspecting ----------------------------------------------------------------------------
 
     @property
     def charges(self) -> ChargesView:
@@ -205,7 +213,7 @@ class FakeGateway:
         """Submissions to the fake provider page: charge_id, method, content_type, fields."""
         return list(self.state.provider_log)
 
-    # -- webhooks --------------------------------------------------------------------------
+    # -- webhooks ------------------------------------------------------------------------------
 
     def add_webhook(
         self,
@@ -231,96 +239,5 @@ class FakeGateway:
         self.set_transport(transport)
         return transport
 
-    def redeliver(self, delivery_id: str, *, without_id: bool = False) -> Delivery:
-        """Send a delivery again, same body (optionally without ``id``), for dedupe tests."""
-        return self.state.redeliver(delivery_id, without_id=without_id)
 
-    def flush_deliveries(self) -> int:
-        """Send deliveries recorded while no transport was set."""
-        return self.state.flush_deliveries()
-
-    @property
-    def delivery_repeat(self) -> int:
-        """Send every delivery this many times (same ``id``)."""
-        return self.state.delivery_repeat
-
-    @delivery_repeat.setter
-    def delivery_repeat(self, value: int) -> None:
-        self.state.delivery_repeat = max(1, value)
-
-    @property
-    def delivery_include_id(self) -> bool:
-        """False sends deliveries without their ``id`` field."""
-        return self.state.delivery_include_id
-
-    @delivery_include_id.setter
-    def delivery_include_id(self, value: bool) -> None:
-        self.state.delivery_include_id = value
-
-    # -- timing and faults -----------------------------------------------------------------
-
-    @property
-    def processing_delay(self) -> float:
-        """Seconds a new charge stays ``pending`` (0: moves on right after the create answer)."""
-        return self.state.processing_delay
-
-    @processing_delay.setter
-    def processing_delay(self, value: float) -> None:
-        self.state.processing_delay = value
-
-    @property
-    def polling_timeout(self) -> float:
-        """Longest hold of a ``polling=true`` read."""
-        return self.state.polling_timeout
-
-    @polling_timeout.setter
-    def polling_timeout(self, value: float) -> None:
-        self.state.polling_timeout = value
-
-    @property
-    def latency(self) -> float:
-        """Seconds every API request waits first: lists, reads and writes (reset clears it)."""
-        return self.state.faults.latency
-
-    @latency.setter
-    def latency(self, value: float) -> None:
-        self.state.faults.latency = float(value)
-
-    def add_fault(
-        self,
-        method: str,
-        path_regex: str,
-        *,
-        action: str,
-        status: int | None = None,
-        retry_after: int | None = None,
-        latency: float | None = None,
-        count: int | None = None,
-        probability: float | None = None,
-        body: Any = None,
-        seed: int | None = None,
-    ) -> Fault:
-        """Break matching requests (``method`` ``"*"`` for any; ``path_regex`` is searched)."""
-        return self.state.faults.add(
-            method,
-            path_regex,
-            action=action,
-            status=status,
-            retry_after=retry_after,
-            latency=latency,
-            count=count,
-            probability=probability,
-            body=body,
-            seed=seed,
-        )
-
-    def clear_faults(self) -> None:
-        """Remove every fault, and the latency."""
-        self.state.faults.clear()
-
-    def reset(self) -> None:
-        """Forget everything (charges, tokens, webhooks, deliveries, faults, logs)."""
-        self.state.reset()
-
-
-__all__ = ["TEST_JWT", "TEST_SECRET", "TEST_STORE_ID", "ChargesView", "FakeGateway"]
+__all__ = ["TEST_JWT", "TEST_SECRET", "TEST_STORE_ID", "ChargesView", "FakeGateway", "StateSetting"]

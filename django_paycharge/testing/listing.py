@@ -10,17 +10,18 @@ import datetime as dt
 from bisect import bisect_left, insort
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
+from typing import Protocol
 
-from ._common import parse_iso, validation_error
+from .basics import Json, parse_iso, validation_error
 
 Key = tuple[int, str]
-_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 _US = dt.timedelta(microseconds=1)
 
 
 def micros(value: dt.datetime) -> int:
     """Exact integer microseconds since the epoch (floats would blur ties)."""
-    return (value - _EPOCH) // _US
+    return (value - EPOCH) // _US
 
 
 class SortedIndex:
@@ -125,27 +126,55 @@ def paginate(
             stop = max(lo, min(hi, pos))
         else:
             start = min(hi, max(lo, pos + 1))
-    if accept is None:
+    if accept is None:  # every key counts: slices, no scan
         if page.descending:
             chosen = keys[max(start, stop - page.limit) : stop][::-1]
-            has_more = stop - start > page.limit
         else:
             chosen = keys[start : min(stop, start + page.limit)]
-            has_more = stop - start > page.limit
-        return Page([k[1] for k in chosen], has_more, hi - lo)
-    ids: list[str] = []
-    has_more = False
-    for key in _walk(keys, start, stop, page.descending):
-        if accept(key[1]):
-            if len(ids) == page.limit:
-                has_more = True
-                break
-            ids.append(key[1])
+        return Page([k[1] for k in chosen], stop - start > page.limit, hi - lo)
+    ids, has_more = _first_accepted(_walk(keys, start, stop, page.descending), accept, page.limit)
     total = sum(1 for i in range(lo, hi) if accept(keys[i][1]))
     return Page(ids, has_more, total)
+
+
+def _first_accepted(
+    keys: Iterator[Key], accept: Callable[[str], bool], limit: int
+) -> tuple[list[str], bool]:
+    """Up to ``limit`` accepted ids, and whether another one follows."""
+    ids: list[str] = []
+    for key in keys:
+        if accept(key[1]):
+            if len(ids) == limit:
+                return ids, True
+            ids.append(key[1])
+    return ids, False
 
 
 def _walk(keys: list[Key], start: int, stop: int, descending: bool) -> Iterator[Key]:
     indexes = range(stop - 1, start - 1, -1) if descending else range(start, stop)
     for i in indexes:
         yield keys[i]
+
+
+class Listed(Protocol):
+    """A record of a short list (webhook configurations, a charge's refunds or cancels)."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def created(self) -> dt.datetime: ...
+
+    def to_json(self) -> Json: ...
+
+
+def page_of(records: Mapping[str, Listed], page: PageQuery) -> Json:
+    """A page of a short list: few records, so they are sorted per request."""
+    keys = sorted((micros(r.created), r.id) for r in records.values())
+
+    def cursor_key(record_id: str) -> Key | None:
+        found = records.get(record_id)
+        return (micros(found.created), found.id) if found is not None else None
+
+    result = paginate(keys, page, cursor_key)
+    return {"items": [records[i].to_json() for i in result.ids], "has_more": result.has_more}

@@ -1,13 +1,18 @@
-"""The fake's records and their JSON shapes (what the gateway sends for each resource)."""
+"""The fake's records and their JSON shapes (what the gateway sends for each resource).
+
+A record knows its own shape and the rules about itself alone (whether a card
+charge asks for a 3-D Secure challenge); rules across records live in the state.
+"""
 
 from __future__ import annotations
 
 import datetime as dt
 import json
+import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-from ._common import PLATFORM_ID, Json, fee_for, formatted, iso
+from .basics import CARD_THREE_DS, PLATFORM_ID, Json, fee_for, formatted, iso, now
 
 
 @dataclass(slots=True)
@@ -28,6 +33,11 @@ class AppToken:
     jwt: str
     merchant_id: str
     store_id: str | None = None
+
+    @property
+    def credentials(self) -> str:
+        """``secret.jwt``: what follows ``Bearer`` (and keys idempotency records)."""
+        return f"{self.secret}.{self.jwt}"
 
     def reaches(self, store: Store) -> bool:
         """True when these credentials may act on ``store``."""
@@ -103,10 +113,26 @@ class Charge:
     #: Waiting (``awaiting``) for the customer's 3-D Secure challenge.
     three_ds_challenge: bool = False
 
-    @property
-    def sort_key(self) -> tuple[dt.datetime, str]:
-        """Position in the lists: creation time, then id."""
-        return (self.created, self.id)
+    def needs_three_ds_challenge(self) -> bool:
+        """Whether this new card charge waits for the customer's 3-D Secure challenge.
+
+        Every fake card supports 3-D Secure; ordinary numbers pass it without a
+        challenge (risk-based), :data:`CARD_THREE_DS` always asks for one. The
+        modes then do what the spec says: ``skip`` never runs it, ``force`` always
+        challenges, ``require`` runs it even when the token already passed it, and
+        ``normal`` (the default, and the newer ``if_available``/``provided``) runs
+        it only when the token has not passed it.
+        """
+        mode = (self.three_ds or {}).get("mode") or "normal"
+        if mode == "skip":
+            return False
+        if mode == "force":
+            return True
+        challenge_card = self.token.card_number == CARD_THREE_DS
+        if mode == "require":
+            return challenge_card
+        token_passed = (self.token.data.get("three_ds") or {}).get("status") == "successful"
+        return challenge_card and not token_passed
 
     def to_json(self) -> Json:
         """The charge resource, exactly the fields the gateway sends."""
@@ -160,11 +186,6 @@ class WebhookConfig:
     created: dt.datetime
     updated: dt.datetime
 
-    @property
-    def sort_key(self) -> tuple[dt.datetime, str]:
-        """Position in the lists: creation time, then id."""
-        return (self.created, self.id)
-
     def to_json(self) -> Json:
         """The configuration as the gateway sends it (``auth_token`` included)."""
         return {
@@ -180,6 +201,67 @@ class WebhookConfig:
             "updated_on": iso(self.updated),
             "is_integration": False,
         }
+
+
+@dataclass(slots=True, kw_only=True)
+class ChargeOperation:
+    """A refund or a cancel of a charge; ``pending`` until processed."""
+
+    id: str
+    charge: Charge
+    created: dt.datetime
+    metadata: Json = field(default_factory=dict)
+    status: str = "pending"
+    error: Json | None = None
+    updated: dt.datetime | None = None
+
+    def to_json(self) -> Json:
+        """The fields refunds and cancels share (the SDK's ``Cancel`` is exactly these)."""
+        return {
+            "id": self.id,
+            "charge_id": self.charge.id,
+            "store_id": self.charge.store.id,
+            "status": self.status,
+            "error": dict(self.error) if self.error else None,
+            "metadata": dict(self.metadata),
+            "mode": self.charge.mode,
+            "created_on": iso(self.created),
+            "updated_on": iso(self.updated or self.created),
+        }
+
+
+@dataclass(slots=True, kw_only=True)
+class CancelRecord(ChargeOperation):
+    """A cancel of a charge."""
+
+
+@dataclass(slots=True, kw_only=True)
+class RefundRecord(ChargeOperation):
+    """A refund of a charge: how much and why."""
+
+    amount: int
+    currency: str
+    reason: str | None = None
+    message: str | None = None
+
+    def to_json(self) -> Json:
+        """The refund resource as the gateway sends it (the SDK's ``Refund``)."""
+        money = {
+            "amount": self.amount,
+            "currency": self.currency,
+            "amount_formatted": formatted(self.amount, self.currency),
+            "reason": self.reason,
+            "message": self.message,
+        }
+        return {**ChargeOperation.to_json(self), **money}
+
+
+@dataclass(slots=True)
+class IdempotencyRecord:
+    """The first request made with a key; ``response`` is None while it is in progress."""
+
+    fingerprint: str
+    response: tuple[int, dict[str, str], bytes] | None = None
 
 
 @dataclass(slots=True)
@@ -205,6 +287,40 @@ class Delivery:
     attempts: list[Attempt] = field(default_factory=list)
     state: str = "pending"  # pending, delivered, failed, canceled (by a reset)
     redelivery_of: str | None = None
+
+    @classmethod
+    def for_event(
+        cls, config: WebhookConfig, event: str, data: Json, *, include_id: bool = True
+    ) -> Delivery:
+        """A delivery of ``event`` to ``config``'s URL, signed with its auth token."""
+        delivery_id = str(uuid.uuid4())
+        created_on = iso(now())
+        payload: Json = {"id": delivery_id, "event": event, "created_on": created_on, "data": data}
+        if not include_id:
+            del payload["id"]
+        headers = {"Content-Type": "application/json", "User-Agent": "paycharge-fake-gateway"}
+        if config.auth_token:
+            headers["Authorization"] = f"Bearer {config.auth_token}"
+        body = json.dumps(payload).encode()
+        return cls(delivery_id, config.id, event, config.url, headers, body, created_on)
+
+    def again(self, *, without_id: bool = False) -> Delivery:
+        """A new delivery of the same body (optionally without its ``id``), for dedupe tests."""
+        body = self.body
+        if without_id:
+            payload = json.loads(body)
+            payload.pop("id", None)
+            body = json.dumps(payload).encode()
+        return Delivery(
+            str(uuid.uuid4()),
+            self.webhook_id,
+            self.event,
+            self.url,
+            dict(self.headers),
+            body,
+            iso(now()),
+            redelivery_of=self.id,
+        )
 
     def to_json(self) -> Json:
         """A summary for ``GET /_fake/deliveries`` and assertions."""

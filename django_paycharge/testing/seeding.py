@@ -1,4 +1,4 @@
-"""Bulk creation of charges for list and sync benchmarks (100,000 in about a second).
+"""Bulk creation of charges for list and sync benchmarks (``docs/benchmarks.md`` times it).
 
 Seeded charges skip validation, webhooks and per-insert sorting: they are
 built directly and the indexes are sorted once, at the next list request.
@@ -12,14 +12,15 @@ import random
 from bisect import bisect
 from itertools import accumulate
 
-from ._common import CARD_DECLINED, CARD_SUCCESS, DECLINES, now
-from .listing import _EPOCH, micros
-from .records import Charge, TransactionToken
+from .basics import CARD_DECLINED, CARD_SUCCESS, DECLINES, failure, now
+from .listing import EPOCH, micros
+from .records import Charge, Store, TransactionToken
 from .state import FakeState
 
-_SPREAD = dt.timedelta(days=90)
+_SPREAD_US = int(dt.timedelta(days=90) / dt.timedelta(microseconds=1))
 # (payment_type, weight, token data, statuses with weights)
-_KINDS: list[tuple[str, int, dict[str, object], list[tuple[str, int]]]] = [
+_Kind = tuple[str, int, dict[str, object], list[tuple[str, int]]]
+_KINDS: list[_Kind] = [
     (
         "card",
         50,
@@ -52,6 +53,13 @@ _KINDS: list[tuple[str, int, dict[str, object], list[tuple[str, int]]]] = [
         [("successful", 50), ("awaiting", 35), ("canceled", 15)],
     ),
 ]
+
+
+# Per payment type: cumulative status weights and the statuses, to draw with one bisect.
+_STATUS_DRAWS = {
+    kind[0]: (list(accumulate(w for _, w in kind[3])), [s for s, _ in kind[3]]) for kind in _KINDS
+}
+_DECLINED = failure(*DECLINES[CARD_DECLINED])
 
 
 def _uuid4(bits: int) -> str:
@@ -88,64 +96,58 @@ def _seed_locked(state: FakeState, count: int, store_id: str | None, seed: int) 
     state.seed_calls += 1
     rng = random.Random(f"{seed}:{state.seed_calls}")  # noqa: S311 - reproducible data
     store = state.stores[store_id or state.default_credentials[2]]
-    end = now().replace(tzinfo=None)
     kinds = rng.choices(_KINDS, weights=[k[1] for k in _KINDS], k=count)
-    cumulative = {
-        k[0]: (list(accumulate(w for _, w in k[3])), [s for s, _ in k[3]]) for k in _KINDS
-    }
+    end_us = micros(now())
     new_keys: list[tuple[int, str]] = []
-    bits = rng.getrandbits
-    random_ = rng.random
-    tokens, charges = state.tokens, state.charges
-    declined = DECLINES[CARD_DECLINED]
-    spread_us = int(_SPREAD / dt.timedelta(microseconds=1))
-    end_us = micros(end.replace(tzinfo=dt.UTC))
-    for n, (payment_type, _, data, _s) in enumerate(kinds):
-        created_us = end_us - int(spread_us * random_())
-        created = _EPOCH + dt.timedelta(microseconds=created_us)
-        weights, names = cumulative[payment_type]
-        status = names[bisect(weights, random_() * weights[-1])]
-        card = (
-            (CARD_DECLINED if status == "failed" else CARD_SUCCESS)
-            if payment_type == "card"
-            else None
-        )
-        token = TransactionToken(
-            _uuid4(bits(128)),
-            store.id,
-            payment_type,
-            "one_time",
-            "seed@example.com",
-            {},
-            data,
-            created,
-            card,
-        )
-        tokens[token.id] = token
-        error = None
-        if status == "failed":
-            error = {"code": declined[0], "message": declined[1], "detail": declined[1]}
-        charge = Charge(
-            _uuid4(bits(128)),
-            store,
-            token,
-            100 + bits(16),
-            "JPY" if random_() < 0.8 else "USD",
-            created,
-            _iso(created),
-            status != "authorized",
-            None,
-            None,
-            {"order_id": f"seed-{state.seed_calls}-{n}"},
-            None,
-            None,
-            None,
-            None,
-            status,
-            error,
-            status == "successful",
-        )
-        charges[charge.id] = charge
+    for n, kind in enumerate(kinds):
+        created_us = end_us - int(_SPREAD_US * rng.random())
+        charge = _seeded_charge(rng, store, kind, created_us, f"seed-{state.seed_calls}-{n}")
+        state.tokens[charge.token.id] = charge.token
+        state.charges[charge.id] = charge
         new_keys.append((created_us, charge.id))
     state.index.add_unsorted(new_keys)
     state.store_index[store.id].add_unsorted(new_keys)
+
+
+def _seeded_charge(
+    rng: random.Random, store: Store, kind: _Kind, created_us: int, order_id: str
+) -> Charge:
+    """One charge of ``kind`` and its token, in a status drawn from the kind's weights."""
+    payment_type, _, data, _ = kind
+    created = EPOCH + dt.timedelta(microseconds=created_us)
+    weights, names = _STATUS_DRAWS[payment_type]
+    status = names[bisect(weights, rng.random() * weights[-1])]
+    card = None
+    if payment_type == "card":
+        card = CARD_DECLINED if status == "failed" else CARD_SUCCESS
+    token = TransactionToken(
+        _uuid4(rng.getrandbits(128)),
+        store.id,
+        payment_type,
+        "one_time",
+        "seed@example.com",
+        {},
+        data,
+        created,
+        card,
+    )
+    return Charge(
+        _uuid4(rng.getrandbits(128)),
+        store,
+        token,
+        100 + rng.getrandbits(16),
+        "JPY" if rng.random() < 0.8 else "USD",
+        created,
+        _iso(created),
+        status != "authorized",
+        None,
+        None,
+        {"order_id": order_id},
+        None,
+        None,
+        None,
+        None,
+        status,
+        _DECLINED if status == "failed" else None,
+        status == "successful",
+    )

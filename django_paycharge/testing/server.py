@@ -20,12 +20,12 @@ import threading
 from http import HTTPStatus
 from http.server import ThreadingHTTPServer
 
-from ._common import TEST_JWT, TEST_MERCHANT_ID, TEST_SECRET, TEST_STORE_ID, TEST_WIDGET_JWT
 from .app import FakeApp
+from .basics import TEST_JWT, TEST_MERCHANT_ID, TEST_SECRET, TEST_STORE_ID, TEST_WIDGET_JWT
 from .handle import FakeGateway
 from .seeding import seed_charges
 from .state import FakeState
-from .webhooks import WebhookSender, http_transport
+from .webhook_sender import WebhookSender, http_transport
 
 _REASONS = {s.value: s.phrase for s in HTTPStatus}
 _MAX_LINE = 65537
@@ -36,7 +36,7 @@ class _Handler(socketserver.StreamRequestHandler):
 
     ``BaseHTTPRequestHandler`` parses headers with the ``email`` package,
     which costs more than the fake's own work per request; plain splitting is
-    enough for a loopback test server and doubles its throughput.
+    enough for a loopback test server (``docs/benchmarks.md``, "Fake gateway").
     """
 
     disable_nagle_algorithm = True
@@ -51,23 +51,10 @@ class _Handler(socketserver.StreamRequestHandler):
             pass  # the client went away, or sent garbage: nothing to answer
 
     def _one_request(self) -> bool:
-        line = self.rfile.readline(_MAX_LINE)
-        while line in (b"\r\n", b"\n"):
-            line = self.rfile.readline(_MAX_LINE)
-        if not line:
+        head = self._head()
+        if head is None:
             return False
-        parts = line.decode("latin-1").split()
-        if len(parts) != 3 or not parts[2].startswith("HTTP/"):
-            self._write(400, {"Content-Type": "text/plain"}, b"bad request line", close=True)
-            return False
-        method, target, version = parts
-        headers: dict[str, str] = {}
-        while True:
-            raw = self.rfile.readline(_MAX_LINE)
-            if raw in (b"\r\n", b"\n", b""):
-                break
-            name, _, value = raw.decode("latin-1").partition(":")
-            headers[name.strip().lower()] = value.strip()
+        method, target, version, headers = head
         connection = headers.get("connection", "").lower()
         keep_alive = connection == "keep-alive" if version == "HTTP/1.0" else connection != "close"
         if headers.get("expect", "").lower() == "100-continue":
@@ -84,6 +71,26 @@ class _Handler(socketserver.StreamRequestHandler):
             answer.status, answer.headers, payload, close=not keep_alive, length=len(answer.body)
         )
         return keep_alive
+
+    def _head(self) -> tuple[str, str, str, dict[str, str]] | None:
+        """The request line and the headers (names lower-cased); None when the client left."""
+        line = self.rfile.readline(_MAX_LINE)
+        while line in (b"\r\n", b"\n"):
+            line = self.rfile.readline(_MAX_LINE)
+        if not line:
+            return None
+        parts = line.decode("latin-1").split()
+        if len(parts) != 3 or not parts[2].startswith("HTTP/"):
+            self._write(400, {"Content-Type": "text/plain"}, b"bad request line", close=True)
+            return None
+        headers: dict[str, str] = {}
+        while True:
+            raw = self.rfile.readline(_MAX_LINE)
+            if raw in (b"\r\n", b"\n", b""):
+                break
+            name, _, value = raw.decode("latin-1").partition(":")
+            headers[name.strip().lower()] = value.strip()
+        return parts[0], parts[1], parts[2], headers
 
     def _body(self, headers: dict[str, str]) -> bytes:
         if "chunked" in headers.get("transfer-encoding", "").lower():
@@ -167,6 +174,22 @@ class RunningServer(FakeGateway):
 
 def main(argv: list[str] | None = None) -> int:
     """Run the server until SIGINT or SIGTERM; exit 0."""
+    args = _parser().parse_args(argv)
+    stop = threading.Event()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, lambda *_: stop.set())
+    server = RunningServer(args.host, args.port, _state(args))
+    for url in args.webhook:
+        server.add_webhook(url, auth_token=args.webhook_token)
+    _announce(server, args.webhook)
+    while not stop.wait(0.5):
+        pass
+    server.stop()
+    print("stopped", flush=True)
+    return 0
+
+
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description="Fake payment charge gateway (test only).")
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=0, help="0 picks a free port")
@@ -197,7 +220,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--latency", type=float, default=0.0, help="seconds every API request waits first"
     )
-    args = parser.parse_args(argv)
+    return parser
+
+
+def _state(args: argparse.Namespace) -> FakeState:
+    """The state the options describe, seeded when asked."""
     state = FakeState(
         secret=args.secret,
         jwt=args.jwt,
@@ -206,29 +233,22 @@ def main(argv: list[str] | None = None) -> int:
         processing_delay=args.processing_delay,
         polling_timeout=args.polling_timeout,
     )
-    state.faults.latency = args.latency
+    state.latency = args.latency
     # A browser token: its secret is never given out, so only ``Bearer jwt`` works (widgets).
     state.add_app_token(secrets.token_urlsafe(24), args.widget_jwt, store_id=args.store_id)
     if args.seed:
         seed_charges(state, args.seed)
-    stop = threading.Event()
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(signum, lambda *_: stop.set())
-    server = RunningServer(args.host, args.port, state)
-    for url in args.webhook:
-        server.add_webhook(url, auth_token=args.webhook_token)
+    return state
+
+
+def _announce(server: RunningServer, webhooks: list[str]) -> None:
     # Test credentials, printed on purpose: a script starting the fake needs them.
     print(f"Fake payment gateway (TEST ONLY) listening at {server.base_url}")
     for key, value in server.settings().items():
         print(f"  {key}={value}")
-    for url in args.webhook:
+    for url in webhooks:
         print(f"  webhook: {url} (charge_updated, charge_finished)")
     print("Controls under /_fake/ (no auth). Stop with Ctrl-C or SIGTERM.", flush=True)
-    while not stop.wait(0.5):
-        pass
-    server.stop()
-    print("stopped", flush=True)
-    return 0
 
 
 if __name__ == "__main__":

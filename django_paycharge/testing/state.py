@@ -1,40 +1,82 @@
-"""The fake gateway's in-memory state: one thread-safe object shared by both front ends.
+"""The fake gateway's state: one thread-safe object that both front ends share.
 
 Every mutation happens under one re-entrant lock. Webhook deliveries are
 recorded under the lock (so their order is the order of the changes) and sent
 after it is released, so a receiver may call the fake back without deadlock.
+
+The rules of a charge's life after its creation (``docs/payment-lifecycle.md``
+says where each comes from):
+
+- capture: only an ``authorized`` charge, at most the authorized amount, in its
+  currency; an expired authorization fails the charge with error 313;
+- refund: only a ``successful`` charge, never konbini or bank transfer, in the
+  charged currency; refunds (pending or successful) add up to at most the
+  charged amount;
+- cancel: a ``pending``, ``awaiting`` or ``authorized`` charge, or a
+  ``successful`` card or wallet charge without refunds; one cancel at a time;
+- refunds and cancels answer ``pending`` and finish right after (or after
+  ``processing_delay``), sending ``refund_finished`` / ``cancel_finished``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import uuid
 from collections import defaultdict, deque
+from collections.abc import Callable, Mapping
 from typing import Any
 
-from ._common import (
-    DECLINES,
+from ..client.vocabulary import (
+    CANCEL_EVENT,
+    CANCELABLE_STATUSES,
     FINAL_STATUSES,
+    NON_REFUNDABLE_PAYMENT_TYPES,
+    REFUND_EVENT,
+)
+from .basics import (
+    DECLINES,
     TEST_JWT,
     TEST_MERCHANT_ID,
     TEST_SECRET,
     TEST_STORE_ID,
     ApiError,
     Json,
+    failure,
     iso,
     now,
+    validation_error,
 )
 from .faults import FaultSet
-from .lifecycle_state import LifecycleMixin, needs_three_ds_challenge
-from .listing import SortedIndex, micros
-from .queries import ChargeListMixin, IdempotencyMixin, IdempotencyRecord
-from .records import AppToken, Charge, Store, TransactionToken, WebhookConfig
-from .validation import check_charge_against_token, is_uuid, parse_charge, parse_token
-from .webhook_state import WebhookStateMixin
-from .webhooks import WebhookSender
+from .listing import SortedIndex, micros, page_of, paginate, parse_page_query
+from .records import (
+    AppToken,
+    CancelRecord,
+    Charge,
+    Delivery,
+    IdempotencyRecord,
+    RefundRecord,
+    Store,
+    TransactionToken,
+    WebhookConfig,
+)
+from .validation import (
+    check_capture,
+    check_charge_against_token,
+    is_uuid,
+    parse_charge,
+    parse_metadata,
+    parse_refund,
+    parse_token,
+    parse_webhook,
+)
+from .webhook_sender import WebhookSender
+
+_REFUND_USES = ("pending", "successful")  # refunds that use up the charged amount
+_LIST_FILTERS = ("currency", "mode", "transaction_token_id", "status", "merchant_transaction_id")
 
 
-class FakeState(WebhookStateMixin, ChargeListMixin, IdempotencyMixin, LifecycleMixin):
+class FakeState:
     """Stores, app tokens, transaction tokens, charges, refunds, cancels, webhooks and faults."""
 
     def __init__(
@@ -51,19 +93,19 @@ class FakeState(WebhookStateMixin, ChargeListMixin, IdempotencyMixin, LifecycleM
     ) -> None:
         self.lock = threading.RLock()
         self.changed = threading.Condition(self.lock)
+        #: Seconds a new charge, refund or cancel stays ``pending``.
         self.processing_delay = processing_delay
+        #: The longest hold of a ``polling=true`` read.
         self.polling_timeout = polling_timeout
         self.sender = sender or WebhookSender()
         self.faults = FaultSet(seed)
         self.default_credentials = (secret, jwt, store_id, merchant_id)
-        #: Dedupe-test switches: send each delivery this many times / with its ``id``.
-        self.delivery_repeat = 1
-        self.delivery_include_id = True
         self.reset()
 
     def reset(self) -> None:
         """Forget everything except the options and the transport; restore the default token."""
         with self.lock:
+            self.sender.cancel_pending()
             self.stores: dict[str, Store] = {}
             self.app_tokens: dict[str, AppToken] = {}
             self.widget_tokens: dict[str, AppToken] = {}
@@ -72,20 +114,31 @@ class FakeState(WebhookStateMixin, ChargeListMixin, IdempotencyMixin, LifecycleM
             self.index = SortedIndex()
             self.store_index: defaultdict[str, SortedIndex] = defaultdict(SortedIndex)
             self.merchant_transaction_ids: dict[tuple[str, str], str] = {}
+            self.refunds: dict[str, RefundRecord] = {}
+            self.cancels: dict[str, CancelRecord] = {}
+            self.charge_refunds: defaultdict[str, list[str]] = defaultdict(list)
+            self.charge_cancels: defaultdict[str, list[str]] = defaultdict(list)
+            self.webhooks: dict[str, WebhookConfig] = {}
+            self.deliveries: list[Delivery] = []
             self.idempotency: dict[tuple[str, str], IdempotencyRecord] = {}
             self.provider_log: list[Json] = []
             self.requests_log: deque[Json] = deque(maxlen=10_000)
             self.seed_calls = 0
-            self.reset_webhooks()
-            self.reset_lifecycle()
-            self.faults.clear()
+            self.clear_faults()
+            #: Dedupe-test switches: send each delivery this many times / with its ``id``.
             self.delivery_repeat = 1
             self.delivery_include_id = True
             secret, jwt, store_id, merchant_id = self.default_credentials
             self.add_store(store_id, merchant_id=merchant_id, name="Test Store")
             self.add_app_token(secret, jwt, store_id=store_id)
 
-    # -- accounts -------------------------------------------------------------------------
+    def clear_faults(self) -> None:
+        """Remove every fault, and the latency."""
+        self.faults.clear()
+        #: Seconds every API request waits before it is answered: the gateway's distance.
+        self.latency = 0.0
+
+    # -- accounts ------------------------------------------------------------------------------
 
     def add_store(
         self,
@@ -111,7 +164,7 @@ class FakeState(WebhookStateMixin, ChargeListMixin, IdempotencyMixin, LifecycleM
                 merchant_id = store.merchant_id
             token = AppToken(secret, jwt, merchant_id or TEST_MERCHANT_ID, store_id)
             # The JWT has dots of its own: match the whole value, never split it.
-            self.app_tokens[f"{secret}.{jwt}"] = token
+            self.app_tokens[token.credentials] = token
             self.widget_tokens[jwt] = token
             return token
 
@@ -145,7 +198,34 @@ class FakeState(WebhookStateMixin, ChargeListMixin, IdempotencyMixin, LifecycleM
             raise ApiError(403, "INVALID_PERMISSIONS", [("storeId", "NOT_ALLOWED")])
         return store
 
-    # -- transaction tokens ---------------------------------------------------------------
+    # -- idempotency keys ----------------------------------------------------------------------
+
+    def claim_key(self, app: AppToken, key: str, fingerprint: str) -> IdempotencyRecord | None:
+        """The finished record to replay, None after claiming the key, or a 409."""
+        with self.lock:
+            record = self.idempotency.get((app.credentials, key))
+            if record is None:
+                self.idempotency[(app.credentials, key)] = IdempotencyRecord(fingerprint)
+                return None
+            if record.fingerprint != fingerprint:
+                reason = [("Idempotency-Key", "DIFFERENT_REQUEST")]
+                raise ApiError(409, "IDEMPOTENCY_KEY_CONFLICT", reason)
+            if record.response is None:
+                reason = [("Idempotency-Key", "IN_PROGRESS")]
+                raise ApiError(409, "IDEMPOTENCY_KEY_IN_PROGRESS", reason)
+            return record
+
+    def settle_key(
+        self, app: AppToken, key: str, response: tuple[int, dict[str, str], bytes] | None
+    ) -> None:
+        """Store the answer for replays, or free the key (``None``) when no work was done."""
+        with self.lock:
+            if response is None:
+                self.idempotency.pop((app.credentials, key), None)
+            else:
+                self.idempotency[(app.credentials, key)].response = response
+
+    # -- transaction tokens --------------------------------------------------------------------
 
     def create_token(
         self, app: AppToken | None, body: Json, *, store_id: str | None = None
@@ -182,7 +262,7 @@ class FakeState(WebhookStateMixin, ChargeListMixin, IdempotencyMixin, LifecycleM
                 raise ApiError(404, "NOT_FOUND", [("tokenId", "NOT_FOUND")])
             return token.to_json()
 
-    # -- charges --------------------------------------------------------------------------
+    # -- charges -------------------------------------------------------------------------------
 
     def create_charge(self, app: AppToken, body: Json) -> Charge:
         """``POST /charges``: validate, then record a ``pending`` charge."""
@@ -195,11 +275,8 @@ class FakeState(WebhookStateMixin, ChargeListMixin, IdempotencyMixin, LifecycleM
             store = self.stores[token.store_id]
             mtid = request.merchant_transaction_id
             if mtid is not None and (store.id, mtid) in self.merchant_transaction_ids:
-                raise ApiError(
-                    409,
-                    "NON_UNIQUE_MERCHANT_TRANSACTION_ID",
-                    [("merchant_transaction_id", "NOT_UNIQUE")],
-                )
+                reason = [("merchant_transaction_id", "NOT_UNIQUE")]
+                raise ApiError(409, "NON_UNIQUE_MERCHANT_TRANSACTION_ID", reason)
             created = now()
             charge = Charge(
                 id=str(uuid.uuid4()),
@@ -219,27 +296,13 @@ class FakeState(WebhookStateMixin, ChargeListMixin, IdempotencyMixin, LifecycleM
                 three_ds=request.three_ds,
                 ip_address=request.ip_address,
             )
-            self._insert(charge)
+            key = (micros(created), charge.id)
+            self.charges[charge.id] = charge
+            self.index.add(key)
+            self.store_index[store.id].add(key)
+            if mtid is not None:
+                self.merchant_transaction_ids[(store.id, mtid)] = charge.id
             return charge
-
-    def _insert(self, charge: Charge) -> None:
-        key = (micros(charge.created), charge.id)
-        self.charges[charge.id] = charge
-        self.index.add(key)
-        self.store_index[charge.store.id].add(key)
-        if charge.merchant_transaction_id is not None:
-            self.merchant_transaction_ids[(charge.store.id, charge.merchant_transaction_id)] = (
-                charge.id
-            )
-
-    def after_create(self, charge_id: str) -> None:
-        """Move a new charge out of ``pending``, now or after ``processing_delay``."""
-        if self.processing_delay <= 0:
-            self.advance(charge_id)
-            return
-        timer = threading.Timer(self.processing_delay, self.advance, (charge_id,))
-        timer.daemon = True
-        timer.start()
 
     def charge(self, charge_id: str) -> Charge:
         """A charge by id, whatever its store (test controls), or a 404."""
@@ -258,11 +321,52 @@ class FakeState(WebhookStateMixin, ChargeListMixin, IdempotencyMixin, LifecycleM
                 raise ApiError(404, "NOT_FOUND", [("chargeId", "NOT_FOUND")])
             return found
 
+    def list_charges(self, app: AppToken, store: Store | None, query: Mapping[str, str]) -> Json:
+        """A page of charges of one store, or of every store the credentials reach."""
+        page = parse_page_query(query)
+        wanted = {k: query[k] for k in _LIST_FILTERS if k in query}
+        if "currency" in wanted:
+            wanted["currency"] = wanted["currency"].upper()
+        with self.lock:
+            if store is not None:
+                index, scope = self.store_index[store.id], {store.id}
+            else:
+                scope = {s.id for s in self.stores.values() if app.reaches(s)}
+                index = self.index
+            whole = store is not None or len(scope) == len(self.stores)
+            charges = self.charges
+
+            def accept(cid: str) -> bool:
+                c = charges[cid]
+                return (whole or c.store.id in scope) and all(
+                    _list_field(c, k) == v for k, v in wanted.items()
+                )
+
+            def cursor_key(cid: str) -> tuple[int, str] | None:
+                c = charges.get(cid)
+                return (micros(c.created), c.id) if c is not None and c.store.id in scope else None
+
+            unfiltered = whole and not wanted
+            result = paginate(index.sorted_keys(), page, cursor_key, None if unfiltered else accept)
+            items = [charges[cid].to_json() for cid in result.ids]
+        return {"items": items, "has_more": result.has_more, "total_hits": result.total_hits}
+
     def wait_while_pending(self, charge: Charge, timeout: float | None = None) -> None:
         """Hold a ``polling=true`` read until the charge leaves ``pending`` or time runs out."""
         limit = self.polling_timeout if timeout is None else timeout
         with self.changed:
             self.changed.wait_for(lambda: charge.status != "pending", limit)
+
+    def later(self, work: Callable[[str], Any], item_id: str) -> None:
+        """Run ``work(item_id)`` now, or after ``processing_delay`` on a timer thread."""
+        if self.processing_delay <= 0:
+            work(item_id)
+            return
+        timer = threading.Timer(self.processing_delay, work, (item_id,))
+        timer.daemon = True
+        timer.start()
+
+    # -- a charge's status ---------------------------------------------------------------------
 
     def advance(self, charge_id: str) -> None:
         """``pending`` -> the next status for the payment type (no-op otherwise)."""
@@ -272,21 +376,12 @@ class FakeState(WebhookStateMixin, ChargeListMixin, IdempotencyMixin, LifecycleM
                 return
             if charge.token.payment_type != "card":
                 deliveries = self._set_status(charge, "awaiting")
-            elif needs_three_ds_challenge(charge):
+            elif charge.needs_three_ds_challenge():
                 charge.three_ds_challenge = True
                 deliveries = self._set_status(charge, "awaiting")
             else:
-                deliveries = self.card_outcome(charge)
+                deliveries = self._card_outcome(charge)
         self.sender.send(deliveries)
-
-    def card_outcome(self, charge: Charge) -> list[Any]:
-        """Under the lock: a card charge is declined, authorized or charged (its deliveries)."""
-        if (charge.token.card_number or "") in DECLINES:
-            code, message = DECLINES[charge.token.card_number or ""]
-            return self._set_status(charge, "failed", error=_error(code, message))
-        if not charge.capture:
-            return self._set_status(charge, "authorized")
-        return self._set_status(charge, "successful", charged=True)
 
     def complete(self, charge_id: str) -> Json:
         """The customer pays (or an authorization is captured): ``successful``."""
@@ -296,11 +391,71 @@ class FakeState(WebhookStateMixin, ChargeListMixin, IdempotencyMixin, LifecycleM
         self, charge_id: str, code: int = 306, message: str = "card declined", detail: str = ""
     ) -> Json:
         """The payment fails: ``failed`` with the given error."""
-        return self._finish(charge_id, "failed", error=_error(code, message, detail))
+        return self._finish(charge_id, "failed", error=failure(code, message, detail))
 
     def expire(self, charge_id: str) -> Json:
         """The payment period ends unpaid: ``canceled``."""
         return self._finish(charge_id, "canceled")
+
+    def finish_three_ds(self, charge_id: str, *, passed: bool) -> Charge:
+        """The customer's challenge ends: the card is charged as usual, or fails (error 358)."""
+        charge = self.charge(charge_id)
+        with self.lock:
+            if charge.status != "awaiting" or not charge.three_ds_challenge:
+                raise ApiError(409, "INVALID_CHARGE_STATUS", [("status", charge.status)])
+            charge.three_ds_challenge = False
+            if passed:
+                deliveries = self._card_outcome(charge)
+            else:
+                error = failure(358, "3-D Secure authentication failed")
+                deliveries = self._set_status(charge, "failed", error=error)
+        self.sender.send(deliveries)
+        return charge
+
+    def capture(self, app: AppToken, store_id: str, charge_id: str, body: Json) -> Json:
+        """``POST .../capture``: ``{}`` (the SDK's answer); the charge is then ``successful``."""
+        with self.lock:
+            charge = self.get_charge(app, store_id, charge_id)
+            amount = check_capture(body, charge)
+            if charge.status != "authorized":
+                raise ApiError(409, "INVALID_CHARGE_STATUS", [("status", charge.status)])
+            if charge.authorization_expired:
+                error = failure(313, "authorization expired")
+                deliveries = self._set_status(charge, "failed", error=error)
+            else:
+                charge.captured_amount = amount
+                deliveries = self._set_status(charge, "successful", charged=True)
+        self.sender.send(deliveries)
+        return {}
+
+    def expire_authorization(self, charge_id: str) -> Json:
+        """Test control: the authorization lapses; the next capture fails (error 313)."""
+        charge = self.charge(charge_id)
+        with self.lock:
+            if charge.status != "authorized":
+                raise ApiError(409, "INVALID_CHARGE_STATUS", [("status", charge.status)])
+            charge.authorization_expired = True
+            return charge.to_json()
+
+    def update_charge(self, app: AppToken, store_id: str, charge_id: str, body: Json) -> Json:
+        """``PATCH .../charges/{id}``: metadata keys are added or changed; answers the charge."""
+        metadata = parse_metadata(body, required=True)
+        with self.lock:
+            charge = self.get_charge(app, store_id, charge_id)
+            charge.metadata = {**charge.metadata, **metadata}
+            data = charge.to_json()
+            deliveries = self.record_deliveries(charge.store, ["charge_updated"], data)
+        self.sender.send(deliveries)
+        return data
+
+    def _card_outcome(self, charge: Charge) -> list[Delivery]:
+        """Under the lock: a card charge is declined, authorized or charged (its deliveries)."""
+        if (charge.token.card_number or "") in DECLINES:
+            code, message = DECLINES[charge.token.card_number or ""]
+            return self._set_status(charge, "failed", error=failure(code, message))
+        if not charge.capture:
+            return self._set_status(charge, "authorized")
+        return self._set_status(charge, "successful", charged=True)
 
     def _finish(
         self, charge_id: str, status: str, *, charged: bool = False, error: Json | None = None
@@ -316,7 +471,7 @@ class FakeState(WebhookStateMixin, ChargeListMixin, IdempotencyMixin, LifecycleM
 
     def _set_status(
         self, charge: Charge, status: str, *, charged: bool = False, error: Json | None = None
-    ) -> list[Any]:
+    ) -> list[Delivery]:
         charge.status = status
         charge.error = error
         charge.charged = charge.charged or charged
@@ -326,9 +481,216 @@ class FakeState(WebhookStateMixin, ChargeListMixin, IdempotencyMixin, LifecycleM
             events.append("charge_finished")
         return self.record_deliveries(charge.store, events, charge.to_json())
 
+    # -- refunds and cancels -------------------------------------------------------------------
 
-def _error(code: int, message: str, detail: str = "") -> Json:
-    return {"code": code, "message": message, "detail": detail or message}
+    def create_refund(self, app: AppToken, store_id: str, charge_id: str, body: Json) -> Json:
+        """``POST .../refunds``: checks the rules, answers the ``pending`` refund."""
+        request = parse_refund(body)
+        with self.lock:
+            charge = self.get_charge(app, store_id, charge_id)
+            if charge.token.payment_type in NON_REFUNDABLE_PAYMENT_TYPES:
+                raise ApiError(409, "REFUND_NOT_SUPPORTED", [("payment_type", "NOT_REFUNDABLE")])
+            if charge.status != "successful":
+                raise ApiError(409, "INVALID_CHARGE_STATUS", [("status", charge.status)])
+            if request.currency != charge.currency:
+                raise validation_error([("currency", "CURRENCY_MISMATCH")])
+            if request.amount > self.refundable(charge):
+                raise validation_error([("amount", "REFUND_EXCEEDS_CHARGED_AMOUNT")])
+            refund = RefundRecord(
+                id=str(uuid.uuid4()),
+                charge=charge,
+                created=now(),
+                amount=request.amount,
+                currency=charge.currency,
+                reason=request.reason,
+                message=request.message,
+                metadata=request.metadata,
+            )
+            self.refunds[refund.id] = refund
+            self.charge_refunds[charge.id].append(refund.id)
+            return refund.to_json()
+
+    def refundable(self, charge: Charge) -> int:
+        """What is left to refund: the charged amount less pending and successful refunds."""
+        charged = (charge.captured_amount or charge.amount) if charge.charged else 0
+        refunds = (self.refunds[r] for r in self.charge_refunds.get(charge.id, ()))
+        return charged - sum(r.amount for r in refunds if r.status in _REFUND_USES)
+
+    def finish_refund(self, refund_id: str, *, error: Json | None = None) -> Json:
+        """A pending refund ends ``successful`` (or ``failed`` with ``error``); 409 if it ended."""
+        with self.lock:
+            refund = self.refunds.get(refund_id)
+            if refund is None:
+                raise ApiError(404, "RESOURCE_NOT_FOUND", [("refundId", "NOT_FOUND")])
+            if refund.status != "pending":
+                raise ApiError(409, "INVALID_REFUND_STATUS", [("status", refund.status)])
+            refund.status = "failed" if error else "successful"
+            refund.error = error
+            refund.updated = now()
+            data = refund.to_json()
+            deliveries = self.record_deliveries(refund.charge.store, [REFUND_EVENT], data)
+        self.sender.send(deliveries)
+        return data
+
+    def process_refund(self, refund_id: str) -> None:
+        """The gateway finishes a refund it accepted (a no-op once it has ended)."""
+        with contextlib.suppress(ApiError):  # failed by a test control meanwhile
+            self.finish_refund(refund_id)
+
+    def fail_refund(self, refund_id: str) -> Json:
+        """Test control: a pending refund fails (error 329)."""
+        return self.finish_refund(refund_id, error=failure(329, "refund failed"))
+
+    def create_cancel(self, app: AppToken, store_id: str, charge_id: str, body: Json) -> Json:
+        """``POST .../cancels``: answers the ``pending`` cancel of a cancelable charge."""
+        metadata = parse_metadata(body)
+        with self.lock:
+            charge = self.get_charge(app, store_id, charge_id)
+            settled = charge.status == "successful"
+            if settled and charge.token.payment_type in NON_REFUNDABLE_PAYMENT_TYPES:
+                # Paid at a store or a bank: there is nothing to cancel any more.
+                raise ApiError(409, "CANCEL_NOT_SUPPORTED", [("payment_type", "ALREADY_PAID")])
+            if settled and self.charge_refunds.get(charge.id):
+                raise ApiError(409, "CHARGE_HAS_REFUNDS", [("chargeId", "REFUNDED")])
+            if charge.status not in CANCELABLE_STATUSES:
+                raise ApiError(409, "INVALID_CHARGE_STATUS", [("status", charge.status)])
+            if any(self.cancels[c].status == "pending" for c in self.charge_cancels[charge.id]):
+                raise ApiError(409, "CANCEL_IN_PROGRESS", [("chargeId", "CANCEL_PENDING")])
+            cancel = CancelRecord(
+                id=str(uuid.uuid4()), charge=charge, created=now(), metadata=metadata
+            )
+            self.cancels[cancel.id] = cancel
+            self.charge_cancels[charge.id].append(cancel.id)
+            return cancel.to_json()
+
+    def finish_cancel(self, cancel_id: str) -> None:
+        """A pending cancel succeeds: the charge becomes ``canceled``, then ``cancel_finished``."""
+        with self.lock:
+            cancel = self.cancels.get(cancel_id)
+            if cancel is None or cancel.status != "pending":
+                return
+            deliveries: list[Delivery] = []
+            if cancel.charge.status in CANCELABLE_STATUSES:
+                cancel.status = "successful"
+                deliveries += self._set_status(cancel.charge, "canceled")
+            else:  # the charge ended some other way meanwhile
+                cancel.status = "failed"
+                cancel.error = failure(312, "this charge cannot be canceled")
+            cancel.updated = now()
+            data = cancel.to_json()
+            deliveries += self.record_deliveries(cancel.charge.store, [CANCEL_EVENT], data)
+        self.sender.send(deliveries)
+
+    def get_operation(
+        self, app: AppToken, store_id: str, charge_id: str, kind: str, item: str
+    ) -> Json:
+        """One refund (``kind="refunds"``) or cancel of a charge the credentials reach."""
+        with self.lock:
+            charge = self.get_charge(app, store_id, charge_id)
+            found = self._operations(kind).get(item)
+            if found is None or found.charge.id != charge.id:
+                raise ApiError(404, "RESOURCE_NOT_FOUND", [("id", "NOT_FOUND")])
+            return found.to_json()
+
+    def list_operations(
+        self, app: AppToken, store_id: str, charge_id: str, kind: str, query: Mapping[str, str]
+    ) -> Json:
+        """The paginated refunds (``kind="refunds"``) or cancels of a charge, newest first."""
+        page = parse_page_query(query)
+        with self.lock:
+            charge = self.get_charge(app, store_id, charge_id)
+            ids = (self.charge_refunds if kind == "refunds" else self.charge_cancels)[charge.id]
+            records = self._operations(kind)
+            return page_of({i: records[i] for i in ids}, page)
+
+    def _operations(self, kind: str) -> Mapping[str, RefundRecord | CancelRecord]:
+        return self.refunds if kind == "refunds" else self.cancels
+
+    # -- webhook configurations and deliveries -------------------------------------------------
+
+    def create_webhook(self, store: Store, body: Json) -> Json:
+        """``POST /stores/{s}/webhooks``."""
+        fields = parse_webhook(body)
+        created = now()
+        config = WebhookConfig(
+            id=str(uuid.uuid4()),
+            store=store,
+            triggers=list(fields["triggers"]),
+            url=fields["url"],
+            auth_token=fields.get("auth_token"),
+            active=fields["active"],
+            created=created,
+            updated=created,
+        )
+        with self.lock:
+            if any(c.store.id == store.id and c.url == config.url for c in self.webhooks.values()):
+                raise ApiError(409, "WEBHOOK_URL_EXISTS", [("url", "WEBHOOK_URL_EXISTS")])
+            self.webhooks[config.id] = config
+        return config.to_json()
+
+    def webhook(self, store: Store, webhook_id: str) -> WebhookConfig:
+        """One configuration of ``store``, or a 404."""
+        with self.lock:
+            config = self.webhooks.get(webhook_id)
+        if config is None or config.store.id != store.id:
+            raise ApiError(404, "NOT_FOUND", [("webhookId", "NOT_FOUND")])
+        return config
+
+    def update_webhook(self, store: Store, webhook_id: str, body: Json) -> Json:
+        """``PATCH``: change any of triggers, url, auth_token, active."""
+        fields = parse_webhook(body, partial=True)
+        with self.lock:
+            config = self.webhook(store, webhook_id)
+            for name, value in fields.items():
+                setattr(config, name, value)
+            config.updated = now()
+            return config.to_json()
+
+    def delete_webhook(self, store: Store, webhook_id: str) -> None:
+        """``DELETE``."""
+        with self.lock:
+            self.webhooks.pop(self.webhook(store, webhook_id).id)
+
+    def list_webhooks(self, store: Store, query: Mapping[str, str]) -> Json:
+        """A paginated list of the store's configurations."""
+        page = parse_page_query(query)
+        with self.lock:
+            mine = {c.id: c for c in self.webhooks.values() if c.store.id == store.id}
+            return page_of(mine, page)
+
+    def record_deliveries(self, store: Store, events: list[str], data: Json) -> list[Delivery]:
+        """Deliveries for each active configuration listening to each event (under the lock)."""
+        out: list[Delivery] = []
+        for event in events:
+            for config in self.webhooks.values():
+                if config.store.id != store.id or not config.active or event not in config.triggers:
+                    continue
+                first = Delivery.for_event(config, event, data, include_id=self.delivery_include_id)
+                out.append(first)
+                out.extend(first.again() for _ in range(self.delivery_repeat - 1))
+        self.deliveries.extend(out)
+        return out
+
+    def redeliver(self, delivery_id: str, *, without_id: bool = False) -> Delivery:
+        """Send a recorded delivery again, same body (optionally without its ``id``)."""
+        with self.lock:
+            original = next((d for d in self.deliveries if d.id == delivery_id), None)
+            if original is None:
+                raise ApiError(404, "NOT_FOUND", [("deliveryId", "NOT_FOUND")])
+            copy = original.again(without_id=without_id)
+            self.deliveries.append(copy)
+        self.sender.send([copy])
+        return copy
+
+    def flush_deliveries(self) -> int:
+        """Send every still-pending delivery (recorded while no transport was set)."""
+        with self.lock:
+            pending = [d for d in self.deliveries if d.state == "pending" and not d.attempts]
+        self.sender.send(pending)
+        return len(pending)
 
 
-__all__ = ["FakeState", "IdempotencyRecord", "WebhookConfig"]
+def _list_field(charge: Charge, name: str) -> Any:
+    if name == "transaction_token_id":
+        return charge.token.id
+    return getattr(charge, name)

@@ -1,18 +1,27 @@
-"""Validation of request bodies, collecting every field error into one 400 answer."""
+"""Validation of request bodies, collecting every field error into one 400 answer.
+
+Only the checks that need nothing but the body (and the token or charge it
+names) live here; the rules across records (a refund's total, one cancel at
+a time) are the state's.
+"""
 
 from __future__ import annotations
 
 import re
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeGuard
 
-from ._common import (
+from ..client.vocabulary import (
     CALL_METHODS,
-    CROSS_BORDER_BRANDS,
     PAYMENT_TYPES,
+    REFUND_REASONS,
     THREE_DS_MODES,
     TRIGGERS,
+)
+from .basics import (
+    CROSS_BORDER_BRANDS,
     Json,
     card_brand,
     is_http_url,
@@ -21,7 +30,7 @@ from ._common import (
     parse_iso,
     validation_error,
 )
-from .records import TransactionToken
+from .records import Charge, TransactionToken
 
 _CURRENCY = re.compile(r"[A-Za-z]{3}")
 _ALNUM_32 = re.compile(r"[A-Za-z0-9]{1,32}")
@@ -40,11 +49,12 @@ def is_uuid(value: Any) -> bool:
     return True
 
 
-def _is_int(value: Any) -> TypeGuard[int]:
+def is_int(value: Any) -> TypeGuard[int]:
+    """True for an ``int`` that is not a ``bool``."""
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _flat_object(value: Any) -> bool:
+def is_flat_object(value: Any) -> bool:
     return isinstance(value, dict) and all(isinstance(v, _SCALARS) for v in value.values())
 
 
@@ -69,18 +79,9 @@ def parse_charge(body: Json) -> ChargeRequest:
     errors: list[tuple[str, str]] = []
     token_id = body.get("transaction_token_id")
     if not is_uuid(token_id):
-        errors.append(
-            (
-                "transaction_token_id",
-                "REQUIRED_VALUE" if token_id is None else "INVALID_FORMAT_UUID",
-            )
-        )
-    amount = body.get("amount")
-    if not _is_int(amount) or amount <= 0:
-        errors.append(("amount", "MUST_BE_POSITIVE_INTEGER"))
-    currency = body.get("currency")
-    if not isinstance(currency, str) or not _CURRENCY.fullmatch(currency):
-        errors.append(("currency", "INVALID_FORMAT_CURRENCY"))
+        reason = "REQUIRED_VALUE" if token_id is None else "INVALID_FORMAT_UUID"
+        errors.append(("transaction_token_id", reason))
+    amount, currency = _money(body, errors, _CURRENCY.fullmatch)
     capture = body.get("capture", True)
     if not isinstance(capture, bool):
         errors.append(("capture", "MUST_BE_BOOLEAN"))
@@ -90,40 +91,65 @@ def parse_charge(body: Json) -> ChargeRequest:
     mtid = body.get("merchant_transaction_id")
     if mtid is not None and (not isinstance(mtid, str) or not 0 < len(mtid) <= 100):
         errors.append(("merchant_transaction_id", "INVALID_FORMAT"))
-    metadata = body.get("metadata", {})
-    if metadata is None:
-        metadata = {}
-    if not _flat_object(metadata):
-        errors.append(("metadata", "MUST_BE_FLAT_OBJECT"))
+    metadata = _metadata(body.get("metadata", {}), errors)
+    ip_address, endpoint, three_ds = _charge_objects(body, errors)
+    if errors:
+        raise validation_error(errors)
+    return ChargeRequest(
+        token_id=str(token_id),
+        amount=amount,
+        currency=currency.upper(),
+        capture=bool(capture),
+        capture_at=capture_at,
+        merchant_transaction_id=mtid,
+        metadata=metadata,
+        redirect_endpoint=endpoint,
+        three_ds=three_ds,
+        ip_address=ip_address,
+    )
+
+
+def _charge_objects(
+    body: Json, errors: list[tuple[str, str]]
+) -> tuple[str | None, str | None, Json | None]:
+    """The nested objects of a charge request: client IP, redirect and 3-D Secure."""
     ip_address = _sub(body, "client_metadata", "ip_address", errors)
     if ip_address is not None and not is_ipv4(ip_address):
         errors.append(("client_metadata.ip_address", "INVALID_FORMAT_IPV4"))
     endpoint = _sub(body, "redirect", "endpoint", errors)
     if endpoint is not None and not is_http_url(endpoint):
         errors.append(("redirect.endpoint", "INVALID_FORMAT_URL"))
-    three_ds: Json | None = None
-    if body.get("three_ds") is not None:
-        tds_endpoint = _sub(body, "three_ds", "redirect_endpoint", errors)
-        if tds_endpoint is not None and not is_http_url(tds_endpoint):
-            errors.append(("three_ds.redirect_endpoint", "INVALID_FORMAT_URL"))
-        mode = _sub(body, "three_ds", "mode", errors)
-        if mode is not None and mode not in THREE_DS_MODES:
-            errors.append(("three_ds.mode", "INVALID_ENUM_VALUE"))
-        three_ds = {"redirect_endpoint": tds_endpoint, "mode": mode or "normal"}
-    if errors:
-        raise validation_error(errors)
-    return ChargeRequest(
-        token_id=str(token_id),
-        amount=int(amount),  # type: ignore[arg-type]
-        currency=str(currency).upper(),
-        capture=bool(capture),
-        capture_at=capture_at,
-        merchant_transaction_id=mtid,
-        metadata=dict(metadata),
-        redirect_endpoint=endpoint,
-        three_ds=three_ds,
-        ip_address=ip_address,
-    )
+    if body.get("three_ds") is None:
+        return ip_address, endpoint, None
+    tds_endpoint = _sub(body, "three_ds", "redirect_endpoint", errors)
+    if tds_endpoint is not None and not is_http_url(tds_endpoint):
+        errors.append(("three_ds.redirect_endpoint", "INVALID_FORMAT_URL"))
+    mode = _sub(body, "three_ds", "mode", errors)
+    if mode is not None and mode not in THREE_DS_MODES:
+        errors.append(("three_ds.mode", "INVALID_ENUM_VALUE"))
+    return ip_address, endpoint, {"redirect_endpoint": tds_endpoint, "mode": mode or "normal"}
+
+
+def _money(
+    body: Json, errors: list[tuple[str, str]], currency_ok: Callable[[str], object]
+) -> tuple[int, str]:
+    """``amount`` (a positive integer) and ``currency``, reporting what is wrong."""
+    amount, currency = body.get("amount"), body.get("currency")
+    if not is_int(amount) or amount <= 0:
+        errors.append(("amount", "MUST_BE_POSITIVE_INTEGER"))
+    if not isinstance(currency, str) or not currency_ok(currency):
+        errors.append(("currency", "INVALID_FORMAT_CURRENCY"))
+    return (amount if is_int(amount) else 0), (currency if isinstance(currency, str) else "")
+
+
+def _metadata(value: Any, errors: list[tuple[str, str]]) -> Json:
+    """``metadata`` (absent or null: empty), which must be a flat object."""
+    if value is None:
+        value = {}
+    if not is_flat_object(value):
+        errors.append(("metadata", "MUST_BE_FLAT_OBJECT"))
+        return {}
+    return dict(value)
 
 
 def check_charge_against_token(request: ChargeRequest, token: TransactionToken) -> None:
@@ -173,39 +199,37 @@ def parse_token(body: Json) -> TokenRequest:
     email = body.get("email")
     if email is not None and (not isinstance(email, str) or "@" not in email):
         errors.append(("email", "INVALID_FORMAT_EMAIL"))
-    metadata = body.get("metadata") or {}
-    if not _flat_object(metadata):
-        errors.append(("metadata", "MUST_BE_FLAT_OBJECT"))
+    metadata = _metadata(body.get("metadata") or {}, errors)
     raw = body.get("data") or {}
     if not isinstance(raw, dict):
         errors.append(("data", "MUST_BE_OBJECT"))
         raw = {}
-    data: Json = {}
     card_number: str | None = None
     if payment_type == "card":
         card_number = str(raw.get("card_number", "")).replace(" ", "")
-        data, more = _card_data(raw, card_number)
-        errors.extend(more)
-    elif payment_type == "online":
+        data = _card_data(raw, card_number, errors)
+    else:
+        data = _other_data(payment_type, raw, errors)
+    if errors:
+        raise validation_error(errors)
+    return TokenRequest(str(payment_type), str(token_type), email, metadata, data, card_number)
+
+
+def _other_data(payment_type: Any, raw: Json, errors: list[tuple[str, str]]) -> Json:
+    """The ``data`` of an online, konbini or bank transfer token."""
+    if payment_type == "online":
         brand = raw.get("brand")
         call_method = raw.get("call_method", "http_post")
         if not isinstance(brand, str) or not brand:
             errors.append(("data.brand", "REQUIRED_VALUE"))
         if call_method not in CALL_METHODS:
             errors.append(("data.call_method", "INVALID_ENUM_VALUE"))
-        data = {**raw, "brand": brand, "call_method": call_method}
-    elif payment_type == "konbini":
+        return {**raw, "brand": brand, "call_method": call_method}
+    if payment_type == "konbini":
         for name in ("customer_name", "convenience_store"):
             if not isinstance(raw.get(name), str) or not raw.get(name):
                 errors.append((f"data.{name}", "REQUIRED_VALUE"))
-        data = dict(raw)
-    else:
-        data = dict(raw)
-    if errors:
-        raise validation_error(errors)
-    return TokenRequest(
-        str(payment_type), str(token_type), email, dict(metadata), data, card_number
-    )
+    return dict(raw)
 
 
 def _has_expired(month: int, year: int) -> bool:
@@ -214,16 +238,15 @@ def _has_expired(month: int, year: int) -> bool:
     return (year, month) < (today.year, today.month)
 
 
-def _card_data(raw: Json, number: str) -> tuple[Json, list[tuple[str, str]]]:
-    errors: list[tuple[str, str]] = []
+def _card_data(raw: Json, number: str, errors: list[tuple[str, str]]) -> Json:
     if not _CARD_NUMBER.fullmatch(number):
         errors.append(("data.card_number", "INVALID_CARD_NUMBER"))
     month, year = raw.get("exp_month"), raw.get("exp_year")
-    if not _is_int(month) or not 1 <= month <= 12:
+    if not is_int(month) or not 1 <= month <= 12:
         errors.append(("data.exp_month", "INVALID_FORMAT"))
-    if not _is_int(year) or year < 2000:
+    if not is_int(year) or year < 2000:
         errors.append(("data.exp_year", "INVALID_FORMAT"))
-    elif _is_int(month) and 1 <= month <= 12 and _has_expired(month, year):
+    elif is_int(month) and 1 <= month <= 12 and _has_expired(month, year):
         errors.append(("data.exp_year", "CARD_EXPIRED"))
     cvv = raw.get("cvv")
     if cvv is not None and not re.fullmatch(r"\d{3,4}", str(cvv)):
@@ -243,7 +266,7 @@ def _card_data(raw: Json, number: str) -> tuple[Json, list[tuple[str, str]]]:
         elif three_ds["enabled"]:
             # The fake passes the token's own 3-D Secure at once (no token challenge).
             data["three_ds"] = {"enabled": True, "status": "successful"}
-    return data, errors
+    return data
 
 
 def parse_webhook(body: Json, *, partial: bool = False) -> Json:
@@ -275,3 +298,57 @@ def parse_webhook(body: Json, *, partial: bool = False) -> Json:
     if errors:
         raise validation_error(errors)
     return out
+
+
+# -- the rest of a charge's life ---------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class RefundRequest:
+    """The fields of ``POST .../refunds`` after the checks that need no charge."""
+
+    amount: int
+    currency: str
+    reason: str | None
+    message: str | None
+    metadata: Json
+
+
+def parse_refund(body: Json) -> RefundRequest:
+    """Validate a refund request (the charge's own rules are checked by the state)."""
+    errors: list[tuple[str, str]] = []
+    amount, currency = _money(body, errors, lambda value: len(value) == 3)
+    reason, message = body.get("reason"), body.get("message")
+    if reason is not None and reason not in REFUND_REASONS:
+        errors.append(("reason", "INVALID_ENUM_VALUE"))
+    if message is not None and not isinstance(message, str):
+        errors.append(("message", "MUST_BE_STRING"))
+    metadata = _metadata(body.get("metadata") or {}, errors)
+    if errors:
+        raise validation_error(errors)
+    return RefundRequest(amount, currency.upper(), reason, message, metadata)
+
+
+def parse_metadata(body: Json, *, required: bool = False) -> Json:
+    """The ``metadata`` of a cancel (optional) or of a charge update (``required``)."""
+    value = body.get("metadata")
+    if required and not isinstance(value, dict):
+        raise validation_error([("metadata", "MUST_BE_FLAT_OBJECT")])
+    errors: list[tuple[str, str]] = []
+    metadata = _metadata(value or {}, errors)
+    if errors:
+        raise validation_error(errors)
+    return metadata
+
+
+def check_capture(body: Json, charge: Charge) -> int | None:
+    """The amount to capture (None: all of it), at most the authorized amount, same currency."""
+    amount, currency = body.get("amount"), body.get("currency")
+    errors: list[tuple[str, str]] = []
+    if amount is not None and (not is_int(amount) or not 0 < amount <= charge.amount):
+        errors.append(("amount", "MUST_BE_AT_MOST_AUTHORIZED_AMOUNT"))
+    if currency is not None and str(currency).upper() != charge.currency:
+        errors.append(("currency", "CURRENCY_MISMATCH"))
+    if errors:
+        raise validation_error(errors)
+    return int(amount) if amount is not None else None

@@ -211,7 +211,7 @@ def test_awaiting_then_paid_failed_or_expired(gw: Gw, payment_type: str) -> None
 
 def test_final_charges_cannot_change(gw: Gw) -> None:
     charge = gw.charge()
-    from django_paycharge.testing._common import ApiError
+    from django_paycharge.testing import ApiError
 
     with pytest.raises(ApiError):
         gw.handle.expire(charge["id"])

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 
 from django_paycharge.testing.records import Delivery
-from django_paycharge.testing.webhooks import WebhookSender
+from django_paycharge.testing.webhook_sender import WebhookSender
 
 
 def make_delivery(url: str) -> Delivery:

@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
-from ._common import iso, now
+from .basics import iso, now
 from .records import Attempt, Delivery
 
 Transport = Callable[[str, dict[str, str], bytes], int]

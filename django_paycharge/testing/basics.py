@@ -1,13 +1,19 @@
-"""Constants, clock, formatting and the error type shared by the fake's modules."""
+"""What every part of the fake shares: test credentials and cards, the clock, amounts, errors.
+
+The gateway's own vocabulary (statuses, payment types, modes, triggers...) is
+not repeated here: the fake imports it from :mod:`django_paycharge.client.vocabulary`.
+"""
 
 from __future__ import annotations
 
 import base64
 import datetime as dt
-import ipaddress
 import json
+from collections.abc import Callable
 from typing import Any
-from urllib.parse import urlsplit
+
+from ..client.validation import validate_http_url, validate_ipv4
+from ..exceptions import InvalidParametersError
 
 # The defaults match tests/settings.py's PAYCHARGE dict so the suite and the fake agree.
 TEST_BASE_URL = "https://fake-gateway.paycharge.test"
@@ -38,30 +44,8 @@ DECLINES: dict[str, tuple[int, str]] = {
     CARD_INSUFFICIENT_FUNDS: (330, "insufficient funds"),
 }
 
-PAYMENT_TYPES = ("card", "konbini", "bank_transfer", "online")
-FINAL_STATUSES = frozenset({"successful", "failed", "error", "canceled"})
-THREE_DS_MODES = frozenset({"normal", "require", "force", "skip", "if_available", "provided"})
-CALL_METHODS = ("http_get", "http_post", "sdk", "web", "app")
 # Brands of the cross-border wallet provider whose merchant_transaction_id is limited.
 CROSS_BORDER_BRANDS = frozenset({"alipay_online", "alipay_plus_online", "wechat_online"})
-TRIGGERS = frozenset(
-    {
-        "charge_updated",
-        "charge_finished",
-        "refund_finished",
-        "cancel_finished",
-        "token_created",
-        "token_updated",
-        "recurring_token_deleted",
-        "bank_transfer_status_updated",
-        "subscription_created",
-        "subscription_payment",
-        "subscription_completed",
-        "subscription_failure",
-        "subscription_canceled",
-        "subscription_suspended",
-    }
-)
 # ISO-4217 currencies without a minor unit: their amounts are already major units.
 ZERO_DECIMAL = frozenset(
     {"BIF", "CLP", "DJF", "GNF", "ISK", "JPY", "KMF", "KRW", "PYG", "RWF", "UGX", "VND", "VUV"}
@@ -121,6 +105,11 @@ def validation_error(errors: list[tuple[str, str]]) -> ApiError:
     return ApiError(400, "VALIDATION_ERROR", errors)
 
 
+def failure(code: int, message: str, detail: str = "") -> Json:
+    """The ``error`` object of a failed charge, refund or cancel."""
+    return {"code": code, "message": message, "detail": detail or message}
+
+
 def now() -> dt.datetime:
     """The current time, aware, in UTC."""
     return dt.datetime.now(dt.UTC)
@@ -157,23 +146,19 @@ def fee_for(amount: int) -> int:
 
 
 def is_http_url(value: Any) -> bool:
-    """True for an absolute http(s) URL with a host."""
-    if not isinstance(value, str):
-        return False
-    try:
-        parts = urlsplit(value)
-    except ValueError:
-        return False
-    return parts.scheme in ("http", "https") and bool(parts.hostname)
+    """True for an absolute http(s) URL with a host (the client's rule, which is the gateway's)."""
+    return _accepted(validate_http_url, value)
 
 
 def is_ipv4(value: Any) -> bool:
     """True for a dotted-quad IPv4 address."""
-    if not isinstance(value, str):
-        return False
+    return _accepted(validate_ipv4, value)
+
+
+def _accepted(validator: Callable[[Any, str], Any], value: Any) -> bool:
     try:
-        ipaddress.IPv4Address(value)
-    except ValueError:
+        validator(value, "value")
+    except InvalidParametersError:
         return False
     return True
 
