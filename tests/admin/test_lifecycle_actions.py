@@ -138,3 +138,16 @@ def test_refund_and_cancel_lists_are_read_only_with_filters(
     assert admin_client.get(reverse("admin:django_paycharge_cancel_changelist")).status_code == 200
     requests = reverse("admin:django_paycharge_chargeactionrequest_changelist")
     assert "refund" in admin_client.get(requests).content.decode()
+
+
+def test_action_pages_share_the_frame(refunder, admin_client, gateway_charge):
+    """The confirmation and the issuer-token result page: our styles, a way back to the list."""
+    charge = gateway_charge("card")
+    confirm_page = run_action(refunder, "refund_charges", [charge]).content.decode()
+    tokens_page = run_action(
+        admin_client, "fetch_issuer_token_action", [gateway_charge("online")]
+    ).content.decode()
+    for html in (confirm_page, tokens_page):
+        assert "django_paycharge/admin.css" in html
+        breadcrumbs = html.split('<div class="breadcrumbs">', 1)[1].split("</div>", 1)[0]
+        assert f'href="{CHANGELIST}"' in breadcrumbs
