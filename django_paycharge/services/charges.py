@@ -13,7 +13,7 @@ from django.utils.translation import gettext
 from .. import conf
 from ..client import PayChargeClient
 from ..client.types import Charge as RemoteCharge
-from ..exceptions import NetworkError, PayChargeError
+from ..exceptions import NetworkError, PayChargeError, RateLimitError, ServerError
 from ..models import Charge
 from .clients import get_client
 from .retry import retry_transient
@@ -110,8 +110,11 @@ def wait_for_charge(
     Uses the gateway's ``polling=true`` reads, which hold the answer until the
     status changes or the gateway's own limit passes. Every read's time-out is
     the time left, so the call returns within ``timeout`` plus one connect
-    time-out at most; a read that runs out of time returns what is known. An
-    answer that did not hold is followed by a growing pause, never a busy loop.
+    time-out at most, with what is known. An answer that did not hold, or a
+    read that failed on the way (network, 5xx, 429), is followed by a growing
+    pause, never a busy loop, and never raised: the charge exists whatever a
+    read says, and a caller told of an error might tell its customer that
+    nothing was charged.
     """
     deadline = time.monotonic() + timeout
     current = charge
@@ -129,13 +132,16 @@ def wait_for_charge(
                 polling=polling,
                 deadline=deadline,
             )
-        except NetworkError:
-            if time.monotonic() >= deadline:
-                break  # the read ran out of the time given: the caller gets what is known
-            raise
-        if current.status != "pending":
-            break
-        if polling and time.monotonic() - asked < _HELD:
+        except (NetworkError, RateLimitError, ServerError) as exc:
+            logger.info(
+                "Waiting for charge %s: a read failed (%s)", charge.gateway_id, type(exc).__name__
+            )
+            failed = True
+        else:
+            failed = False
+            if current.status != "pending":
+                break
+        if (polling or failed) and time.monotonic() - asked < _HELD:
             sleep(max(0.0, min(backoff, deadline - time.monotonic())))
             backoff = min(backoff * 2, WAIT_BACKOFF_MAX)
         polling = True

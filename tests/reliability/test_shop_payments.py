@@ -11,6 +11,7 @@ that went through.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -149,3 +150,30 @@ def test_a_create_slower_than_the_read_timeout_is_paid_not_failed(
         cases,
         damage,
     )
+
+
+def test_the_pay_request_ends_within_the_shops_time_limit(shop: Stack) -> None:
+    """A charge the gateway keeps pending, and reads that hang: the customer waits at most
+    ``SHOP_PAY_TIME_LIMIT`` (20 s in the shop's settings) plus a connect time-out, then
+    sees the order pending, not an error."""
+    limit, hang = 20.0, 60.0  # a read hangs as long as the gateway's long-polling read time-out
+    shop.clear_faults()
+    shop.add_fault(
+        method="GET", path="^/stores/[^/]+/charges/[^/]+$", action="latency", latency=hang
+    )
+    try:
+        customer = Customer(shop, shop.shop_urls[0])
+        order = customer.place_order()
+        token = customer.token()
+        started = time.monotonic()
+        answer = customer.pay(order, token)
+        took = time.monotonic() - started
+    finally:
+        shop.clear_faults()
+    assert answer.status_code < 500, answer.text[:500]
+    assert took < limit + 8, took  # 8 s: the shop's connect time-out and the page's own work
+    shown = answer.text
+    if answer.status_code == 302:
+        shown += customer.session.get(customer.shop + answer.headers["Location"], timeout=30).text
+    assert NOTHING_CHARGED not in shown
+    assert _charges_of(shop, _order_state(shop, order)[0]) == 1
