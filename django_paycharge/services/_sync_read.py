@@ -30,6 +30,7 @@ from django.db.models import F
 from ..client import Charge as RemoteCharge
 from ..client import PayChargeClient, Prefetcher, RawPage
 from ..models import SyncWindow
+from ._pace import Pace
 from ._windows import PAGE_SIZE, Schedule, Window
 from .quarantine import quarantine
 from .upsert import UpsertResult, WriteCounts, prepare_charges, upsert_prepared
@@ -114,26 +115,27 @@ class Reading:
         Returns False when the page budget ran out first. Raises the first
         error of any reader, after every reader has stopped.
         """
-        schedule = Schedule(windows)
         if not transaction.get_autocommit(using=self.alias):
             readers = 1  # inside the caller's transaction: its thread, its connection
         # SQLite writes one page at a time: its readers take turns to store a page (type,
         # build, write). Taking turns only for the write would let the writer hold
         # SQLite's lock while it waits for the GIL behind the other readers' Python
         # after every statement, which makes each page slower (``bench/run sync``,
-        # docs/benchmarks.md).
+        # docs/benchmarks.md). Its pace then says how many windows keep that writer busy.
         turns: AbstractContextManager[Any] = nullcontext()
+        pace = None
         if readers > 1 and connections[self.alias].vendor == "sqlite":
-            turns = threading.Lock()
+            turns, pace = threading.Lock(), Pace(readers)
+        schedule = Schedule(windows, limit=readers if pace is None else pace.windows())
         threads = [
             threading.Thread(
-                target=self._reader, args=(schedule, turns, True), name=f"paycharge-sync-{n}"
+                target=self._reader, args=(schedule, turns, pace, True), name=f"paycharge-sync-{n}"
             )
             for n in range(1, readers)
         ]
         for thread in threads:
             thread.start()
-        self._reader(schedule, turns, False)
+        self._reader(schedule, turns, pace, False)
         for thread in threads:
             thread.join()
         self.result.windows, self.result.windows_done = schedule.total, schedule.finished
@@ -141,12 +143,12 @@ class Reading:
             raise self._errors[0]
         return not schedule.stopped
 
-    def _reader(self, schedule: Schedule, turns: Any, own_thread: bool) -> None:
+    def _reader(self, schedule: Schedule, turns: Any, pace: Pace | None, own_thread: bool) -> None:
         try:
             while (window := schedule.take()) is not None:
                 finished = False
                 try:
-                    finished = self._read_window(window, schedule, turns)
+                    finished = self._read_window(window, schedule, turns, pace)
                 finally:
                     schedule.done(finished=finished)
         except BaseException as exc:  # raised in the caller's thread by read()
@@ -157,15 +159,21 @@ class Reading:
             if own_thread:
                 connections.close_all()  # this thread's connections only
 
-    def _read_window(self, window: Window, schedule: Schedule, turns: Any) -> bool:
+    def _read_window(
+        self, window: Window, schedule: Schedule, turns: Any, pace: Pace | None
+    ) -> bool:
         def fetch(cursor: str | None) -> RawPage[RemoteCharge]:
-            return self.client.charges.fetch_page(
+            started = time.monotonic()
+            page = self.client.charges.fetch_page(
                 store_id=self.store,
                 limit=PAGE_SIZE,
                 cursor=cursor,
                 cursor_direction="asc",
                 **window.filters(),  # read at each request: a split moves the end
             )
+            if pace is not None:
+                pace.requested(time.monotonic() - started)
+            return page
 
         def follow(page: RawPage[RemoteCharge]) -> str | None:
             if not page.has_more or not page.items or window.passed(_created(page.items[-1])):
@@ -178,7 +186,7 @@ class Reading:
                 if schedule.stopped:
                     return False
                 with turns:
-                    self._store(window, raw, last, schedule)
+                    self._store(window, raw, last, schedule, pace)
                 spent = self._spend_page()
                 if last:
                     return True
@@ -195,7 +203,11 @@ class Reading:
         raw: RawPage[RemoteCharge],
         last: bool,
         schedule: Schedule,
+        pace: Pace | None,
     ) -> None:
+        """Store a page and move its window's checkpoint; then split the window's rest
+        for idle readers (after the write, so that the pace knows this page's cost)."""
+        started = time.monotonic()
         page = raw.parse()
         quarantine(self.account, page.rejected)  # items without a usable id: kept, not lost
         owned = [c for c in page.items if window.owns(c.created_on)]
@@ -203,8 +215,6 @@ class Reading:
         window.saw(times[0] if times else None, len(owned))
         position = max(times, default=window.position)
         window.position = position
-        if not last:
-            self._split(window, schedule)
         prepared = prepare_charges(
             owned, account=self.account, using=self.alias, on_error=self._set_aside
         )
@@ -223,6 +233,11 @@ class Reading:
 
         upserted = upsert_prepared(prepared, also=move_checkpoint)
         window.cursor = cursor
+        if pace is not None:
+            pace.stored(time.monotonic() - started)
+            schedule.set_limit(pace.windows())
+        if not last:
+            self._split(window, schedule)
         with self._lock:
             self.result.add_page(len(owned), upserted)
             self.result.windows, self.result.windows_done = schedule.total, schedule.finished
@@ -232,9 +247,9 @@ class Reading:
     def _split(self, window: Window, schedule: Schedule) -> None:
         """Give the rest of ``window``'s range to new windows, when readers are idle.
 
-        The split commits at once, before the page is stored, so idle readers
-        start on the new windows while this one writes; the window's own
-        requests from now on ask up to its new end (see _read_window).
+        The split commits at once, so idle readers start on the new windows;
+        the window's own requests from now on ask up to its new end (see
+        _read_window).
         """
         points = window.split_points(self.until, schedule.idle())
         if not points:

@@ -102,13 +102,18 @@ def _whole_second(value: datetime) -> datetime:
 
 
 class Schedule:
-    """Windows waiting for a reader; readers wait while others may still split theirs."""
+    """Windows waiting for a reader; readers wait while others may still split theirs.
 
-    def __init__(self, windows: list[Window]) -> None:
+    ``limit``: how many windows are read at once, at most (all readers unless
+    :meth:`set_limit` says fewer); the other readers wait.
+    """
+
+    def __init__(self, windows: list[Window], limit: int) -> None:
         self._cond = threading.Condition()
         self._waiting = deque(windows)
         self._reading = 0
         self._idle = 0
+        self._limit = max(1, limit)
         self.stopped = False
         self.total = len(windows)
         self.finished = 0
@@ -116,7 +121,11 @@ class Schedule:
     def take(self) -> Window | None:
         """The next window to read, or None when the run is over (or stopped)."""
         with self._cond:
-            while not self._waiting and self._reading and not self.stopped:
+            while (
+                self._reading
+                and (not self._waiting or self._reading >= self._limit)
+                and not self.stopped
+            ):
                 self._idle += 1
                 self._cond.wait()
                 self._idle -= 1
@@ -140,9 +149,16 @@ class Schedule:
             self.finished += finished
             self._cond.notify_all()
 
+    def set_limit(self, limit: int) -> None:
+        """Read at most ``limit`` windows at once from now on (windows being read go on)."""
+        with self._cond:
+            self._limit = max(1, limit)
+            self._cond.notify_all()
+
     def idle(self) -> int:
-        """Readers waiting for a window right now."""
-        return self._idle
+        """Readers waiting for a window right now that may start one under the limit."""
+        with self._cond:
+            return max(0, min(self._idle, self._limit - self._reading - len(self._waiting)))
 
     def stop(self) -> None:
         """No more windows: readers finish the page they hold and return."""

@@ -14,6 +14,7 @@ from datetime import UTC, datetime, timedelta
 from urllib.parse import parse_qs
 
 import pytest
+from django.db import connection
 
 from django_paycharge import services
 from django_paycharge.exceptions import ServerError, SyncInProgressError
@@ -61,10 +62,12 @@ class Arrivals:
 
 def test_windows_are_read_side_by_side_and_store_every_charge_once(fake_gateway, monkeypatch):
     fake_gateway.seed(3_000)
-    fake_gateway.latency = 0.02
+    fake_gateway.latency = 0.05  # a request far longer than a page's store: more windows pay
     arrivals = Arrivals(fake_gateway, monkeypatch)
     result = services.sync_charges(full=True, windows=4)
-    assert result.complete and result.windows >= 4 and result.windows_done == result.windows
+    # SQLite's one writer reads only as many windows at once as keep it busy (test_pace.py).
+    least = 4 if connection.vendor == "postgresql" else 2
+    assert result.complete and result.windows >= least and result.windows_done == result.windows
     assert result.seen == result.created == 3_000  # each charge in exactly one window
     assert mirror_state() == gateway_state(fake_gateway)
     assert arrivals.most >= 2, "windows were read one at a time"
@@ -251,7 +254,7 @@ def test_a_window_owns_its_start_not_its_end_and_asks_from_a_second_before():
 
 def test_the_schedule_ends_when_no_reader_can_split_any_more():
     first = Window(None, None)
-    schedule = Schedule([first])
+    schedule = Schedule([first], limit=8)
     assert schedule.take() is first
     taken: list[Window | None] = []
     waiter = threading.Thread(target=lambda: taken.append(schedule.take()))
