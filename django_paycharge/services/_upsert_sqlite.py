@@ -12,6 +12,7 @@ thread beside it (the sync's reader) more than halves its rate. The measurements
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from decimal import Decimal
@@ -112,7 +113,9 @@ def _step(f: models.Field[Any, Any], conn: BaseDatabaseWrapper) -> Step:
     """(the column's own type, how such a value changes or None, the field's own way)."""
     prep = f.get_db_prep_save
     if isinstance(f, models.JSONField):
-        return EncodedJSON, None, prep  # already encoded by the field's encoder
+        # Already encoded by the field's encoder; anything else is encoded as the field
+        # would (json.dumps with its encoder), without its three calls a value.
+        return EncodedJSON, None, _json_step(f.encoder)
     if isinstance(f, models.UUIDField):
         return UUID, _hex, prep
     if isinstance(f, models.DateTimeField):
@@ -124,6 +127,15 @@ def _step(f: models.Field[Any, Any], conn: BaseDatabaseWrapper) -> Step:
     if isinstance(f, models.IntegerField):
         return int, None, prep
     return str, None, prep  # text
+
+
+def _json_step(encoder: type[json.JSONEncoder] | None) -> Callable[..., str]:
+    encode = (encoder or json.JSONEncoder)().encode
+
+    def convert(value: Any, conn: BaseDatabaseWrapper) -> str:
+        return encode(value)
+
+    return convert
 
 
 def _hex(value: UUID) -> str:
