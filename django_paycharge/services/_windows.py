@@ -152,8 +152,9 @@ class Schedule:
     def set_limit(self, limit: int) -> None:
         """Read at most ``limit`` windows at once from now on (windows being read go on)."""
         with self._cond:
-            self._limit = max(1, limit)
-            self._cond.notify_all()
+            if limit != self._limit:
+                self._limit = max(1, limit)
+                self._cond.notify_all()
 
     def idle(self) -> int:
         """Readers waiting for a window right now that may start one under the limit."""
