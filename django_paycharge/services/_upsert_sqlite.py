@@ -49,7 +49,8 @@ UPDATE = _UPSERT + set_changed(_TABLE, _quoted)
 def lock_existing(cursor: CursorWrapper, ids: Sequence[Any]) -> list[tuple[Any, ...]]:
     """The :data:`LOCK_COLUMNS` of the stored rows of ``ids`` (UUIDs stored as hex)."""
     found: list[tuple[Any, ...]] = []
-    hexes = [UUID(str(i)).hex for i in ids]  # anything else must parse as a UUID first
+    # Anything but a UUID must parse as one first.
+    hexes = [i.hex if type(i) is UUID else UUID(str(i)).hex for i in ids]
     for chunk in _chunks(hexes, _placeholders(cursor)):
         cursor.execute(LOCK.format(", ".join(["%s"] * len(chunk))), chunk)
         found += [(UUID(gid), *rest) for gid, *rest in cursor.fetchall()]
