@@ -67,7 +67,8 @@ def sync_charges(
     Incremental by default; ``full=True`` re-reads everything and ``since``
     starts from a creation time of your choosing. An interrupted run of the
     same kind resumes where each of its windows stopped. ``windows``: how
-    many windows are read side by side (``SYNC_WINDOWS`` by default).
+    many windows are read side by side (``SYNC_WINDOWS`` by default; on SQLite the
+    most, see :mod:`._pace`).
     ``max_pages`` stops after about that many pages, leaving the rest to the
     next run (``result.complete`` is then False). ``wait``: seconds to wait
     for another sync of the account to finish before raising

@@ -47,7 +47,10 @@ class Command(PayChargeCommand):
             "--windows",
             type=int,
             metavar="N",
-            help="Creation-time windows read side by side (default: PAYCHARGE['SYNC_WINDOWS']).",
+            help=(
+                "Creation-time windows read side by side, at most on SQLite "
+                "(default: PAYCHARGE['SYNC_WINDOWS'])."
+            ),
         )
         parser.add_argument(
             "--max-pages",
