@@ -286,9 +286,9 @@ def _move_window(
     """
     conn = connections[alias]
     meta = SyncWindow._meta
-    cursor_, position_, pages, rows_, done_, id_ = (
-        conn.ops.quote_name(meta.get_field(name).column)
-        for name in ("cursor", "position", "pages", "rows", "done", "id")
+    # Column names are the fields' names, as in the page writers' statements.
+    cursor_, position_, pages, rows_, done_, id_ = map(
+        conn.ops.quote_name, ("cursor", "position", "pages", "rows", "done", "id")
     )
     statement = (
         f"UPDATE {conn.ops.quote_name(meta.db_table)} SET {cursor_} = %s, "  # noqa: S608
