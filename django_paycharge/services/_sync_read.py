@@ -25,6 +25,8 @@ from datetime import datetime
 from typing import Any
 
 from django.db import DEFAULT_DB_ALIAS, connections, transaction
+from django.db.backends.base.base import BaseDatabaseWrapper
+from django.db.models import Field
 
 from ..client import Charge as RemoteCharge
 from ..client import PayChargeClient, Prefetcher, RawPage
@@ -125,7 +127,8 @@ class Reading:
         pace = None
         if readers > 1 and connections[self.alias].vendor == "sqlite":
             turns, pace = threading.Lock(), Pace(readers)
-        schedule = Schedule(windows, limit=readers if pace is None else pace.windows())
+        # A paced run starts with one window, and adds more once a page is fetched and stored.
+        schedule = Schedule(windows, limit=readers if pace is None else 1)
         threads = [
             threading.Thread(
                 target=self._reader, args=(schedule, turns, pace, True), name=f"paycharge-sync-{n}"
@@ -285,19 +288,35 @@ def _move_window(
     docs/benchmarks.md).
     """
     conn = connections[alias]
-    meta = SyncWindow._meta
-    # Column names are the fields' names, as in the page writers' statements.
-    cursor_, position_, pages, rows_, done_, id_ = map(
-        conn.ops.quote_name, ("cursor", "position", "pages", "rows", "done", "id")
-    )
-    statement = (
-        f"UPDATE {conn.ops.quote_name(meta.db_table)} SET {cursor_} = %s, "  # noqa: S608
-        f"{position_} = %s, {pages} = {pages} + 1, {rows_} = {rows_} + %s, {done_} = %s "
-        f"WHERE {id_} = %s"
-    )
-    at = meta.get_field("position").get_db_prep_save(position, conn)
+    statement, position_field = _move_statement(alias, conn)
+    at = position_field.get_db_prep_save(position, conn)
     with conn.cursor() as db:
         db.execute(statement, [cursor, at, rows, done, pk])
+
+
+_move_statements: dict[tuple[str, str], tuple[str, Field[Any, Any]]] = {}
+
+
+def _move_statement(alias: str, conn: BaseDatabaseWrapper) -> tuple[str, Field[Any, Any]]:
+    """The checkpoint's UPDATE on ``alias`` (built once), and the field of its position."""
+    key = (alias, conn.vendor)
+    if key not in _move_statements:
+        meta = SyncWindow._meta
+        fields = {f.name: f for f in meta.concrete_fields}
+        table, cursor_, position_, pages, rows_, done_, id_ = (
+            conn.ops.quote_name(name)
+            for name in (
+                meta.db_table,
+                *(str(fields[n].column) for n in ("cursor", "position", "pages", "rows", "done")),
+                str(meta.pk.column),
+            )
+        )
+        _move_statements[key] = (
+            f"UPDATE {table} SET {cursor_} = %s, {position_} = %s, "  # noqa: S608 - names only
+            f"{pages} = {pages} + 1, {rows_} = {rows_} + %s, {done_} = %s WHERE {id_} = %s",
+            fields["position"],
+        )
+    return _move_statements[key]
 
 
 def _created(item: Any) -> datetime | None:
