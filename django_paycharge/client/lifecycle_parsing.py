@@ -1,7 +1,7 @@
 """Parse refunds, cancels, capture answers and 3-D Secure issuer tokens, tolerantly.
 
 The same tolerant reader as charges, with the same readers of
-:mod:`._parse`: only the ``id`` of a refund or cancel is required (without it
+:mod:`.parsing`: only the ``id`` of a refund or cancel is required (without it
 the record cannot be stored). Any other field is typed when it can be
 (``"300"`` is 300, a number where text belongs is its text) and ``None``
 otherwise; ``raw`` keeps what the gateway sent.

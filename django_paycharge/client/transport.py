@@ -4,8 +4,8 @@ The rules live apart: which failures are retried and after how long in
 :mod:`.retries`, the exception for each failure in ``_errors``, the log line in
 :mod:`.request_log`.
 
-Credentials live in one private header dict that is passed per request: they
-are never put on the session (which may be the caller's, shared by other
+Credentials live in the client's private auth object (``_BearerAuth``), passed
+per request: they are never put on the session (which may be the caller's, shared by other
 clients), never logged and never part of a ``repr`` or an exception message.
 ``urllib3`` logs only the request line at DEBUG, never headers; ``requests``
 logs nothing of its own.

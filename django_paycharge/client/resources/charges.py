@@ -11,7 +11,7 @@ from ..params import CHARGE_FILTERS, ChargeCreateParams, list_params
 from ..parsing import page_parser, parse_charge, parse_issuer_token, parse_transaction_token
 from ..transport import Transport
 from ..types import Charge, IssuerToken, Page, Rejected, TransactionToken
-from ..validation import Checker, path_ids, validate_bool, validate_idempotency_key, validate_uuid
+from ..validation import Checker, path_ids, request_key, validate_bool, validate_uuid
 from .charge_operations import ChargeOperations, ThreeDSIssuerTokens
 
 __all__ = ["Charges", "IssuerTokens", "Tokens"]
@@ -50,13 +50,8 @@ class Charges(ChargeOperations):
         """
         charge = ChargeCreateParams.given(params, fields)
         checker = Checker()
-        key = (
-            str(uuid.uuid4())
-            if idempotency_key is None
-            else checker.check(validate_idempotency_key, idempotency_key, "idempotency_key")
-        )
+        key = request_key(checker, idempotency_key)
         body = charge.to_body(checker)
-        assert key is not None
         return self._transport.request(
             "POST", "/charges", parse_charge, body=body, idempotency_key=key
         )
