@@ -102,6 +102,17 @@ class WebhookSender:
         """
         with self._lock:
             self._generation += 1
+            self._idle.notify_all()  # wakes a retry pause: its delivery is dropped at once
+
+    def _pause(self, seconds: float, generation: int | None) -> None:
+        """Sleep between attempts; a cancel of ``generation`` ends the pause early."""
+        deadline = time.monotonic() + seconds
+        with self._idle:
+            while generation is None or generation == self._generation:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return
+                self._idle.wait(left)
 
     def _enqueue(self, delivery: Delivery) -> None:
         with self._lock:
@@ -135,7 +146,10 @@ class WebhookSender:
                 return
             if number and sleep:
                 delays = self.retry_delays or (0.0,)
-                time.sleep(delays[min(number - 1, len(delays) - 1)])
+                self._pause(delays[min(number - 1, len(delays) - 1)], generation)
+                if generation is not None and generation != self._generation:
+                    delivery.state = "canceled"
+                    return
             try:
                 status = transport(delivery.url, dict(delivery.headers), delivery.body)
             except Exception as exc:

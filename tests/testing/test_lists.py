@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import pytest
@@ -132,19 +131,20 @@ def test_ties_are_broken_by_id(gw: Gw) -> None:
     assert keys == sorted(keys, reverse=True)
 
 
-def test_seed_100k_is_fast_and_pages_stay_fast() -> None:
+def test_a_large_seed_pages_through_the_cursor_in_order() -> None:
+    """Seeding and paging at scale are correct here; their speed is bench/'s (fake_server_rps)."""
     gateway = FakeGateway()
-    started = time.perf_counter()
-    gateway.seed(100_000)
-    assert time.perf_counter() - started < 5
+    gateway.seed(20_000)
     first = gateway.request("GET", "/charges?limit=100")  # sorts the index once
-    assert first.status == 200 and first.json()["total_hits"] == 100_000
+    assert first.status == 200 and first.json()["total_hits"] == 20_000
+    seen = [(c["created_on"], c["id"]) for c in first.json()["items"]]
     cursor = first.json()["items"][-1]["id"]
-    started = time.perf_counter()
     for _ in range(50):
         page = gateway.request("GET", f"/charges?limit=100&cursor={cursor}").json()
+        seen += [(c["created_on"], c["id"]) for c in page["items"]]
         cursor = page["items"][-1]["id"]
-    assert (time.perf_counter() - started) / 50 < 0.05
+    assert len(seen) == len(set(seen)) == 5_100
+    assert seen == sorted(seen, reverse=True)  # each page goes on where the last one ended
     statuses = {c["status"] for c in page["items"]}
     assert {"successful", "failed"} <= statuses
     types = {gateway.state.charges[c["id"]].token.payment_type for c in page["items"]}
