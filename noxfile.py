@@ -1,21 +1,24 @@
 """The version matrix, run against the built wheel: ``nox`` (or ``scripts/test``, which calls it).
 
 Sessions:
-- ``build``: builds the wheel and sdist into dist/, ``twine check --strict``, and
-  checks what the wheel carries (every non-Python file, LICENSE) and says (metadata).
-- ``sdist``: the sdist on its own: unpacked, installed with its own test group, and
-  a part of its own suite run from it.
-- ``tests``: the whole suite against the installed wheel (never the checkout):
-  Django 5.2 LTS on Python 3.11, 6.0 on 3.12, 6.1 on 3.13, on SQLite; 6.1 on
-  3.13 also on PostgreSQL (a throwaway cluster from scripts/pg.sh). The queue
-  tests are left to:
+- ``build``: builds the wheel and sdist into dist/ (``uv build``), ``twine check --strict``,
+  and checks what the wheel carries (every non-Python file, LICENSE) and says (metadata).
+- ``sdist``: the sdist on its own: unpacked, installed with its own test group, its whole
+  suite collected and a smoke part of it run from it.
+- ``tests``: the suite against the installed wheel (never the checkout), in parallel
+  (pytest-xdist). Django 5.2 LTS on Python 3.11 (SQLite) and 6.1 on 3.13 (PostgreSQL, a
+  throwaway cluster from scripts/pg.sh) run every test, the slow ones included; 6.0 on
+  3.12 and 6.1 on 3.13 on SQLite run every test not marked ``slow`` (tests/conftest.py
+  says which are). The queue tests are left to:
 - ``queues``: the background-processing tests (tests/queues) on PostgreSQL with real
   workers and a real Redis (scripts/redis.sh, started by scripts/test; or their own):
   django-tasks-db, RQ (django-tasks-rq) and Celery on Django 5.2 (Celery through
   django_paycharge.celery) and on Django 6.1 (Celery through django-tasks-celery).
 
-Test tools come from pyproject.toml's dependency groups (PEP 735), which pip
-installs with ``--group`` from 25.1 on.
+Every session installs with uv, pinned by constraints.txt (scripts/lock writes it from
+pyproject.toml's dependency groups): the versions CI tests with change only in a commit.
+``PAYCHARGE_TEST_WORKERS`` sets pytest-xdist's worker count (default 4: many tests wait
+on processes and sockets, so more workers than the two cores still pay).
 """
 
 from __future__ import annotations
@@ -34,16 +37,19 @@ import nox
 
 nox.options.sessions = ["build", "sdist", "tests", "queues"]
 nox.options.reuse_existing_virtualenvs = True
+nox.options.default_venv_backend = "uv"
 
 ROOT = Path(__file__).parent
+CONSTRAINTS = str(ROOT / "constraints.txt")
+# (Python, Django, database, which tests): "all" on the oldest Django and on PostgreSQL,
+# so every test runs at least once on each database and on the oldest Django/Python.
 MATRIX = [
-    ("3.11", "5.2", "sqlite"),
-    ("3.12", "6.0", "sqlite"),
-    ("3.13", "6.1", "sqlite"),
-    ("3.13", "6.1", "postgres"),
+    ("3.11", "5.2", "sqlite", "all"),
+    ("3.12", "6.0", "sqlite", "fast"),
+    ("3.13", "6.1", "sqlite", "fast"),
+    ("3.13", "6.1", "postgres", "all"),
 ]
 QUEUE_MATRIX = [("3.11", "5.2"), ("3.13", "6.1")]
-PIP = "pip>=25.1"  # the first to install PEP 735 dependency groups (--group)
 WHEEL_MUST_CONTAIN = [
     "django_paycharge/py.typed",
     "django_paycharge/migrations/0001_initial.py",
@@ -72,7 +78,10 @@ METADATA_MUST_CONTAIN = [
 def build(session: nox.Session) -> None:
     """Build the wheel and sdist; check them with twine and check what the wheel carries."""
     shutil.rmtree(ROOT / "dist", ignore_errors=True)
-    session.run(sys.executable, "-m", "build", "--outdir", "dist", str(ROOT), silent=True)
+    session.run(
+        "uv", "build", "--quiet", "--build-constraint", CONSTRAINTS, "--out-dir",
+        str(ROOT / "dist"), str(ROOT), external=True,
+    )  # fmt: skip
     session.run(
         sys.executable, "-m", "twine", "check", "--strict", *glob.glob(str(ROOT / "dist/*"))
     )
@@ -112,52 +121,69 @@ def build(session: nox.Session) -> None:
 
 @nox.session(python="3.13")
 def sdist(session: nox.Session) -> None:
-    """The sdist's own tests, run from the unpacked sdist (no checkout involved)."""
+    """The sdist's own tests, run from the unpacked sdist (no checkout involved): the whole
+    suite is collected (every module imports, every fixture resolves), a smoke part runs."""
     workdir = Path(tempfile.mkdtemp(prefix="paycharge-sdist-"))
     with tarfile.open(_sdist()) as archive:
         archive.extractall(workdir, filter="data")
     (unpacked,) = workdir.iterdir()
-    session.install(PIP)
-    session.install(str(unpacked), "--group", f"{unpacked}/pyproject.toml:test")
+    groups = [f"--group={unpacked}/pyproject.toml:{g}" for g in ("test", "queues")]
+    session.install("-c", CONSTRAINTS, str(unpacked), *groups)
+    env = {"PAYCHARGE_TEST_DB": "sqlite"}
     with session.chdir(unpacked):
+        session.run("python", "-m", "pytest", "-p", "no:cacheprovider", "-q",
+                    "--collect-only", env=env, silent=True)  # fmt: skip
         session.run(
-            "python", "-m", "pytest", "-p", "no:cacheprovider", "-q", "-m", "not queues",
-            "tests/test_conf.py", "tests/test_checks.py", "tests/services", "tests/commands",
-            env={"PAYCHARGE_TEST_DB": "sqlite"},
+            "python", "-m", "pytest", "-p", "no:cacheprovider", "-q", "-m", "not slow",
+            "-n", _workers(), "tests/test_conf.py", "tests/test_checks.py", "tests/commands",
+            env=env,
         )  # fmt: skip
     shutil.rmtree(workdir, ignore_errors=True)
 
 
 @nox.session
-@nox.parametrize(("python", "django", "db"), MATRIX, ids=[f"{d}-py{p}-{b}" for p, d, b in MATRIX])
-def tests(session: nox.Session, django: str, db: str) -> None:
+@nox.parametrize(
+    ("python", "django", "db", "which"),
+    MATRIX,
+    ids=[f"{d}-py{p}-{b}" + ("" if w == "all" else "-fast") for p, d, b, w in MATRIX],
+)
+def tests(session: nox.Session, django: str, db: str, which: str) -> None:
     """The suite against the wheel, from a copy of tests/ outside the checkout."""
     _install_with_groups(session, django, "test")
     # tests/queues needs the queues group (celery, rq) even to be collected: it has its
-    # own session below.
-    _run_suite(session, db, ["-m", "not queues", "--ignore=tests/queues", *session.posargs])
+    # own session below; tests/gates needs the checkout and its tools: scripts/test runs it.
+    args = ["-m", "not queues" if which == "all" else "not queues and not slow"]
+    args += ["--ignore=tests/queues", "--ignore=tests/gates", "-n", _workers()]
+    # Fuzz and property tests draw all their examples where every test runs, a quarter
+    # of them on the other legs (tests/conftest.py's Hypothesis profiles).
+    env = {"PAYCHARGE_HYPOTHESIS": "thorough" if which == "all" else "quick"}
+    _run_suite(session, db, [*args, *session.posargs], env)
 
 
 @nox.session
 @nox.parametrize(("python", "django"), QUEUE_MATRIX, ids=[f"{d}-py{p}" for p, d in QUEUE_MATRIX])
 def queues(session: nox.Session, django: str) -> None:
     """The background-processing tests on every queue backend, with real workers and Redis."""
-    extra = ["django-tasks-celery>=0.1"] if django >= "6" else []
+    extra = ["django-tasks-celery"] if django >= "6" else []
     _install_with_groups(session, django, "test", "queues", *extra)
-    _run_suite(session, "postgres", ["tests/queues", "-p", "no:randomly", *session.posargs])
+    _run_suite(session, "postgres", ["tests/queues", "-p", "no:randomly", *session.posargs], {})
+
+
+def _workers() -> str:
+    return os.environ.get("PAYCHARGE_TEST_WORKERS", "4")
 
 
 def _install_with_groups(session: nox.Session, django: str, *groups_and_packages: str) -> None:
-    """The wheel, Django ``django``, and pyproject.toml's groups (names) or packages."""
-    session.install(PIP)
-    args: list[str] = [_wheel(), f"django~={django}.0"]
+    """The wheel, Django ``django``, and pyproject.toml's groups (names) or packages, pinned
+    by constraints.txt."""
+    args: list[str] = ["-c", CONSTRAINTS, _wheel(), f"django~={django}.0"]
     for item in groups_and_packages:
         is_group = item.isidentifier()
-        args += ["--group", f"{ROOT / 'pyproject.toml'}:{item}"] if is_group else [item]
+        args += [f"--group={ROOT / 'pyproject.toml'}:{item}"] if is_group else [item]
     session.install(*args)
 
 
-def _run_suite(session: nox.Session, db: str, pytest_args: list[str]) -> None:
+def _run_suite(session: nox.Session, db: str, pytest_args: list[str], env: dict[str, str]) -> None:
     workdir = Path(tempfile.mkdtemp(prefix="paycharge-suite-"))
     # The suite and what it reads (the checked-in schema, the benchmarks it smoke-tests);
     # never the package itself, which must come from the wheel.
@@ -165,7 +191,7 @@ def _run_suite(session: nox.Session, db: str, pytest_args: list[str]) -> None:
         shutil.copytree(ROOT / name, workdir / name)
     shutil.copy(ROOT / "pyproject.toml", workdir / "pyproject.toml")
     args = ["python", "-m", "pytest", "-p", "no:cacheprovider", *pytest_args]
-    env = {"PAYCHARGE_TEST_DB": db, "PAYCHARGE_REPO": str(ROOT)}
+    env = {"PAYCHARGE_TEST_DB": db, "PAYCHARGE_REPO": str(ROOT), **env}
     with session.chdir(workdir):
         session.run(
             "python",

@@ -1,12 +1,34 @@
-"""Fixtures shared by the whole suite: a real headless Chromium for customer-facing pages."""
+"""Fixtures shared by the whole suite: a real headless Chromium for customer-facing pages.
+
+Also which tests are ``slow`` (see CONTRIBUTING.md): every test of the folders below,
+which start processes (shops, workers, servers, pytest itself) or run whole stories,
+every test that drives Chromium, and the tests marked ``@pytest.mark.slow`` one by one.
+The quick run and the newer-Django legs leave them out; the oldest Django leg and the
+PostgreSQL leg run them all.
+"""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests import hypothesis_profiles
+
+hypothesis_profiles.load()
+SLOW_FOLDERS = frozenset({"reliability", "example", "docs", "queues", "bench", "gates"})
+_TESTS = Path(__file__).resolve().parent
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        folder = Path(str(item.path)).resolve().relative_to(_TESTS).parts[0]
+        if folder in SLOW_FOLDERS or "chromium" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.slow)
+
 
 CHROMIUM = os.environ.get("PAYCHARGE_CHROMIUM", "/usr/bin/chromium")
 # Without these, Chromium tries to reach Google's hosts at every start and this

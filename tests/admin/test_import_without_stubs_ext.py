@@ -6,7 +6,10 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
 
+
+@pytest.mark.slow  # a Python process of its own
 def test_admin_and_api_import_without_django_stubs_ext():
     script = textwrap.dedent(
         """

@@ -98,6 +98,7 @@ def test_every_filter_and_search_can_use_an_index(admin_user, params):
         assert "Index Cond" in count_plan, count_plan
 
 
+@pytest.mark.slow  # 100,000 rows written
 def test_an_id_prefix_search_reads_the_id_index_at_100_000_charges(admin_user):
     """8 hex characters of a charge id find it through the unique index: no table scan."""
     fill(100_000)

@@ -27,6 +27,7 @@ from schemathesis.checks import not_a_server_error
 from schemathesis.specs.openapi.checks import response_schema_conformance
 
 from django_paycharge import services
+from tests.hypothesis_profiles import examples
 
 from .conftest import gateway_charge
 
@@ -35,7 +36,7 @@ pytestmark = pytest.mark.django_db(transaction=False)
 SCHEMA_PATH = Path(__file__).resolve().parents[2] / "docs" / "openapi.yaml"
 SCHEMA = schemathesis.openapi.from_path(str(SCHEMA_PATH))
 OPERATIONS = [result.ok() for result in SCHEMA.get_all_operations()]
-EXAMPLES = 40  # per operation and caller: 6 x 2 x 40 = 480 requests
+EXAMPLES = examples(40)  # per operation and caller: 6 x 2 x 40 = 480 requests
 KINDS = ("card", "online", "bank_transfer", "konbini")
 STOREFRONT = {
     "API_CREATE_PERMISSION_CLASSES": ["rest_framework.permissions.AllowAny"],

@@ -66,6 +66,7 @@ class Demo:
     gateway_url: str = ""
     admin_user: str = ""
     admin_password: str = ""
+    reader: threading.Thread | None = None
 
     def text(self) -> str:
         return "".join(self.output)
@@ -111,7 +112,10 @@ class Demo:
     def interrupt(self, timeout: float = 30.0) -> int:
         """Ctrl-C: SIGINT to the script alone (it must stop what it started itself)."""
         self.process.send_signal(signal.SIGINT)
-        return self.process.wait(timeout=timeout)
+        status = self.process.wait(timeout=timeout)
+        if self.reader is not None:  # its last lines: read to the end before anyone looks
+            self.reader.join(timeout)
+        return status
 
     def leftover_processes(self) -> list[str]:
         """Processes still in the demo's process group (its children, had any survived)."""
@@ -136,7 +140,8 @@ def start_demo(root: Path, env: dict[str, str], timeout: float = 420.0) -> Demo:
         start_new_session=True,
     )
     demo = Demo(root=root, process=process, env=env)
-    threading.Thread(target=demo.read_output, daemon=True).start()
+    demo.reader = threading.Thread(target=demo.read_output, daemon=True)
+    demo.reader.start()
     try:
         demo.wait_ready(timeout)
     except BaseException:

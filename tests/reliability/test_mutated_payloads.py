@@ -30,13 +30,14 @@ from django_paycharge.client import Charge as RemoteCharge
 from django_paycharge.models import Charge, QuarantinedItem, WebhookConfiguration, WebhookDelivery
 from django_paycharge.services import deliveries
 from django_paycharge.services.quarantine import payload_text
+from tests.hypothesis_profiles import examples
 
 from .real_shapes import CHARGE_SHAPES, STORE, WEBHOOK_SHAPES
 
 pytestmark = pytest.mark.django_db
 
 BASE = "https://fake-gateway.paycharge.test"
-EXAMPLES = 150
+EXAMPLES = examples(150)
 #: The fields of a charge the client knows (the spec's and the gateway facts').
 SPEC_FIELDS = tuple(f.name for f in dataclasses.fields(RemoteCharge) if f.name not in ("id", "raw"))
 

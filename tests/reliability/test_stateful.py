@@ -40,9 +40,10 @@ from django_paycharge.models import (
 from django_paycharge.testing import CARD_DECLINED, ApiError
 from django_paycharge.testing.pytest_plugin import InProcessGateway
 from django_paycharge.testing.responses_frontend import ResponsesFrontend
+from tests.hypothesis_profiles import examples
 
 TOKEN = "whk-stateful-token-3e8a"  # a test value
-EXAMPLES = 25
+EXAMPLES = examples(25)
 STEPS = 30
 TOTALS = {
     "examples": 0,

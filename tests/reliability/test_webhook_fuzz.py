@@ -19,9 +19,10 @@ from hypothesis import strategies as st
 
 from django_paycharge import services
 from django_paycharge.models import Charge, WebhookDelivery
+from tests.hypothesis_profiles import examples
 
 TOKEN = "whk-fuzz-token-7c1f0e93"  # a test value
-EXAMPLES = 400
+EXAMPLES = examples(400)
 MAX_BODY = 2048
 URL = "/payments/webhook/"
 

@@ -1,0 +1,30 @@
+"""How many examples the fuzz and property tests draw, by the leg's profile.
+
+``PAYCHARGE_HYPOTHESIS`` names the profile: ``thorough`` (the default; the CI legs that
+run every test) or ``quick`` (a quarter of the examples: the quick run and the legs that
+run the fast tests only). Tests that fix their own count scale it with :func:`examples`;
+the others take the profile's ``max_examples``. tests/conftest.py loads the profile.
+"""
+
+from __future__ import annotations
+
+import os
+
+from hypothesis import settings
+
+SHARE = {"thorough": 1.0, "quick": 0.25}
+PROFILE = os.environ.get("PAYCHARGE_HYPOTHESIS", "thorough")
+if PROFILE not in SHARE:
+    raise RuntimeError(f"PAYCHARGE_HYPOTHESIS={PROFILE!r}: use one of {sorted(SHARE)}")
+
+for _name, _share in SHARE.items():
+    settings.register_profile(_name, max_examples=max(1, round(100 * _share)))
+
+
+def examples(thorough: int) -> int:
+    """The number of examples to draw where ``thorough`` is the count at full strength."""
+    return max(1, round(thorough * SHARE[PROFILE]))
+
+
+def load() -> None:
+    settings.load_profile(PROFILE)
