@@ -188,6 +188,8 @@ class ChargeRequest(models.Model):
     #: When it was last sent: the gateway may finish a request some time after that.
     sent_at = models.DateTimeField(_("last sent at"), null=True, blank=True)
     error = models.JSONField(_("error"), null=True, blank=True, encoder=PayloadEncoder)
+    #: The gateway's id of the answer that created the charge (errors keep theirs in ``error``).
+    gateway_request_id = models.CharField(_("gateway request id"), max_length=100, blank=True)
     created_at = models.DateTimeField(_("created at"), auto_now_add=True)
     updated_at = models.DateTimeField(_("updated at"), auto_now=True)
 

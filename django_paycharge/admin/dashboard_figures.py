@@ -1,0 +1,166 @@
+"""The dashboard's figures: a few aggregate queries over indexed columns, summed up in Python.
+
+Days are the shop's days: a charge counts on the date its creation time has
+in the current time zone (``TIME_ZONE``, or the one activated for the
+request), and "today" starts at that zone's midnight. Takings are successful
+charges (the charged amount, else the requested one) by creation time;
+refunds are successful refunds by their own creation time; failures are
+charges that ended ``failed`` or ``error``. Money is never added across
+currencies, and live and test charges are never mixed.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from datetime import date, datetime, time, timedelta, tzinfo
+from typing import Any
+
+from django.db.models import Count, F, Sum
+from django.db.models.fields.json import KeyTextTransform
+from django.db.models.functions import Coalesce, TruncDate
+from django.utils import timezone
+
+from ..models import Charge, ChargeStatus, PaymentType, Refund
+from ..services.attention import AttentionItem, needs_attention
+
+#: The periods of the tables, in days ending today (today included).
+PERIODS = (1, 7, 30)
+DAYS = max(PERIODS)
+FAILED = (ChargeStatus.FAILED, ChargeStatus.ERROR)
+OPEN_TYPES = (PaymentType.BANK_TRANSFER, PaymentType.KONBINI)
+#: Open bank transfers and konbini payments listed (the count covers them all).
+OPEN_LISTED = 20
+
+
+@dataclass
+class Totals:
+    """Amount (minor units) and number of charges in each period of :data:`PERIODS`."""
+
+    amounts: list[int] = field(default_factory=lambda: [0] * len(PERIODS))
+    counts: list[int] = field(default_factory=lambda: [0] * len(PERIODS))
+
+    def add(self, age: int, count: int, amount: int) -> None:
+        for i, days in enumerate(PERIODS):
+            if age < days:
+                self.counts[i] += count
+                self.amounts[i] += amount
+
+
+@dataclass
+class Figures:
+    today: date
+    days: list[date]
+    #: ``{(currency, payment type): Totals}``, and per currency over every payment type.
+    takings: dict[tuple[str, str], Totals]
+    refunds: dict[tuple[str, str], Totals]
+    currency_takings: dict[str, Totals]
+    currency_refunds: dict[str, Totals]
+    #: ``{(status, code): Totals}`` (counts only); code "" when the charge gave none.
+    failures: dict[tuple[str, str], Totals]
+    #: Per day (oldest first): ``{currency: amount}`` taken and the number of failures.
+    daily_takings: list[dict[str, int]]
+    daily_failures: list[int]
+    open_charges: list[Charge]
+    open_count: int
+    attention: list[AttentionItem]
+
+    @property
+    def currencies(self) -> list[str]:
+        """Currencies taken in the last 30 days, the most charges first."""
+        return by_count(self.currency_takings)
+
+
+def by_count(totals: dict[str, Totals]) -> list[str]:
+    """The keys of ``totals``, the most charges in 30 days first."""
+    return sorted(totals, key=lambda key: (-totals[key].counts[-1], key))
+
+
+def compute(mode: str, tz: tzinfo, now: datetime | None = None) -> Figures:
+    """Every figure of the dashboard for ``mode`` (live or test) in time zone ``tz``."""
+    now = now or timezone.now()
+    today = timezone.localtime(now, tz).date()
+    first = today - timedelta(days=DAYS - 1)
+    start = timezone.make_aware(datetime.combine(first, time.min), tz)
+    days = [first + timedelta(days=n) for n in range(DAYS)]
+    figures = Figures(
+        today=today,
+        days=days,
+        takings=defaultdict(Totals),
+        refunds=defaultdict(Totals),
+        currency_takings=defaultdict(Totals),
+        currency_refunds=defaultdict(Totals),
+        failures=defaultdict(Totals),
+        daily_takings=[defaultdict(int) for _ in days],
+        daily_failures=[0] * DAYS,
+        open_charges=[],
+        open_count=0,
+        attention=[],
+    )
+    _charges(figures, mode, tz, start)
+    _refunds(figures, mode, tz, start)
+    _open(figures, mode)
+    figures.attention = needs_attention(now)
+    return figures
+
+
+def _charges(figures: Figures, mode: str, tz: tzinfo, start: datetime) -> None:
+    rows = (
+        Charge.objects.filter(
+            mode=mode,
+            status__in=[ChargeStatus.SUCCESSFUL, *FAILED],
+            created_on__gte=start,
+        )
+        .annotate(
+            day=TruncDate("created_on", tzinfo=tz),
+            currency=Coalesce("charged_currency", "requested_currency"),
+            taken=Coalesce("charged_amount", "requested_amount"),
+            code=KeyTextTransform("code", "error"),
+        )
+        .values("day", "status", "payment_type", "currency", "code")
+        .annotate(count=Count("pk"), amount=Sum("taken"))
+        .order_by()
+    )
+    for row in rows:
+        age = (figures.today - row["day"]).days
+        if not 0 <= age < DAYS:
+            continue  # created "in the future" by the gateway's clock: not a day of the chart
+        if row["status"] == ChargeStatus.SUCCESSFUL:
+            currency, amount = (row["currency"] or "").upper(), int(row["amount"] or 0)
+            figures.takings[currency, row["payment_type"]].add(age, row["count"], amount)
+            figures.currency_takings[currency].add(age, row["count"], amount)
+            figures.daily_takings[DAYS - 1 - age][currency] += amount
+        else:
+            key = (str(row["status"]), str(row["code"] or ""))
+            figures.failures[key].add(age, row["count"], 0)
+            figures.daily_failures[DAYS - 1 - age] += row["count"]
+
+
+def _refunds(figures: Figures, mode: str, tz: tzinfo, start: datetime) -> None:
+    rows = (
+        Refund.objects.filter(mode=mode, status="successful", created_on__gte=start)
+        .annotate(day=TruncDate("created_on", tzinfo=tz), payment_type=F("charge__payment_type"))
+        .values("day", "currency", "payment_type")
+        .annotate(count=Count("pk"), amount=Sum("amount"))
+        .order_by()
+    )
+    for row in rows:
+        age = (figures.today - row["day"]).days
+        if 0 <= age < DAYS:
+            currency, amount = (row["currency"] or "").upper(), int(row["amount"] or 0)
+            figures.refunds[currency, row["payment_type"]].add(age, row["count"], amount)
+            figures.currency_refunds[currency].add(age, row["count"], amount)
+
+
+def _open(figures: Figures, mode: str) -> None:
+    waiting = Charge.objects.filter(
+        mode=mode, status=ChargeStatus.AWAITING, payment_type__in=OPEN_TYPES
+    )
+    figures.open_count = waiting.count()
+    columns: Any = ("id", "gateway_id", "payment_type", "requested_amount",
+                    "requested_currency", "capture_at", "created_on")  # fmt: skip
+    figures.open_charges = list(
+        waiting.only(*columns).order_by(F("capture_at").asc(nulls_last=True), "created_on", "id")[
+            :OPEN_LISTED
+        ]
+    )
