@@ -206,9 +206,16 @@ def _app_wide_messages(user: Mapping[str, Any]) -> list[CheckMessage]:
     return messages
 
 
-def _telemetry_problems(names: Any) -> list[str]:
+def _installed(module: str) -> bool:
     from importlib.util import find_spec
 
+    try:
+        return find_spec(module.split(".")[0]) is not None and find_spec(module) is not None
+    except (ImportError, ValueError):  # a parent missing, or blocked in sys.modules
+        return False
+
+
+def _telemetry_problems(names: Any) -> list[str]:
     from .observe import BACKENDS
 
     if not isinstance(names, list | tuple) or not all(isinstance(n, str) for n in names):
@@ -221,7 +228,7 @@ def _telemetry_problems(names: Any) -> list[str]:
                 _("PAYCHARGE['TELEMETRY'] names %(name)r: the backends are %(known)s.")
                 % {"name": name, "known": ", ".join(sorted(BACKENDS))}
             )
-        elif find_spec(module.split(".")[0]) is None or find_spec(module) is None:
+        elif not _installed(module):
             problems.append(
                 _(
                     "PAYCHARGE['TELEMETRY'] names %(name)r but %(module)s is not installed: "
