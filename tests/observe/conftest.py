@@ -6,29 +6,17 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from opentelemetry import trace
-from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.sdk.trace import ReadableSpan
 from prometheus_client import REGISTRY
 
-_EXPORTER = InMemorySpanExporter()
-
-
-def _install_tracer_provider() -> None:
-    # A process has one global provider, set once: the first test that needs it sets it.
-    if not isinstance(trace.get_tracer_provider(), TracerProvider):
-        provider = TracerProvider()
-        provider.add_span_processor(SimpleSpanProcessor(_EXPORTER))
-        trace.set_tracer_provider(provider)
+from .recording import EXPORTER, record_spans
 
 
 @pytest.fixture
 def telemetry(settings: Any, fake_gateway: Any) -> Iterator[Callable[..., float]]:
     """Both backends on, on the fake gateway; ``telemetry(name, **labels)`` reads samples."""
-    _install_tracer_provider()
+    exporter = record_spans()
     settings.PAYCHARGE = {**settings.PAYCHARGE, "TELEMETRY": ["prometheus", "opentelemetry"]}
-    _EXPORTER.clear()
 
     def sample(name: str, **labels: str) -> float:
         """The sum of the samples called ``name`` whose labels include ``labels``."""
@@ -40,10 +28,10 @@ def telemetry(settings: Any, fake_gateway: Any) -> Iterator[Callable[..., float]
         )
 
     yield sample
-    _EXPORTER.clear()
+    exporter.clear()
 
 
 @pytest.fixture
 def spans(telemetry: Any) -> Callable[[], list[ReadableSpan]]:
     """The spans finished so far in this test."""
-    return lambda: list(_EXPORTER.get_finished_spans())
+    return lambda: list(EXPORTER.get_finished_spans())
