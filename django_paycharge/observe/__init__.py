@@ -15,8 +15,8 @@ from __future__ import annotations
 import contextvars
 import functools
 import logging
-from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, contextmanager, nullcontext
+from collections.abc import Callable
+from contextlib import nullcontext
 from datetime import datetime
 from typing import Any, ParamSpec, Protocol, TypeVar
 
@@ -107,26 +107,45 @@ def _reset() -> None:
 def gateway_observer(account: str) -> Observer:
     """The observer of ``account``'s client: metrics, a span and the scope's request ids."""
 
-    def observe(call: GatewayCall) -> AbstractContextManager[Callable[[GatewayAttempt], None]]:
-        return _observe_call(account, call)
+    def observe(call: GatewayCall) -> _CallObservation:
+        return _CallObservation(account, call)
 
     return observe
 
 
-@contextmanager
-def _observe_call(account: str, call: GatewayCall) -> Iterator[Callable[[GatewayAttempt], None]]:
-    backends = _backends()
-    recorders, tracing = backends.recorders, backends.tracing
-    with tracing.gateway_span(account, call) if tracing else nullcontext() as span:
+class _CallObservation:
+    """One call's observation: a span around it (when traced), each attempt reported.
 
-        def report(attempt: GatewayAttempt) -> None:
-            _context.note_answer(call.method, attempt.request_id)
-            for recorder in recorders:
-                recorder.gateway_attempt(account, attempt)
-            if span is not None:
-                tracing.record_attempt(span, attempt)
+    A plain class rather than a generator context manager: with ``TELEMETRY`` empty it
+    is what every gateway call pays, so it does as little as it can.
+    """
 
-        yield report
+    __slots__ = ("_span_context", "account", "call", "recorders", "span", "tracing")
+
+    def __init__(self, account: str, call: GatewayCall) -> None:
+        backends = _backends()
+        self.account, self.call = account, call
+        self.recorders, self.tracing = backends.recorders, backends.tracing
+        self.span: Any = None
+        self._span_context: Any = None
+
+    def __enter__(self) -> Callable[[GatewayAttempt], None]:
+        if self.tracing is not None:
+            self._span_context = self.tracing.gateway_span(self.account, self.call)
+            self.span = self._span_context.__enter__()
+        return self.report
+
+    def __exit__(self, *exc_info: Any) -> bool | None:
+        if self._span_context is None:
+            return None
+        return bool(self._span_context.__exit__(*exc_info))
+
+    def report(self, attempt: GatewayAttempt) -> None:
+        _context.note_answer(self.call.method, attempt.request_id)
+        for recorder in self.recorders:
+            recorder.gateway_attempt(self.account, attempt)
+        if self.span is not None:
+            self.tracing.record_attempt(self.span, attempt)
 
 
 # -- work: spans and log scopes ---------------------------------------------------------------
