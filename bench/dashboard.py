@@ -154,8 +154,17 @@ def main() -> None:
                 ]
                 small, large = (a["results"] for a in answers)
                 for a, b in zip(small, large, strict=True):
-                    rows.append([vendor, a["mode"], a["queries"], b["queries"], a["p50"],
-                                 b["p50"], b["p95"]])  # fmt: skip
+                    rows.append(
+                        [
+                            vendor,
+                            a["mode"],
+                            a["queries"],
+                            b["queries"],
+                            a["p50"],
+                            b["p50"],
+                            b["p95"],
+                        ]
+                    )
         finally:
             dbs.drop_all()
     print(

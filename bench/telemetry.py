@@ -32,8 +32,11 @@ from typing import Any
 from bench._common import fake_server, machine, median, table
 
 CONTENDERS = ("no observer", "off", "prometheus", "prometheus + opentelemetry")
-SETTINGS = {"off": [], "prometheus": ["prometheus"],
-            "prometheus + opentelemetry": ["prometheus", "opentelemetry"]}  # fmt: skip
+SETTINGS = {
+    "off": [],
+    "prometheus": ["prometheus"],
+    "prometheus + opentelemetry": ["prometheus", "opentelemetry"],
+}
 
 
 def _setup() -> None:
@@ -75,8 +78,9 @@ def _clients(base_url: str) -> dict[str, Any]:
     from django_paycharge.testing import TEST_JWT, TEST_SECRET
 
     def make(observer: Any) -> PayChargeClient:
-        return PayChargeClient(base_url=base_url, secret=TEST_SECRET, jwt=TEST_JWT,
-                               observer=observer)  # fmt: skip
+        return PayChargeClient(
+            base_url=base_url, secret=TEST_SECRET, jwt=TEST_JWT, observer=observer
+        )
 
     clients = {name: make(observe.gateway_observer("default")) for name in CONTENDERS[1:]}
     return {"no observer": make(None), **clients}
@@ -133,12 +137,14 @@ def main() -> None:
     rows = []
     for name in CONTENDERS:
         ratios = [t / f for t, f in zip(per_call[name], floor, strict=True)]
-        rows.append([
-            name,
-            median(per_call[name]) * 1000,
-            f"{statistics.median(ratios):.3f}x ({min(ratios):.3f}x-{max(ratios):.3f}x)",
-            _hooks_alone(name, args.hook_calls) if name != "no observer" else 0.0,
-        ])  # fmt: skip
+        rows.append(
+            [
+                name,
+                median(per_call[name]) * 1000,
+                f"{statistics.median(ratios):.3f}x ({min(ratios):.3f}x-{max(ratios):.3f}x)",
+                _hooks_alone(name, args.hook_calls) if name != "no observer" else 0.0,
+            ]
+        )
     print(
         table(
             f"Gateway reads with telemetry: {args.calls:,} calls a contender, "

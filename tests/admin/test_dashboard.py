@@ -1,4 +1,4 @@
-"""The staff dashboard: figures against hand-counted charges, time zones, queries, access, locale."""
+"""The staff dashboard: hand-counted figures, time zones, queries, access, the reader's locale."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ from zoneinfo import ZoneInfo
 import pytest
 from django.contrib.auth.models import User
 from django.test import Client
-from django.urls import reverse
 from django.utils import timezone
 
 from django_paycharge.admin import dashboard_figures
@@ -50,22 +49,39 @@ def hand_counted():
         made[name] = charge
         return charge
 
-    add("a", requested_amount=1000, created_on=at(20))  # 00:10 JST on the 10th, 08:10 PDT on the 9th
-    add("b", requested_amount=2500, created_on=at(40))  # 23:50 JST on the 9th, 07:50 PDT on the 9th
+    add("a", requested_amount=1000, created_on=at(20))  # 00:10 JST the 10th, 08:10 PDT the 9th
+    add("b", requested_amount=2500, created_on=at(40))  # 23:50 JST the 9th, 07:50 PDT the 9th
     add("c", payment_type="konbini", requested_amount=500, created_on=at(6 * DAY))
     add("d", requested_amount=1999, requested_currency="USD", created_on=at(30))
     # Charged differs from requested: the charged amount is what was taken.
-    add("e", requested_amount=3000, charged_amount=2800, charged_currency="JPY",
-        created_on=at(8 * DAY))  # fmt: skip
+    add(
+        "e",
+        requested_amount=3000,
+        charged_amount=2800,
+        charged_currency="JPY",
+        created_on=at(8 * DAY),
+    )
     add("f", requested_amount=9999, created_on=at(31 * DAY))  # before the 30 days
     add("g", status="failed", error={"code": 306, "message": "declined"}, created_on=at(10))
     add("h", status="failed", error={"code": 306}, created_on=at(10 * DAY))
     add("i", status="error", error=None, created_on=at(3 * DAY))
     add("j", status="failed", error={"code": 330}, created_on=at(2 * DAY))
-    add("k", status="awaiting", payment_type="bank_transfer", requested_amount=7000,
-        capture_at=NOW + timedelta(days=1), created_on=at(60))  # fmt: skip
-    add("l", status="awaiting", payment_type="konbini", requested_amount=1200,
-        capture_at=None, created_on=at(90))  # fmt: skip
+    add(
+        "k",
+        status="awaiting",
+        payment_type="bank_transfer",
+        requested_amount=7000,
+        capture_at=NOW + timedelta(days=1),
+        created_on=at(60),
+    )
+    add(
+        "l",
+        status="awaiting",
+        payment_type="konbini",
+        requested_amount=1200,
+        capture_at=None,
+        created_on=at(90),
+    )
     add("m", status="awaiting", payment_type="online", created_on=at(5))  # not listed: a wallet
     add("n", status="authorized", created_on=at(5))  # not taken yet
     charge_row(mode="test", requested_amount=5555, created_on=at(5)).save()  # never in live
@@ -75,9 +91,16 @@ def hand_counted():
         ("d", 500, "USD", "successful", 9 * DAY),
     ):
         Refund.objects.create(
-            gateway_id=uuid.uuid4(), charge=made[name], amount=amount, currency=currency,
-            status=status, mode="live", created_on=at(minutes), synced_at=NOW, first_seen_at=NOW,
-        )  # fmt: skip
+            gateway_id=uuid.uuid4(),
+            charge=made[name],
+            amount=amount,
+            currency=currency,
+            status=status,
+            mode="live",
+            created_on=at(minutes),
+            synced_at=NOW,
+            first_seen_at=NOW,
+        )
     return made
 
 
@@ -132,9 +155,9 @@ def test_test_charges_are_counted_apart(hand_counted):
 def test_a_day_is_midnight_to_midnight_across_a_change_of_clocks():
     # 2026-03-08 in Los Angeles has 23 hours (02:00 PST -> 03:00 PDT).
     la = ZoneInfo("America/Los_Angeles")
-    charge_row(mode="live", requested_amount=1, created_on=datetime(2026, 3, 8, 0, 5, tzinfo=la)).save()
-    charge_row(mode="live", requested_amount=2, created_on=datetime(2026, 3, 8, 23, 55, tzinfo=la)).save()
-    charge_row(mode="live", requested_amount=4, created_on=datetime(2026, 3, 9, 0, 5, tzinfo=la)).save()
+    for amount, created in ((1, (8, 0, 5)), (2, (8, 23, 55)), (4, (9, 0, 5))):
+        when = datetime(2026, 3, *created, tzinfo=la)
+        charge_row(mode="live", requested_amount=amount, created_on=when).save()
     figures = dashboard_figures.compute("live", la, now=NOW)
     assert figures.daily_takings[-2] == {"JPY": 3}
     assert figures.daily_takings[-1] == {"JPY": 4}
@@ -167,7 +190,7 @@ def test_a_currency_switch_redraws_the_chart(dashboard_client, hand_counted, mon
     monkeypatch.setattr(timezone, "now", lambda: NOW)
     usd = dashboard_client.get(URL, {"currency": "usd"}).content.decode()
     assert "Daily takings in USD" in usd
-    assert re.search(r'<title>[^<]*: \$19\.99</title>', usd)
+    assert re.search(r"<title>[^<]*: \$19\.99</title>", usd)
 
 
 def test_a_constant_number_of_queries(dashboard_client, django_assert_num_queries, monkeypatch):
@@ -178,12 +201,21 @@ def test_a_constant_number_of_queries(dashboard_client, django_assert_num_querie
         for n in range(size):
             status = ("successful", "failed", "awaiting")[n % 3]
             payment_type = ("card", "konbini", "bank_transfer")[n % 3]
-            charge = charge_row(mode="live", status=status, payment_type=payment_type,
-                                created_on=at(n * 100))  # fmt: skip
+            charge = charge_row(
+                mode="live", status=status, payment_type=payment_type, created_on=at(n * 100)
+            )
             charge.save()
-            Refund.objects.create(gateway_id=uuid.uuid4(), charge=charge, amount=1,
-                                  currency="JPY", status="successful", mode="live",
-                                  created_on=at(n), synced_at=NOW, first_seen_at=NOW)  # fmt: skip
+            Refund.objects.create(
+                gateway_id=uuid.uuid4(),
+                charge=charge,
+                amount=1,
+                currency="JPY",
+                status="successful",
+                mode="live",
+                created_on=at(n),
+                synced_at=NOW,
+                first_seen_at=NOW,
+            )
         with django_assert_num_queries(13) as captured:
             assert dashboard_client.get(URL).status_code == 200
         counts.append(len(captured))
@@ -207,18 +239,33 @@ def test_each_attention_item_links_to_a_list_of_exactly_its_rows(dashboard_clien
     ChargeRequest.objects.create(params={}, state="succeeded")
     charge = charge_row()
     charge.save()
-    ChargeActionRequest.objects.create(kind="refund", idempotency_key="k1", charge=charge, params={})
+    ChargeActionRequest.objects.create(
+        kind="refund", idempotency_key="k1", charge=charge, params={}
+    )
     for n, (status, lease) in enumerate(
-        [("received", None), ("processing", now - timedelta(minutes=1)), ("failed", None),
-         ("failed", None), ("processed", None)]  # fmt: skip
+        [
+            ("received", None),
+            ("processing", now - timedelta(minutes=1)),
+            ("failed", None),
+            ("failed", None),
+            ("processed", None),
+        ]
     ):
-        WebhookDelivery.objects.create(dedupe_key=f"d{n}", body="{}", received_at=now,
-                                       status=status, lease_until=lease)  # fmt: skip
-    QuarantinedItem.objects.create(account="default", resource="charge", payload="{}",
-                                   payload_digest="x", reason="no id", first_seen_at=now,
-                                   last_seen_at=now)  # fmt: skip
-    SyncCheckpoint.objects.create(account="default", resource="charges",
-                                  last_completed_at=now - timedelta(days=1))  # fmt: skip
+        WebhookDelivery.objects.create(
+            dedupe_key=f"d{n}", body="{}", received_at=now, status=status, lease_until=lease
+        )
+    QuarantinedItem.objects.create(
+        account="default",
+        resource="charge",
+        payload="{}",
+        payload_digest="x",
+        reason="no id",
+        first_seen_at=now,
+        last_seen_at=now,
+    )
+    SyncCheckpoint.objects.create(
+        account="default", resource="charges", last_completed_at=now - timedelta(days=1)
+    )
     SyncCheckpoint.objects.create(account="other", resource="charges", last_completed_at=now)
     page = dashboard_client.get(URL).content.decode()
     links = dict(re.findall(r'data-item="([a-z_]+)">\s*<a href="([^"]+)"', page))

@@ -1,4 +1,4 @@
-"""Logs that join up: the gateway's request id, in our log lines, on the delivery and the request."""
+"""Logs that join up: the gateway's request id in our log lines, on deliveries and requests."""
 
 from __future__ import annotations
 

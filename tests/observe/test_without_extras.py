@@ -1,4 +1,4 @@
-"""Without the extras installed: the app imports and calls the gateway; a wrong TELEMETRY is told."""
+"""Without the extras: the app imports and calls the gateway; a wrong TELEMETRY is reported."""
 
 from __future__ import annotations
 
