@@ -4,7 +4,7 @@
     python demo_support.py free-port            a free TCP port on 127.0.0.1
     python demo_support.py wait-url URL [SECS]  wait until URL answers (any HTTP status)
     python demo_support.py register-webhook     register the shop's webhook on the fake gateway
-    python demo_support.py seed-charges N       N past charges on the fake gateway (for the dashboard)
+    python demo_support.py seed-charges N       N past charges on the fake (for the dashboard)
 
 The credentials are made up for one run of the fake gateway: they work nowhere else.
 """

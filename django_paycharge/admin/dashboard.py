@@ -7,9 +7,8 @@ number of queries whatever the number of charges (:mod:`.dashboard_figures`).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from django.contrib import admin
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
@@ -17,31 +16,18 @@ from django.urls import URLPattern, path, reverse
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from ..models import ChargeMode, ChargeStatus, Dashboard, PaymentType
+from ..models import ChargeMode, ChargeStatus, PaymentType
 from ..money import format_money
 from . import dashboard_figures, display
 from .dashboard_chart import chart
-
-if TYPE_CHECKING:
-    _Base = admin.ModelAdmin[Dashboard]
-else:
-    _Base = admin.ModelAdmin
+from .readonly import ReadOnlyAdmin
 
 
-class DashboardAdmin(_Base):
+class DashboardAdmin(ReadOnlyAdmin):
     """Not a list of rows: its "changelist" URL is the dashboard page."""
 
     def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return request.user.has_perm("django_paycharge.view_dashboard")
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
 
     def get_urls(self) -> list[URLPattern]:
         view = self.admin_site.admin_view(self.dashboard_view)

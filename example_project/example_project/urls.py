@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from django.contrib import admin
 from django.urls import include, path
-
 from shop.ops import protected_metrics
 
 urlpatterns = [
