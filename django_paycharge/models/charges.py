@@ -121,6 +121,11 @@ class Charge(models.Model):
             ),
             models.Index(fields=["merchant_transaction_id"], name="paycharge_charge_mtid"),
             models.Index(fields=["payment_type"], name="paycharge_charge_ptype"),
+            # The dashboard: takings and failures by mode, status and day; open payments.
+            models.Index(
+                fields=["mode", "status", "payment_type", "created_on"],
+                name="paycharge_charge_dashboard",
+            ),
         ]
         permissions = [
             (
