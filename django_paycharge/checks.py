@@ -14,6 +14,7 @@ Ids are stable and never reused once retired:
 - E020 background-work settings are wrong (TASKS mode, TASK_BACKEND alias, TASK_QUEUE,
   DELIVERY_HANDOFF, SWEEP_AFTER, DELIVERY_RETENTION_DAYS)
 - E021 WIDGET_JWT is not a JWT, or is the server's JWT (pages would show it)
+- E030 TELEMETRY names an unknown backend, or one whose package is not installed
 - W001 PAYCHARGE holds a key this app does not know (a typo?)
 - W002 the exception reporter filter would show PAYCHARGE['JWT'] on error pages and e-mails
 - W003 an SQLite database has no busy time-out or no IMMEDIATE transactions
@@ -198,7 +199,44 @@ def _app_wide_messages(user: Mapping[str, Any]) -> list[CheckMessage]:
         Error(problem, hint=_("It gets the charge and returns a URL or None."), id=_id("E008"))
         for problem in _hook_problems("ORDER_URL_HOOK", user.get("ORDER_URL_HOOK"))
     )
+    messages.extend(
+        Error(problem, hint=_("See docs/monitoring.md."), id=_id("E030"))
+        for problem in _telemetry_problems(user.get("TELEMETRY", []))
+    )
     return messages
+
+
+def _installed(module: str) -> bool:
+    from importlib.util import find_spec
+
+    try:
+        return find_spec(module.split(".")[0]) is not None and find_spec(module) is not None
+    except (ImportError, ValueError):  # a parent missing, or blocked in sys.modules
+        return False
+
+
+def _telemetry_problems(names: Any) -> list[str]:
+    from .observe import BACKENDS
+
+    if not isinstance(names, list | tuple) or not all(isinstance(n, str) for n in names):
+        return [_("PAYCHARGE['TELEMETRY'] must be a list of backend names.")]
+    problems = []
+    for name in names:
+        module = BACKENDS.get(name)
+        if module is None:
+            problems.append(
+                _("PAYCHARGE['TELEMETRY'] names %(name)r: the backends are %(known)s.")
+                % {"name": name, "known": ", ".join(sorted(BACKENDS))}
+            )
+        elif not _installed(module):
+            problems.append(
+                _(
+                    "PAYCHARGE['TELEMETRY'] names %(name)r but %(module)s is not installed: "
+                    "pip install 'django-paycharge[%(name)s]'."
+                )
+                % {"name": name, "module": module.split(".")[0]}
+            )
+    return problems
 
 
 def _webhook_token_messages(name: str) -> list[CheckMessage]:

@@ -74,6 +74,9 @@ DEFAULTS: dict[str, Any] = {
     "ADMIN_MAX_GATEWAY_CALLS": 50,
     "ADMIN_SYNC_MAX_PAGES": 20,
     "ORDER_URL_HOOK": None,
+    # Monitoring (docs/monitoring.md): metrics and traces, and when a sync counts as behind.
+    "TELEMETRY": [],
+    "SYNC_BEHIND_AFTER": 7200,
     # DRF API (django_paycharge.api).
     "API_CHARGE_HOOK": None,
     "API_CREATE_PERMISSION_CLASSES": ["django_paycharge.api.permissions.IsStaffUser"],
@@ -189,6 +192,7 @@ SECONDS_KEYS: dict[str, tuple[float, float]] = {
     "CREATE_SETTLE_SECONDS": (0.0, 300.0),
     "CHARGE_REQUEST_MAX_AGE": (1.0, 30 * 86400.0),
     "CHARGE_REQUEST_GRACE": (0.0, 86400.0),
+    "SYNC_BEHIND_AFTER": (60.0, 30 * 86400.0),
 }
 
 

@@ -4,6 +4,7 @@
     python demo_support.py free-port            a free TCP port on 127.0.0.1
     python demo_support.py wait-url URL [SECS]  wait until URL answers (any HTTP status)
     python demo_support.py register-webhook     register the shop's webhook on the fake gateway
+    python demo_support.py seed-charges N       N past charges on the fake (for the dashboard)
 
 The credentials are made up for one run of the fake gateway: they work nowhere else.
 """
@@ -36,6 +37,8 @@ def credentials() -> str:
         "PAYCHARGE_STORE_ID": str(store_id),
         "PAYCHARGE_MERCHANT_ID": str(merchant_id),
         "PAYCHARGE_WEBHOOK_AUTH_TOKENS": "demo-webhook-" + secrets.token_urlsafe(24),
+        # The bearer token of the shop's metrics endpoint (shop/ops.py).
+        "SHOP_METRICS_TOKEN": "demo-metrics-" + secrets.token_urlsafe(24),
     }
     return "\n".join(f"{name}={value}" for name, value in values.items())
 
@@ -88,6 +91,22 @@ def register_webhook() -> str:
         return str(json.load(answer)["id"])
 
 
+def seed_charges(count: int) -> int:
+    """Past charges of every payment type and status on the fake gateway (its seed control).
+
+    They were made over the last 90 days: the shop's sync mirrors them, and the
+    admin's dashboard has a month to show.
+    """
+    request = urllib.request.Request(
+        f"{os.environ['PAYCHARGE_BASE_URL']}/_fake/seed",
+        data=json.dumps({"count": count, "store_id": os.environ["PAYCHARGE_STORE_ID"]}).encode(),
+        method="POST",
+        headers={"Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(request, timeout=30) as answer:
+        return int(json.load(answer)["created"])
+
+
 def main(argv: list[str]) -> int:
     command = argv[0] if argv else ""
     if command == "credentials":
@@ -98,6 +117,8 @@ def main(argv: list[str]) -> int:
         return 0 if wait_url(argv[1], float(argv[2]) if len(argv) > 2 else 30.0) else 1
     elif command == "register-webhook":
         print(register_webhook())
+    elif command == "seed-charges":
+        print(seed_charges(int(argv[1])))
     else:
         print(__doc__, file=sys.stderr)
         return 2

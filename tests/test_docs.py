@@ -15,17 +15,20 @@ REPO = Path(os.environ.get("PAYCHARGE_REPO", Path(__file__).resolve().parent.par
 PUBLIC_MODULES = [
     "django_paycharge.access",
     "django_paycharge.client",
+    "django_paycharge.client.observe",
     "django_paycharge.client.params",
     "django_paycharge.client.vocabulary",
     "django_paycharge.conf",
     "django_paycharge.debug",
     "django_paycharge.exceptions",
     "django_paycharge.money",
+    "django_paycharge.observe.logs",
     "django_paycharge.periodic",
     "django_paycharge.services",
     "django_paycharge.tasks",
     "django_paycharge.templatetags.paycharge",
     "django_paycharge.testing",
+    "django_paycharge.views.metrics",
 ]
 
 

@@ -12,12 +12,17 @@ from ..models import (
     Cancel,
     Charge,
     ChargeActionRequest,
+    ChargeRequest,
+    Dashboard,
     QuarantinedItem,
     Refund,
+    SyncCheckpoint,
     WebhookConfiguration,
     WebhookDelivery,
 )
+from .attention import ChargeRequestAdmin, SyncCheckpointAdmin
 from .charges import ChargeAdmin
+from .dashboard import DashboardAdmin
 from .deliveries import WebhookDeliveryAdmin
 from .paginator import EstimatedCountPaginator
 from .quarantine import QuarantinedItemAdmin
@@ -31,14 +36,20 @@ admin.site.register(Refund, RefundAdmin)
 admin.site.register(Cancel, CancelAdmin)
 admin.site.register(ChargeActionRequest, ChargeActionRequestAdmin)
 admin.site.register(QuarantinedItem, QuarantinedItemAdmin)
+admin.site.register(ChargeRequest, ChargeRequestAdmin)
+admin.site.register(SyncCheckpoint, SyncCheckpointAdmin)
+admin.site.register(Dashboard, DashboardAdmin)
 
 __all__ = [
     "CancelAdmin",
     "ChargeActionRequestAdmin",
     "ChargeAdmin",
+    "ChargeRequestAdmin",
+    "DashboardAdmin",
     "EstimatedCountPaginator",
     "QuarantinedItemAdmin",
     "RefundAdmin",
+    "SyncCheckpointAdmin",
     "WebhookConfigurationAdmin",
     "WebhookDeliveryAdmin",
 ]

@@ -86,6 +86,7 @@ class WebhookDeliveryAdmin(ReadOnlyAdmin):
         "claimed_at",
         "lease_until",
         "claimed_by",
+        "gateway_request_id",
         "last_error",
         "headers_pretty",
         "body_pretty",

@@ -12,6 +12,7 @@ import requests
 import requests.utils
 from requests.adapters import HTTPAdapter
 
+from .observe import Observer
 from .options import DEFAULT_TIMEOUT, ClientOptions
 from .resources import Cancels, Charges, IssuerTokens, Refunds, Tokens, Webhooks
 from .throttle import Throttle
@@ -32,7 +33,9 @@ class PayChargeClient:
     (full jitter), or the gateway's ``Retry-After`` when it sends one; a
     ``Retry-After`` beyond ``max_retry_after`` seconds ends the retries at
     once. ``sleep`` and ``random`` can be replaced to make retries
-    deterministic in tests. ``polling_timeout`` is the read time-out of
+    deterministic in tests. ``observer`` is told about every call and its
+    attempts (see :mod:`.observe`): metrics and traces connect there.
+    ``polling_timeout`` is the read time-out of
     ``charges.retrieve(..., polling=True)``. ``pool_size`` is the number of
     kept-alive connections per host of the session this client creates, and
     the most requests the client sends at once (from any number of threads;
@@ -60,6 +63,7 @@ class PayChargeClient:
         user_agent: str | None = None,
         sleep: Callable[[float], object] = time.sleep,
         random: Callable[[], float] = _random.random,
+        observer: Observer | None = None,
     ) -> None:
         options = ClientOptions.checked(
             base_url=base_url,
@@ -85,6 +89,7 @@ class PayChargeClient:
             sleep=sleep,
             random=random,
             throttle=Throttle(options.pool_size),
+            observer=observer,
         )
         polling_timeout = options.polling_timeout
         self.charges = Charges(self._transport, polling_timeout)

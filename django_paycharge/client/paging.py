@@ -8,6 +8,7 @@ stores and checks the page it holds.
 
 from __future__ import annotations
 
+import contextvars
 import threading
 import uuid
 from collections import deque
@@ -150,7 +151,11 @@ class Prefetcher(Generic[P]):
         self._ready: deque[tuple[P, bool]] = deque()
         self._error: BaseException | None = None
         self._finished = self._closed = False
-        self._thread = threading.Thread(target=self._run, args=(cursor,), name=name, daemon=True)
+        # The caller's context goes along (contextvars): an observer's trace and log context
+        # see the pages' requests as the caller's own.
+        self._thread = threading.Thread(
+            target=contextvars.copy_context().run, args=(self._run, cursor), name=name, daemon=True
+        )
         self._thread.start()
 
     def _run(self, cursor: str | None) -> None:

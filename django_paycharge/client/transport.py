@@ -27,6 +27,7 @@ from django_paycharge import __version__
 from django_paycharge.exceptions import APIError, NetworkError
 
 from ._errors import api_error, network_error, read_body, without_tracebacks
+from .observe import GatewayAttempt, GatewayCall, Observer, route_of, safe_code
 from .options import ClientOptions
 from .request_log import failure_level, log_attempt, log_path
 from .retries import (
@@ -88,6 +89,7 @@ class Transport:
         "base_url",
         "max_retries",
         "max_retry_after",
+        "observer",
         "random",
         "session",
         "sleep",
@@ -103,8 +105,10 @@ class Transport:
         sleep: Callable[[float], object],
         random: Callable[[], float],
         throttle: Throttle,
+        observer: Observer | None = None,
     ) -> None:
         self.base_url = options.base_url
+        self.observer = observer
         self.throttle = throttle
         self.timeout = options.timeout
         self.max_retries = options.max_retries
@@ -160,11 +164,25 @@ class Transport:
             timeout=_call_timeout(self.timeout, read_timeout),
             deadline=deadline,
         )
+        if self.observer is None:
+            return self._attempts(call, parse, None)
+        observed = GatewayCall(method, route_of(path))
+        with self.observer(observed) as report:
+            return self._attempts(call, parse, lambda *a: report(_record(observed, *a)))
+
+    def _attempts(
+        self,
+        call: _Call,
+        parse: Callable[[Any], T],
+        report: Callable[[_Attempt, int, bool], None] | None,
+    ) -> T:
         paused = False
         for attempt in range(self.max_retries + 1):
             sent = self._send(call, attempt, paused=paused)
             if sent.response is not None:
                 _log(logging.DEBUG, call, sent, attempt)
+                if report is not None:
+                    report(sent, attempt, False)
                 return read_body(sent.response, parse, sent.request_id, self._clean)
             # After a 429 this request sleeps through the pause it asked for itself.
             paused = sent.status == 429
@@ -174,14 +192,16 @@ class Transport:
                 attempt=attempt,
                 max_retries=self.max_retries,
                 max_retry_after=self.max_retry_after,
-                deadline=deadline,
+                deadline=call.deadline,
                 now=time.monotonic(),
             )
             _log(failure_level(sent.status, will_retry), call, sent, attempt)
+            if report is not None:
+                report(sent, attempt, will_retry)
             assert sent.error is not None
             if not will_retry:
                 raise sent.error
-            self._wait(sent, attempt, deadline)
+            self._wait(sent, attempt, call.deadline)
         raise AssertionError("unreachable")  # pragma: no cover
 
     def _send(self, call: _Call, attempt: int, *, paused: bool) -> _Attempt:
@@ -274,6 +294,19 @@ class Transport:
 def _log(level: int, call: _Call, sent: _Attempt, attempt: int) -> None:
     log_attempt(
         level, call.method, call.log_path, sent.status, sent.started, attempt, sent.request_id
+    )
+
+
+def _record(call: GatewayCall, sent: _Attempt, attempt: int, retrying: bool) -> GatewayAttempt:
+    code = sent.error.code if isinstance(sent.error, APIError) else None
+    return GatewayAttempt(
+        call=call,
+        status=sent.status,
+        seconds=time.perf_counter() - sent.started,
+        attempt=attempt + 1,
+        request_id=sent.request_id,
+        code=safe_code(code),
+        retrying=retrying,
     )
 
 

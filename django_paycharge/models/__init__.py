@@ -8,6 +8,7 @@ from .charges import (
     IssuerToken,
     PaymentType,
 )
+from .dashboard import Dashboard
 from .idempotency import ApiIdempotencyRecord
 from .quarantine import QuarantinedItem
 from .refunds import (
@@ -33,6 +34,7 @@ __all__ = [
     "ChargeMode",
     "ChargeRequest",
     "ChargeStatus",
+    "Dashboard",
     "IssuerToken",
     "OperationStatus",
     "PaymentType",

@@ -121,6 +121,11 @@ class Charge(models.Model):
             ),
             models.Index(fields=["merchant_transaction_id"], name="paycharge_charge_mtid"),
             models.Index(fields=["payment_type"], name="paycharge_charge_ptype"),
+            # The dashboard: takings and failures by mode, status and day; open payments.
+            models.Index(
+                fields=["mode", "status", "payment_type", "created_on"],
+                name="paycharge_charge_dashboard",
+            ),
         ]
         permissions = [
             (
@@ -188,6 +193,8 @@ class ChargeRequest(models.Model):
     #: When it was last sent: the gateway may finish a request some time after that.
     sent_at = models.DateTimeField(_("last sent at"), null=True, blank=True)
     error = models.JSONField(_("error"), null=True, blank=True, encoder=PayloadEncoder)
+    #: The gateway's id of the answer that created the charge (errors keep theirs in ``error``).
+    gateway_request_id = models.CharField(_("gateway request id"), max_length=100, blank=True)
     created_at = models.DateTimeField(_("created at"), auto_now_add=True)
     updated_at = models.DateTimeField(_("updated at"), auto_now=True)
 

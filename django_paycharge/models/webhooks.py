@@ -84,6 +84,8 @@ class WebhookDelivery(models.Model):
     # Set while a claim holds; cleared when its processing ends.
     lease_until = models.DateTimeField(_("lease until"), null=True, blank=True)
     claimed_by = models.CharField(_("claimed by"), max_length=200, blank=True)
+    #: The gateway's id of the last answer its processing got (the re-read of its charge).
+    gateway_request_id = models.CharField(_("gateway request id"), max_length=100, blank=True)
     charge = models.ForeignKey(
         "Charge", null=True, blank=True, on_delete=models.SET_NULL, related_name="deliveries"
     )

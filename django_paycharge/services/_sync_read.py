@@ -28,6 +28,7 @@ from django.db import DEFAULT_DB_ALIAS, connections, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.models import Field
 
+from .. import observe
 from ..client import Charge as RemoteCharge
 from ..client import PayChargeClient, Prefetcher, RawPage
 from ..models import SyncWindow
@@ -131,7 +132,9 @@ class Reading:
         schedule = Schedule(windows, limit=readers if pace is None else 1)
         threads = [
             threading.Thread(
-                target=self._reader, args=(schedule, turns, pace, True), name=f"paycharge-sync-{n}"
+                target=observe.carry(self._reader),
+                args=(schedule, turns, pace, True),
+                name=f"paycharge-sync-{n}",
             )
             for n in range(1, readers)
         ]
@@ -161,6 +164,7 @@ class Reading:
             if own_thread:
                 connections.close_all()  # this thread's connections only
 
+    @observe.traced("paycharge.sync.window", lambda self, *_: {"account": self.account})
     def _read_window(
         self, window: Window, schedule: Schedule, turns: Any, pace: Pace | None
     ) -> bool:

@@ -21,7 +21,7 @@ from django.db import DatabaseError, router
 from django.db.models import F
 from django.utils import timezone
 
-from .. import conf, signals
+from .. import conf, observe, signals
 from ..client import IN_PROGRESS_CODE, PayChargeClient
 from ..client.types import Charge as RemoteCharge
 from ..exceptions import (
@@ -68,6 +68,7 @@ class Asked:
     settled: ChargeRequest | None = None
 
 
+@observe.traced("paycharge.charge_request", lambda r, **_: {"charge_request": request_name(r)})
 def ask_gateway(request: ChargeRequest, *, budget: float) -> Asked:
     """Send ``request`` with its key; while the answer is unknown, ask again for ``budget`` s.
 
@@ -165,6 +166,7 @@ def link_charge(request: ChargeRequest, charge: Charge) -> None:
                 state=State.SUCCEEDED,
                 charge=charge,
                 charge_gateway_id=charge.gateway_id,
+                gateway_request_id=observe.request_id("POST"),
                 updated_at=timezone.now(),
             )
         )

@@ -6,7 +6,7 @@ import threading
 
 from django.views.decorators.debug import sensitive_variables
 
-from .. import conf
+from .. import conf, observe
 from ..client import PayChargeClient
 
 _lock = threading.Lock()
@@ -32,6 +32,7 @@ def get_client(account: str | None = None) -> PayChargeClient:
                 max_retries=settings.max_retries,
                 backoff_base=settings.retry_backoff,
                 backoff_max=settings.retry_backoff_max,
+                observer=observe.gateway_observer(name),
             )
             _clients[name] = client
     return client

@@ -17,7 +17,7 @@ from django.db.models import Q
 from django.utils import timezone
 from django.utils.translation import gettext
 
-from .. import signals
+from .. import observe, signals
 from ..client import ShapeError, parse_charge
 from ..exceptions import NotFoundError, PayChargeError
 from ..models import WebhookDelivery
@@ -174,6 +174,7 @@ def current_status(delivery_pk: int) -> str:
     return str(row.status)
 
 
+@observe.traced("paycharge.webhook.process", lambda delivery: {"delivery": str(delivery.pk)})
 def process_claimed(delivery: WebhookDelivery) -> str:
     """Process a delivery this process has claimed (see :mod:`.leases`); its status afterwards."""
     update: dict[str, Any] = {"processed_at": timezone.now(), "last_error": ""}

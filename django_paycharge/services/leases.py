@@ -20,7 +20,7 @@ from django.db.models import F, Min, Q
 from django.utils import timezone
 from django.utils.translation import gettext
 
-from .. import conf
+from .. import conf, observe
 from ..models import WebhookDelivery
 
 #: Claims of one delivery (its first processing included) before it is left failed.
@@ -58,17 +58,26 @@ def claim(
         allowed |= Q(status=Status.FAILED)
     if force:
         allowed |= Q(status__in=[Status.FAILED, Status.PROCESSED, Status.IGNORED]) | stuck(now)
-    claimed = WebhookDelivery.objects.filter(allowed, pk=delivery_pk).update(
-        status=Status.PROCESSING,
-        attempts=F("attempts") + 1,
-        claimed_at=now,
-        lease_until=now + conf.webhook_lease(),
-        claimed_by=by[:200],
-    )
-    if not claimed:
-        give_up_exhausted(now, pk=delivery_pk)
-        return None
-    return WebhookDelivery.objects.get(pk=delivery_pk)
+    values = {
+        "status": Status.PROCESSING,
+        "attempts": F("attempts") + 1,
+        "claimed_at": now,
+        "lease_until": now + conf.webhook_lease(),
+        "claimed_by": by[:200],
+    }
+    rows = WebhookDelivery.objects.filter(allowed, pk=delivery_pk)
+    # A claim of a waiting delivery first (one statement); then of a stuck one, which
+    # takes over a dead worker's claim and is counted as such.
+    taken_over = False
+    if not rows.exclude(status=Status.PROCESSING).update(**values):
+        taken_over = bool(rows.filter(status=Status.PROCESSING).update(**values))
+        if not taken_over:
+            give_up_exhausted(now, pk=delivery_pk)
+            return None
+    delivery = WebhookDelivery.objects.get(pk=delivery_pk)
+    if taken_over:
+        observe.lease_taken_over(delivery.account)
+    return delivery
 
 
 def claim_next(*, by: str) -> WebhookDelivery | None:
@@ -91,7 +100,17 @@ def finish(delivery: WebhookDelivery, **update: Any) -> bool:
     mine = WebhookDelivery.objects.filter(
         pk=delivery.pk, status=Status.PROCESSING, claimed_at=delivery.claimed_at
     )
-    return bool(mine.update(lease_until=None, **update))
+    # The gateway's request id of the processing's last answer: logs, rows and traces join on it.
+    update.setdefault("gateway_request_id", observe.request_id())
+    if not mine.update(lease_until=None, **update):
+        return False
+    status = update.get("status", Status.PROCESSING)
+    if status != Status.RECEIVED:  # a claim given back is not an end
+        finished_at = update.get("processed_at")
+        observe.delivery_finished(
+            delivery.account, delivery.event, status, delivery.received_at, finished_at
+        )
+    return True
 
 
 def release(delivery: WebhookDelivery) -> None:

@@ -31,6 +31,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import F, QuerySet
 from django.utils import timezone
 
+from .. import observe
 from ..client import Rejected, ShapeError, parse_charge
 from ..models import Charge, QuarantinedItem
 from ..models.payload import PayloadEncoder
@@ -89,6 +90,7 @@ def quarantine(
             seen.update(times_seen=F("times_seen") + 1, last_seen_at=now)
     if count:
         logger.warning("%d %s item(s) of account %s quarantined", count, resource, account)
+    observe.quarantined(account, resource, count)
     return count
 
 

@@ -30,7 +30,7 @@ from django.db.models import Max, Min, QuerySet
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from .. import conf
+from .. import conf, observe
 from ..client import PayChargeClient
 from ..client.vocabulary import FINAL_RANK
 from ..exceptions import ConfigurationError, NotFoundError, PayChargeError, SyncInProgressError
@@ -51,6 +51,7 @@ logger = logging.getLogger("django_paycharge.services")
 OVERLAP = timedelta(minutes=10)
 
 
+@observe.traced("paycharge.sync", lambda account=None, *_, **__: {"account": account or "default"})
 def sync_charges(
     account: str | None = None,
     store_id: uuid.UUID | str | None = None,
@@ -113,11 +114,14 @@ def _run(
         result.complete = windows_read and _refresh_open(reading, readers)
     except PayChargeError as exc:
         SyncCheckpoint.objects.filter(pk=checkpoint.pk).update(last_error=str(exc)[:2000])
+        observe.sync_finished(reading.account, "charges", "failed", result.elapsed, result.seen)
         raise
     if windows_read:
         _finish_run(checkpoint)
     # Every item still kept, whichever run found it, until stored or dismissed.
     result.quarantined = unresolved(reading.account).count()
+    outcome = "complete" if result.complete else "partial"
+    observe.sync_finished(reading.account, "charges", outcome, result.elapsed, result.seen)
     return result
 
 

@@ -27,7 +27,7 @@ from django.utils.translation import gettext
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST
 
-from .. import conf
+from .. import conf, observe
 from ..exceptions import ConfigurationError
 from ..services.deliveries import store_delivery
 from ..services.webhook_configs import delivery_token_matches
@@ -83,6 +83,7 @@ def webhook(request: HttpRequest, account: str = conf.DEFAULT_ACCOUNT) -> HttpRe
     except Exception:  # nothing was stored: any other answer than 503 loses it
         logger.exception("A webhook delivery could not be stored")
         return _unavailable()
+    observe.delivery_received(account, delivery.event, created)
     # Deliveries stored as failed (malformed, too large) are not processed. A
     # repeat of one still waiting (its first dispatch failed) or stuck (its
     # worker died) is dispatched again: the gateway's retry is what rescues it.

@@ -150,6 +150,8 @@ PAYCHARGE: dict[str, Any] = {
     "RETURN_URL_HOOK": "shop.payments.return_url",
     "ALLOW_HTTP_ISSUER_URLS": _loopback_http,
     "TASKS": env_str("PAYCHARGE_TASKS", "auto"),
+    # Metrics (docs/monitoring.md): "prometheus" needs django-paycharge[prometheus].
+    "TELEMETRY": env_list("PAYCHARGE_TELEMETRY", []),
 }
 # Documented in docs/settings.md; left to the app's defaults unless set.
 if env_str("PAYCHARGE_TIMEOUT"):
@@ -162,6 +164,8 @@ SHOP_CURRENCY = env_str("SHOP_CURRENCY", "JPY")
 #: Seconds the pay request may take, waiting for a new charge to leave "pending"
 #: (what is still pending then is completed by the webhook).
 SHOP_PAY_TIME_LIMIT = float(env_str("SHOP_PAY_TIME_LIMIT", "20"))
+#: The bearer token of the metrics endpoint (shop/ops.py); empty: the endpoint refuses everyone.
+SHOP_METRICS_TOKEN = env_str("SHOP_METRICS_TOKEN", "")
 #: The demo bank page completes payments on the fake gateway; only for a gateway on loopback.
 SHOP_DEMO_BANK = env_bool("SHOP_DEMO_BANK", _loopback_http)
 

@@ -195,3 +195,27 @@ def test_the_csv_benchmark_exports_with_both_variants_and_reports():
     )
     assert "Admin CSV export of every charge: 60 rows" in out
     assert "ours / baseline peak" in out
+
+
+@pytest.mark.django_db
+def test_the_dashboard_benchmark_fills_dresses_and_renders():
+    from bench import dashboard
+    from django_paycharge.models import Refund
+
+    admin_changelist.fill(200)
+    dashboard.dress(every=5)
+    assert Refund.objects.exists()
+    assert not Charge.objects.filter(status="failed", error__isnull=True).exists()
+    results = dashboard.measure(renders=2)
+    assert [r["mode"] for r in results] == ["test", "live"]
+    assert all(r["queries"] > 0 and r["p50"] > 0 for r in results)
+
+
+def test_the_telemetry_benchmark_times_the_hooks_alone(settings):
+    from bench import telemetry
+
+    # An override of its own: the benchmark's settings changes end with the test.
+    settings.PAYCHARGE = dict(settings.PAYCHARGE)
+
+    assert telemetry._hooks_alone("off", 100) > 0
+    assert telemetry._hooks_alone("prometheus", 100) > 0

@@ -7,6 +7,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -15,6 +16,7 @@ import requests
 import responses
 
 from django_paycharge.client import PayChargeClient
+from django_paycharge.client.observe import GatewayAttempt, GatewayCall
 from django_paycharge.exceptions import NetworkError, PayChargeError
 
 from .conftest import (
@@ -80,7 +82,14 @@ def _run_everything(client: PayChargeClient) -> list[BaseException]:
 def test_no_secret_in_logs_or_errors(
     debug_logs: pytest.LogCaptureFixture, rsps: responses.RequestsMock, sleeps: SleepRecorder
 ) -> None:
-    client = make_client(sleeps, max_retries=1)
+    observed: list[str] = []  # everything the client tells an observer (metrics, spans)
+
+    @contextmanager
+    def observer(call: GatewayCall) -> Iterator[Callable[[GatewayAttempt], None]]:
+        observed.append(repr(call))
+        yield lambda attempt: observed.append(repr(attempt))
+
+    client = make_client(sleeps, max_retries=1, observer=observer)
     echo = {
         "status": "error",
         "code": "NOT_AUTHENTICATED",
@@ -111,6 +120,9 @@ def test_no_secret_in_logs_or_errors(
     assert _leaks(log) == []
     assert _leaks(repr(client)) == []
     assert _leaks(repr(client._transport)) == []
+    assert len(observed) > 10 and any("RESOURCE_NOT_FOUND" in o for o in observed)
+    assert _leaks("\n".join(observed)) == []
+    assert not any(str(CHARGE) in o or "a@b.example" in o for o in observed)  # routes only
 
 
 def test_one_log_line_per_attempt(

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import urllib.error
 import urllib.request
 from pathlib import Path
 from typing import Any
@@ -289,6 +290,35 @@ def test_the_demo_admin_user_sees_the_paid_order(demo: Demo, browser_page: Any) 
     # The app's own admin, in the same site: the mirrored charge.
     page.goto(f"{demo.shop_url}/admin/django_paycharge/charge/?q={state['charge']['id']}")
     assert page.locator("#result_list tbody tr").count() == 1
+
+
+def test_the_dashboard_shows_the_seeded_charges_and_the_metrics_answer(
+    demo: Demo, browser_page: Any
+) -> None:
+    text = demo.text()
+    dashboard = re.search(r"Dashboard:\s+(http://\S+)", text)
+    metrics = re.search(r"Metrics:\s+(http://\S+)\s", text)
+    token = re.search(r'Authorization: Bearer (\S+?)"', text)
+    assert dashboard and metrics and token, text
+    page = browser_page
+    page.goto(f"{demo.shop_url}/admin/login/?next=/admin/")
+    page.fill("#id_username", demo.admin_user)
+    page.fill("#id_password", demo.admin_password)
+    page.click("input[type=submit]")
+    page.goto(dashboard.group(1))
+    takings = page.locator("#paycharge-takings").inner_text()
+    assert "All payment types" in takings  # the seeded month, synced by the demo
+    assert page.locator("svg.paycharge-chart rect.paycharge-bar").count() == 30
+    request = urllib.request.Request(
+        metrics.group(1), headers={"Authorization": f"Bearer {token.group(1)}"}
+    )
+    with urllib.request.urlopen(request, timeout=10) as answer:
+        body = answer.read().decode()
+    assert "paycharge_gateway_requests_total" in body and "paycharge_attention" in body
+    refused = urllib.request.Request(metrics.group(1))
+    with pytest.raises(urllib.error.HTTPError) as denied:
+        urllib.request.urlopen(refused, timeout=10)
+    assert denied.value.code == 403
 
 
 def test_a_3ds_card_confirms_with_the_issuer_then_is_paid(demo: Demo, browser_page: Any) -> None:

@@ -2,8 +2,10 @@
 
 Scanned: every log record (message, extras and traceback), every response
 (body and headers), every admin page a staff member without
-``view_bank_account_number`` can open, every e-mail, and every column of every
-table dumped as text, and a page with the payment widget. Looked for: the app token
+``view_bank_account_number`` can open (the dashboard included), every e-mail,
+every column of every table dumped as text, a page with the payment widget,
+the Prometheus endpoint's output and every OpenTelemetry span (name,
+attributes, events, status). Looked for: the app token
 secret, the (server's) JWT, the
 ``secret.jwt`` pair, the webhook auth tokens (settings and a configuration's),
 and the full bank account number of a bank-transfer charge (outside the two
@@ -25,12 +27,14 @@ from django.contrib.auth.models import Permission, User
 from django.core import mail
 from django.db import connection
 from django.template import Context, Template
-from django.test import Client
+from django.test import Client, RequestFactory
 from django.urls import reverse
 
 from django_paycharge import services, signals
 from django_paycharge.models import Charge, IssuerToken
 from django_paycharge.testing import make_jwt
+from django_paycharge.views.metrics import metrics
+from tests.observe.recording import describe, record_spans
 
 SETTINGS_WEBHOOK_TOKEN = "whk-settings-token-5f0c9a1e7b"
 WIDGET_JWT = make_jwt({"sub": "browser-widget"})
@@ -94,7 +98,10 @@ def test_no_secret_anywhere_under_debug_logging_and_forced_errors(
         **settings.PAYCHARGE,
         "WEBHOOK_AUTH_TOKENS": [SETTINGS_WEBHOOK_TOKEN],
         "MAX_RETRIES": 1,
+        # Metrics and spans on: what they export is scanned too.
+        "TELEMETRY": ["prometheus", "opentelemetry"],
     }
+    exporter = record_spans()
     # Django 6 takes plain addresses and deprecates (name, address) pairs; 5.2 needs pairs.
     settings.ADMINS = (
         ["ops@shop.example"] if django.VERSION >= (6, 0) else [("Ops", "ops@shop.example")]
@@ -219,8 +226,8 @@ def test_no_secret_anywhere_under_debug_logging_and_forced_errors(
     )
     admin = Client()
     admin.force_login(staff)
-    pages = [reverse("admin:index")]
-    for model in ("charge", "webhookconfiguration", "webhookdelivery"):
+    pages = [reverse("admin:index"), reverse("admin:django_paycharge_dashboard_changelist")]
+    for model in ("charge", "webhookconfiguration", "webhookdelivery", "chargerequest"):
         pages.append(reverse(f"admin:django_paycharge_{model}_changelist"))
         for pk in apps.get_model("django_paycharge", model).objects.values_list("pk", flat=True):
             pages.append(reverse(f"admin:django_paycharge_{model}_change", args=[pk]))
@@ -233,6 +240,12 @@ def test_no_secret_anywhere_under_debug_logging_and_forced_errors(
         args=[Charge.objects.get(gateway_id=bank.gateway_id).pk],
     )
     assert any("•••" in text for what, text in responses if what == f"admin {bank_page}")
+
+    # What operators see: the metrics endpoint and every span.
+    keep("metrics", metrics(RequestFactory().get("/metrics")))
+    spans = exporter.get_finished_spans()
+    assert any(s.name.startswith("paycharge.gateway") for s in spans)
+    responses.extend(("span", describe(span)) for span in spans)
 
     # Scan.
     tables = dump_tables()

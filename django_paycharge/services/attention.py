@@ -1,0 +1,118 @@
+"""What needs someone's attention, counted in one place for the dashboard and the metrics.
+
+:func:`needs_attention` gives each item's count and the admin list that
+shows exactly those rows (a URL name and its filter). The staff dashboard
+lists them; the Prometheus view exposes them as ``paycharge_attention``.
+A new kind of item is one more entry here, and both show it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.db.models import Count, Q
+from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
+
+from .. import conf
+from ..models import (
+    ChargeActionRequest,
+    ChargeRequest,
+    QuarantinedItem,
+    SyncCheckpoint,
+    WebhookDelivery,
+)
+from . import leases
+
+Status = WebhookDelivery.Status
+
+
+@dataclass(frozen=True)
+class AttentionItem:
+    """One kind of thing to look at: how many, and the admin list of exactly those."""
+
+    key: str
+    label: Any
+    count: int
+    #: The admin changelist's URL name and the query string of its filter.
+    url_name: str
+    query: str
+
+
+def sync_behind(now: datetime) -> Q:
+    """Sync checkpoints behind: last completed longer ago than ``SYNC_BEHIND_AFTER`` (or
+    never, with a run started that long ago), or whose last run failed."""
+    limit = now - timedelta(seconds=conf.get_seconds("SYNC_BEHIND_AFTER"))
+    never = Q(last_completed_at__isnull=True) & Q(run_started_at__lt=limit)
+    return Q(last_completed_at__lt=limit) | never | ~Q(last_error="")
+
+
+def needs_attention(now: datetime | None = None) -> list[AttentionItem]:
+    """Every item, zero counts included, in the order the dashboard shows them (5 queries)."""
+    now = now or timezone.now()
+    deliveries = WebhookDelivery.objects.filter(
+        status__in=[Status.RECEIVED, Status.PROCESSING, Status.FAILED]
+    ).aggregate(
+        waiting=Count("pk", filter=Q(status=Status.RECEIVED)),
+        stuck=Count("pk", filter=leases.stuck(now)),
+        failed=Count("pk", filter=Q(status=Status.FAILED)),
+    )
+    charge = "admin:django_paycharge_chargerequest_changelist"
+    action = "admin:django_paycharge_chargeactionrequest_changelist"
+    delivery = "admin:django_paycharge_webhookdelivery_changelist"
+    unknown = ChargeRequest.State.UNKNOWN
+    pending = ChargeActionRequest.State.PENDING
+    return [
+        AttentionItem(
+            "charge_requests_unknown",
+            _("Charge requests with an unknown outcome"),
+            ChargeRequest.objects.filter(state=unknown).count(),
+            charge,
+            f"state__exact={unknown}",
+        ),
+        AttentionItem(
+            "action_requests_unconfirmed",
+            _("Captures, cancels and refunds not confirmed by the gateway"),
+            ChargeActionRequest.objects.filter(state=pending).count(),
+            action,
+            f"state__exact={pending}",
+        ),
+        AttentionItem(
+            "deliveries_waiting",
+            _("Webhook deliveries not processed yet"),
+            deliveries["waiting"],
+            delivery,
+            f"status__exact={Status.RECEIVED}",
+        ),
+        AttentionItem(
+            "deliveries_stuck",
+            _("Webhook deliveries stuck (their worker died)"),
+            deliveries["stuck"],
+            delivery,
+            "status__exact=stuck",
+        ),
+        AttentionItem(
+            "deliveries_failed",
+            _("Webhook deliveries that failed"),
+            deliveries["failed"],
+            delivery,
+            f"status__exact={Status.FAILED}",
+        ),
+        AttentionItem(
+            "quarantined",
+            _("Items from the gateway that could not be stored"),
+            QuarantinedItem.objects.filter(resolved_at__isnull=True).count(),
+            "admin:django_paycharge_quarantineditem_changelist",
+            "resolved=no",
+        ),
+        AttentionItem(
+            "syncs_behind",
+            _("Syncs behind or failed"),
+            SyncCheckpoint.objects.filter(sync_behind(now)).count(),
+            "admin:django_paycharge_synccheckpoint_changelist",
+            "behind=yes",
+        ),
+        # Announcements not heard: wired at merge with the announcement outbox (issue 31).
+    ]
