@@ -86,13 +86,52 @@ def tasks_framework() -> Any | None:
     return None
 
 
+class _Unbound(_InlineOnly):
+    """Stands in for a task that no configured backend and queue accepts (the checks say why)."""
+
+    def _unavailable(self, *args: Any, **kwargs: Any) -> Any:
+        raise ConfigurationError(
+            gettext(
+                "Our tasks cannot be bound to PAYCHARGE['TASK_BACKEND'] / ['TASK_QUEUE']: "
+                "run manage.py check (django_paycharge.E022)."
+            )
+        )
+
+    enqueue = using = get_backend = _unavailable
+
+
 def background_task(func: Callable[P, T]) -> BackgroundTask[P, T]:
-    """Make ``func`` a task; the backend finds it again by module and function name."""
+    """Make ``func`` a task; the backend finds it again by module and function name.
+
+    Every send binds the task to the backend and queue configured then
+    (:func:`routed`). The object made here is what a worker finds by that
+    name, and making it validates it against a backend: it is made on the
+    configured one, never on Django's ``default`` alias and queue, which a
+    shop's ``TASKS`` may not have (that crashed every ``manage.py`` command).
+    """
     framework = tasks_framework()
     if framework is None:
         return _InlineOnly(func)
-    made: BackgroundTask[P, T] = framework.task()(func)
-    return made
+    for alias, queue in _bindings():
+        try:
+            made: BackgroundTask[P, T] = framework.task(backend=alias, queue_name=queue)(func)
+        except Exception:  # noqa: S112 - the next candidate; the checks name what is wrong
+            continue
+        return made
+    return _Unbound(func)
+
+
+def _bindings() -> list[tuple[str, str]]:
+    """Backends and queues to make a task on: the configured ones first, then each backend's."""
+    try:
+        found = [(str(conf.get_setting("TASK_BACKEND")), str(conf.get_setting("TASK_QUEUE")))]
+    except ConfigurationError:  # a malformed PAYCHARGE: the checks report it
+        found = []
+    tasks = getattr(settings, "TASKS", None) or {}
+    for alias, entry in tasks.items() if isinstance(tasks, dict) else ():
+        queues = entry.get("QUEUES") if isinstance(entry, dict) else None
+        found.append((alias, str(queues[0]) if queues else "default"))
+    return found
 
 
 @background_task
@@ -387,20 +426,3 @@ def _task_waiting(task: Any, due: datetime | None = None) -> bool:
     with connection.cursor() as cursor:
         cursor.execute(_waiting_sql[key], params)
         return cursor.fetchone() is not None
-
-
-def _register_with_configured_backend() -> None:
-    # Binding a task to a backend validates it there, which is when a Celery
-    # backend registers it with Celery: without this, a worker whose default
-    # backend is another one would not know our tasks. Best effort: a wrong
-    # alias is reported by the system checks, not at import.
-    if tasks_framework() is None:
-        return
-    try:
-        for task in ALL_TASKS:
-            routed(task)
-    except Exception:  # an unknown alias, or settings not ready: checks report it
-        logger.debug("Tasks not bound to the configured backend yet", exc_info=True)
-
-
-_register_with_configured_backend()
