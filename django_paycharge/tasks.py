@@ -31,7 +31,7 @@ from django.utils.translation import gettext
 from . import conf, services
 from .exceptions import ConfigurationError, SyncInProgressError
 from .models import WebhookDelivery
-from .services import deliveries, leases
+from .services import announcements, deliveries, leases
 
 logger = logging.getLogger("django_paycharge.tasks")
 
@@ -156,12 +156,20 @@ def drain_webhook_deliveries() -> dict[str, int]:
 
 @background_task
 def sweep_webhook_leases() -> dict[str, int]:
-    """Take over deliveries whose claim's lease ran out; again while claims remain."""
+    """Take over deliveries and receivers whose lease ran out; again while claims remain."""
     counts = _drain("sweep_webhook_leases task")
-    expiry = leases.next_expiry()
-    if expiry is not None:
-        _ensure_sweep(expiry)
+    heard = announcements.hear_due(by=leases.claimant("sweep_webhook_leases task"))
+    counts.update({f"announcements_{status}": n for status, n in heard.items()})
+    expiries = [e for e in (leases.next_expiry(), announcements.next_due()) if e is not None]
+    if expiries:
+        _ensure_sweep(min(expiries))
     return counts
+
+
+@background_task
+def hear_announcement(announcement_pk: int) -> str:
+    """Run one announcement's receiver again (see services.announcements); its status after."""
+    return announcements.hear(announcement_pk, by=leases.claimant("hear_announcement task"))
 
 
 @background_task
@@ -205,6 +213,7 @@ ALL_TASKS: tuple[BackgroundTask[..., Any], ...] = (
     fill_payment_types_task,
     recover_charge_requests_task,
     run_periodic_task,
+    hear_announcement,
 )
 
 
@@ -286,6 +295,41 @@ def dispatch_delivery(delivery_pk: int, *, retry_failed: bool = False) -> None:
         deliveries.process_delivery(
             delivery_pk, retry_failed=retry_failed, by=leases.claimant("inline processing")
         )
+
+
+def dispatch_announcement(announcement_pk: int) -> None:
+    """Run an announcement's receiver again: on our task backend, or inline without one."""
+    if background_enabled():
+        routed(hear_announcement).enqueue(announcement_pk)
+    else:
+        announcements.hear(announcement_pk, by=leases.claimant("inline hearing"))
+
+
+def schedule_announcement(announcement_pk: int, due: datetime) -> None:
+    """Wake a worker when a failed receiver is due again (inline: the periodic sweep does).
+
+    On django-tasks-db the lease sweep, scheduled once for whatever is due
+    first, runs it; elsewhere a deferred task of its own.
+    """
+    if not background_enabled():
+        return
+    if drains_deliveries():
+        _ensure_sweep(due)
+        return
+    task = routed(hear_announcement)
+    if task.get_backend().supports_defer:
+        task.using(run_after=due + timedelta(seconds=1)).enqueue(announcement_pk)
+
+
+def _watch_announcement_lease(lease_until: datetime) -> None:
+    # Only where it is one query: a receiver's process that dies on django-tasks-db
+    # is then run again by the lease sweep, cron or not (as for deliveries).
+    if drains_deliveries():
+        _ensure_sweep(lease_until)
+
+
+announcements.retry_scheduler = schedule_announcement
+announcements.lease_watcher = _watch_announcement_lease
 
 
 def _retry_later(delivery_pk: int) -> None:
