@@ -9,6 +9,7 @@ from __future__ import annotations
 from django.contrib import admin
 
 from ..models import (
+    Announcement,
     Cancel,
     Charge,
     ChargeActionRequest,
@@ -17,6 +18,7 @@ from ..models import (
     WebhookConfiguration,
     WebhookDelivery,
 )
+from .announcements import AnnouncementAdmin
 from .charges import ChargeAdmin
 from .deliveries import WebhookDeliveryAdmin
 from .paginator import EstimatedCountPaginator
@@ -31,8 +33,10 @@ admin.site.register(Refund, RefundAdmin)
 admin.site.register(Cancel, CancelAdmin)
 admin.site.register(ChargeActionRequest, ChargeActionRequestAdmin)
 admin.site.register(QuarantinedItem, QuarantinedItemAdmin)
+admin.site.register(Announcement, AnnouncementAdmin)
 
 __all__ = [
+    "AnnouncementAdmin",
     "CancelAdmin",
     "ChargeActionRequestAdmin",
     "ChargeAdmin",
