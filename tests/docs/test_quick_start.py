@@ -36,6 +36,7 @@ def test_every_code_block_of_the_docs_says_what_a_reader_does_with_it():
                 "file",
                 "shell",
                 "background",
+                "worker",
                 "not",
             ), str(snippet)
             if snippet.action == "not":
