@@ -23,8 +23,6 @@ import contextlib
 import json
 import os
 import signal
-import subprocess
-import sys
 import time
 import uuid
 from datetime import timedelta
@@ -41,14 +39,11 @@ from django_paycharge.models import Announcement, Charge, WebhookDelivery
 from django_paycharge.services import announcements
 from tests.queues.shop.receivers import mark_paid
 
-from .conftest import ROOT, child_env
+# The dead-worker tests' children: a real db_worker, command or web request.
+from .test_dead_workers import LEASE, TOKEN, WORKER, post, start, wait_for
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
-TOKEN = "whk-receiver-token-0123456789"
-LEASE = 1
-CHILD = Path(__file__).with_name("worker_child.py")
-WORKER = ["db_worker", "--batch", "--interval", "0", "--no-startup-delay"]
 PAGE = reverse("admin:django_paycharge_announcement_changelist")
 
 
@@ -72,26 +67,6 @@ def receiver_runs(monkeypatch, folder: Path, mode: str) -> None:
     monkeypatch.setenv("PAYCHARGE_TEST_RECEIVER_MODE", mode)
 
 
-def start(server, args, *, tasks=True):
-    paycharge = {
-        **server.settings(),
-        "WEBHOOK_AUTH_TOKENS": [TOKEN],
-        "WEBHOOK_LEASE_SECONDS": LEASE,
-        "MAX_RETRIES": 0,
-        "TASKS": "auto" if tasks else "inline",
-    }
-    env = child_env(
-        {
-            "PAYCHARGE_CHILD_SETTINGS": json.dumps(paycharge),
-            "PAYCHARGE_CHILD_TASKS": "db" if tasks else "",
-        }
-    )
-    return subprocess.Popen(
-        [sys.executable, str(CHILD), *args], env=env, cwd=ROOT,
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
-
-
 def paid_delivery(server) -> dict[str, Any]:
     token = server.create_transaction_token("bank_transfer")["id"]
     charge = services.create_charge(transaction_token_id=token, amount=900, currency="JPY")
@@ -101,22 +76,6 @@ def paid_delivery(server) -> dict[str, Any]:
         "event": "charge_finished",
         "data": server.charges[str(charge.gateway_id)],
     }
-
-
-def post(client, body):
-    return client.post(
-        "/payments/webhook/", data=json.dumps(body), content_type="application/json",
-        HTTP_AUTHORIZATION=f"Bearer {TOKEN}",
-    )  # fmt: skip
-
-
-def wait_for(predicate, timeout=30.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.05)
-    return False
 
 
 def runs(folder: Path) -> int:
