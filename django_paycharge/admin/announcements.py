@@ -112,6 +112,10 @@ class AnnouncementAdmin(ReadOnlyAdmin):
             names = {"row": row}
             if status == Status.PROCESSED:
                 self.message_user(request, _("%(row)s was heard.") % names, messages.SUCCESS)
+            elif status == "busy" and row.retrying and row.lease_until:
+                text = _("%(row)s failed and runs again at %(time)s; it was left alone.")
+                when = date_format(timezone.localtime(row.lease_until), "DATETIME_FORMAT")
+                self.message_user(request, text % {**names, "time": when}, messages.WARNING)
             elif status == "busy":
                 text = _("%(row)s is running in another process; it was left alone.")
                 self.message_user(request, text % names, messages.WARNING)

@@ -68,4 +68,4 @@ class Announcement(models.Model):
     @property
     def retrying(self) -> bool:
         """Its receiver raised, and it waits for its next run (the lease is the back-off)."""
-        return self.status == self.Status.PROCESSING and bool(self.last_error)
+        return self.status == self.Status.PROCESSING and not self.claimed_by

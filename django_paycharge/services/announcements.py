@@ -186,7 +186,7 @@ def _failed(row: Announcement, exc: Exception) -> str:
             )
             return str(Status.FAILED)
         due = now + backoff(row.attempts)
-        leases.hold(row, due, last_error=error)
+        leases.hold(row, due, last_error=error, claimed_by="")  # no process holds it: a back-off
     except Exception:  # the claim's lease still runs out: the row is run again then
         logger.exception("Announcement %s: its failure could not be recorded", row.pk)
         return str(Status.PROCESSING)

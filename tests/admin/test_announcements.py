@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -94,3 +95,30 @@ def test_dismiss_leaves_it_alone_for_good(client, staff_user, make_charge):
 def test_staff_without_the_permission_see_nothing(client, staff_user):
     client.force_login(staff_user())
     assert client.get(PAGE).status_code == 403
+
+
+def test_retry_leaves_a_receiver_waiting_for_its_back_off_or_running_alone(
+    client, staff_user, make_charge, receiver
+):
+    charge = make_charge()
+    waiting = not_heard(charge)
+    running = not_heard(charge)
+    later = timezone.now() + timedelta(minutes=5)
+    Announcement.objects.filter(pk=waiting.pk).update(
+        status="running", attempts=1, lease_until=later, claimed_by=""
+    )
+    Announcement.objects.filter(pk=running.pk).update(
+        status="running", attempts=1, lease_until=later, claimed_by="worker (host pid 7)"
+    )
+    client.force_login(staff_user("view_announcement", "retry_announcement"))
+    page = client.get(PAGE).content.decode()
+    assert "Failed; runs again at" in page and "Running (lease until" in page
+    response = client.post(
+        PAGE, {"action": "retry", "_selected_action": [waiting.pk, running.pk]}, follow=True
+    )
+    said = texts(response)
+    assert any(t.startswith(f"{waiting} failed and runs again at") for t in said), said
+    assert f"{running} is running in another process; it was left alone." in said
+    assert receiver.heard == [] and set(
+        Announcement.objects.values_list("attempts", flat=True)
+    ) == {1}
