@@ -83,13 +83,14 @@ def beat_schedule(
 ) -> dict[str, dict[str, Any]]:
     """Celery beat entries for the periodic work (the same steps as ``paycharge_periodic``).
 
-    Lost deliveries and charge requests in flight are picked up every minute;
+    Lost deliveries, receivers due again and charge requests in flight are
+    picked up every minute;
     accounts are synced (and payment types filled) every ten minutes; old
     deliveries are pruned once a day. ``queue``: the Celery queue to send them to.
     """
     options = {"queue": queue} if queue else {}
     entries = {
-        "paycharge-sweep-recover": (sweep_every, ["sweep", "recover"]),
+        "paycharge-sweep-recover": (sweep_every, ["sweep", "announcements", "recover"]),
         "paycharge-sync": (sync_every, ["sync", "payment_types"]),
         "paycharge-prune": (prune_every, ["prune"]),
     }

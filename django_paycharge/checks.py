@@ -11,9 +11,10 @@ Ids are stable and never reused once retired:
 - E007 PAYCHARGE or PAYCHARGE['ACCOUNTS'] is not a dict
 - E008 a webhook or app-wide key is malformed (an account's WEBHOOK_AUTH_TOKENS,
   WEBHOOK_LEASE_SECONDS, RETURN_URL, SHOP_URL, ORDER_URL_HOOK...)
-- E020 background-work settings are wrong (TASKS mode, TASK_BACKEND alias, TASK_QUEUE,
-  DELIVERY_HANDOFF, SWEEP_AFTER, DELIVERY_RETENTION_DAYS)
+- E020 background-work settings are wrong (TASKS mode, an empty TASK_BACKEND or
+  TASK_QUEUE, DELIVERY_HANDOFF, SWEEP_AFTER, DELIVERY_RETENTION_DAYS)
 - E021 WIDGET_JWT is not a JWT, or is the server's JWT (pages would show it)
+- E022 TASK_BACKEND names no backend of TASKS, or TASK_QUEUE is not one of its QUEUES
 - E030 TELEMETRY names an unknown backend, or one whose package is not installed
 - W001 PAYCHARGE holds a key this app does not know (a typo?)
 - W002 the exception reporter filter would show PAYCHARGE['JWT'] on error pages and e-mails
@@ -360,18 +361,15 @@ def _task_messages(user: Mapping[str, Any]) -> list[CheckMessage]:
         )
     alias = user.get("TASK_BACKEND", conf.DEFAULTS["TASK_BACKEND"])
     queue = user.get("TASK_QUEUE", conf.DEFAULTS["TASK_QUEUE"])
-    backends = getattr(settings, "TASKS", None) or {}
+    missing: list[CheckMessage] = []
     if not isinstance(alias, str) or not alias:
         problems.append(_("PAYCHARGE['TASK_BACKEND'] must be the alias of a backend in TASKS."))
-    elif alias not in backends and ("TASK_BACKEND" in user or mode == "background"):
-        problems.append(
-            _("PAYCHARGE['TASK_BACKEND'] is %(alias)s, but TASKS has no such backend (%(known)s).")
-            % {"alias": repr(alias), "known": ", ".join(map(repr, backends)) or _("none")}
-        )
     if not isinstance(queue, str) or not queue:
         problems.append(_("PAYCHARGE['TASK_QUEUE'] must be a non-empty queue name."))
-    elif isinstance(alias, str) and alias in backends and mode != "inline":
-        problems.extend(_binding_problems())
+    elif isinstance(alias, str) and alias:
+        missing = _missing_backend_or_queue(alias, queue, user, mode)
+        if not missing and alias in (getattr(settings, "TASKS", None) or {}) and mode != "inline":
+            problems.extend(_binding_problems())
     problems.extend(_hook_problems("DELIVERY_HANDOFF", user.get("DELIVERY_HANDOFF")))
     sweep = user.get("SWEEP_AFTER", conf.DEFAULTS["SWEEP_AFTER"])
     if not isinstance(sweep, int | float) or isinstance(sweep, bool) or sweep < 0:
@@ -379,7 +377,52 @@ def _task_messages(user: Mapping[str, Any]) -> list[CheckMessage]:
     days = user.get("DELIVERY_RETENTION_DAYS", conf.DEFAULTS["DELIVERY_RETENTION_DAYS"])
     if not isinstance(days, int) or isinstance(days, bool) or days < 1:
         problems.append(_("PAYCHARGE['DELIVERY_RETENTION_DAYS'] must be an integer of at least 1."))
-    return [Error(p, hint=_("See docs/deployment.md."), id=_id("E020")) for p in problems]
+    return [
+        *(Error(p, hint=_("See docs/deployment.md."), id=_id("E020")) for p in problems),
+        *missing,
+    ]
+
+
+def _missing_backend_or_queue(
+    alias: str, queue: str, user: Mapping[str, Any], mode: Any
+) -> list[CheckMessage]:
+    """E022: the backend or queue our tasks are sent to does not exist."""
+    backends = getattr(settings, "TASKS", None) or {}
+    hint = _("See docs/deployment.md, Background work and queues.")
+    if alias not in backends:
+        if "TASK_BACKEND" not in user and mode != "background":
+            return []  # nothing named: work runs inline
+        return [
+            Error(
+                _(
+                    "PAYCHARGE['TASK_BACKEND'] is %(alias)s, but TASKS has no such backend "
+                    "(%(known)s)."
+                )
+                % {"alias": repr(alias), "known": ", ".join(map(repr, backends)) or _("none")},
+                hint=hint,
+                id=_id("E022"),
+            )
+        ]
+    entry = backends[alias]
+    # As the tasks framework reads it: no QUEUES is ["default"], an empty list is any queue.
+    queues = entry.get("QUEUES", ["default"]) if isinstance(entry, dict) else None
+    if queues and queue not in queues:
+        return [
+            Error(
+                _(
+                    "PAYCHARGE['TASK_QUEUE'] is %(queue)s, but backend %(alias)s of TASKS has "
+                    "no such queue (its QUEUES: %(known)s)."
+                )
+                % {
+                    "queue": repr(queue),
+                    "alias": repr(alias),
+                    "known": ", ".join(map(repr, queues)),
+                },
+                hint=hint,
+                id=_id("E022"),
+            )
+        ]
+    return []
 
 
 def _binding_problems() -> list[str]:

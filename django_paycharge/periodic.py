@@ -6,10 +6,14 @@ Steps, in this order (each runs even when an earlier one failed):
   was lost: the broker was down, a worker died before taking it), stuck ones
   (their worker died while processing them: the lease ran out) and failed
   ones due for another attempt;
+- ``announcements``: run again the receivers whose process died or that raised
+  (their lease or back-off ran out), and count the announcements not heard:
+  the command exits non-zero while any is (see docs/signals.md);
 - ``recover``: settle charge requests left in flight by a crash or a lost answer;
 - ``sync``: an incremental sync of every account's charges and webhook configurations;
 - ``payment_types``: fill in payment types the bulk sync could not know;
-- ``prune``: delete deliveries older than ``DELIVERY_RETENTION_DAYS``.
+- ``prune``: delete deliveries, and heard announcements, older than
+  ``DELIVERY_RETENTION_DAYS``.
 
 ``manage.py paycharge_periodic`` runs them from cron;
 :func:`django_paycharge.celery.beat_schedule` gives Celery beat entries.
@@ -27,11 +31,11 @@ from django.utils import timezone
 
 from . import conf, services, tasks
 from .exceptions import SyncInProgressError
-from .services import deliveries
+from .services import announcements, deliveries
 
 logger = logging.getLogger("django_paycharge.periodic")
 
-STEPS = ("sweep", "recover", "sync", "payment_types", "prune")
+STEPS = ("sweep", "announcements", "recover", "sync", "payment_types", "prune")
 
 
 @dataclass
@@ -63,12 +67,37 @@ def sweep_deliveries(*, older_than: timedelta | None = None) -> dict[str, int]:
     return {"sent": len(due)}
 
 
-class SyncFailed(Exception):
-    """Some accounts could not be synced; ``counts`` holds those that were."""
+class StepFailed(Exception):
+    """A step that ran, with counts, and found damage it could not mend (``counts`` kept)."""
 
     def __init__(self, message: str, counts: dict[str, Any]) -> None:
         super().__init__(message)
         self.counts = counts
+
+
+def sweep_announcements() -> dict[str, int]:
+    """Run again the receivers due (their lease or back-off ran out); fail while any is not heard.
+
+    Each goes where a new delivery would go (our task backend, or inline); running
+    one twice is harmless: it is claimed first.
+    """
+    due = announcements.due()
+    for pk in due:
+        tasks.dispatch_announcement(pk)
+    if due:
+        logger.info("Sent on %d announcements whose receivers are due again", len(due))
+    counts = {"sent": len(due), "not_heard": announcements.count_not_heard()}
+    if counts["not_heard"]:
+        raise StepFailed(
+            f"{counts['not_heard']} announcements were not heard by every receiver after "
+            "every attempt: see Announcements (not heard) in the admin",
+            counts,
+        )
+    return counts
+
+
+class SyncFailed(StepFailed):
+    """Some accounts could not be synced; ``counts`` holds those that were."""
 
 
 def sync_all_accounts() -> dict[str, Any]:
@@ -106,11 +135,13 @@ def _recover() -> dict[str, Any]:
 def _prune() -> dict[str, int]:
     days = int(conf.get_setting("DELIVERY_RETENTION_DAYS"))
     deleted, kept = deliveries.prune_deliveries(older_than_days=days)
-    return {"deleted": deleted, "kept_unprocessed": kept}
+    heard = announcements.prune(older_than_days=days)
+    return {"deleted": deleted, "kept_unprocessed": kept, "announcements_deleted": heard}
 
 
 _RUNNERS: dict[str, Callable[[], Any]] = {
     "sweep": sweep_deliveries,
+    "announcements": sweep_announcements,
     "recover": _recover,
     "sync": sync_all_accounts,
     "payment_types": _fill_all,
@@ -130,6 +161,9 @@ def run_periodic(steps: Iterable[str] | None = None) -> PeriodicReport:
             continue
         try:
             report.done[step] = _RUNNERS[step]()
+        except StepFailed as exc:  # it ran: its counts too
+            report.done[step] = exc.counts
+            report.failed[step] = str(exc)[:500]
         except Exception as exc:  # the other steps still run; cron and beat see the failure
             logger.exception("Periodic step %s failed", step)
             report.failed[step] = f"{type(exc).__name__}: {exc}"[:500]

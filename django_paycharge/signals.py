@@ -13,14 +13,20 @@
 - ``refund_status_changed(refund, charge, previous_status, status)``: once per real change,
   and on creation (``previous_status`` None).
 
-The app sends every one of them through :func:`send`, and only through it: after the
-change commits, robustly (a failing receiver is logged, never undoes the change).
-See docs/signals.md.
+Every receiver also gets ``event_id`` (a UUID): the same for every receiver
+of one change, and on every run of it, so a receiver can act once.
+
+The app sends every one of them through :func:`send`, and only through it:
+each change is recorded with the change, and each receiver is run after the
+commit until it returns (see :mod:`django_paycharge.services.announcements`).
+``charge_returned`` alone is not recorded: it hands receivers the customer's
+live request, which no later run could have. See docs/signals.md.
 """
 
 from __future__ import annotations
 
 import logging
+import uuid
 from typing import Any
 
 from django.db import DEFAULT_DB_ALIAS, transaction
@@ -41,20 +47,33 @@ refund_status_changed = Signal()
 
 
 def send(signal: Signal, *, sender: Any, using: str = DEFAULT_DB_ALIAS, **kwargs: Any) -> None:
-    """Send ``signal`` after the outermost transaction on ``using`` commits (at once outside one).
+    """Announce a change: recorded now on ``using``, heard by each receiver after the commit.
 
-    ``using`` is the alias the sender wrote to: receivers run when that write is
-    visible to them, and never for a write that was rolled back. Sent robustly: a
-    receiver that raises is logged with its name and traceback, and changes
-    nothing else (the other receivers run, the caller gets its answer, the
-    stored data stays), so a broken receiver never turns a charge that exists
-    into an error page.
+    Call it inside the transaction that makes the change, on the alias it
+    writes to (outside one, the record commits on its own). Receivers run when
+    the outermost transaction on ``using`` commits, never for a change that was
+    rolled back. A receiver that raises is logged and run again later, alone
+    (the others are not run twice); it changes nothing else: the caller gets
+    its answer, the stored data stays. Each receiver gets ``event_id``.
     """
     if not signal.has_listeners(sender):
         return
+    if signal is charge_returned:
+        _send_live(signal, sender=sender, using=using, **kwargs)
+        return
+    from .services import announcements  # the record lives with the services
+
+    announcements.announce(
+        _SIGNAL_NAMES[id(signal)], signal, sender=sender, using=using, kwargs=kwargs
+    )
+
+
+def _send_live(signal: Signal, *, sender: Any, using: str, **kwargs: Any) -> None:
+    """Run the receivers once after the commit, robustly; nothing is recorded."""
 
     def deliver() -> None:
-        for receiver, result in signal.send_robust(sender=sender, **kwargs):
+        responses = signal.send_robust(sender=sender, event_id=uuid.uuid4(), **kwargs)
+        for receiver, result in responses:
             if isinstance(result, Exception):
                 # Django's own log line (django.dispatch) carries the traceback.
                 logger.error(

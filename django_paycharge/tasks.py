@@ -31,7 +31,7 @@ from django.utils.translation import gettext
 from . import conf, services
 from .exceptions import ConfigurationError, SyncInProgressError
 from .models import WebhookDelivery
-from .services import deliveries, leases
+from .services import announcements, deliveries, leases
 
 logger = logging.getLogger("django_paycharge.tasks")
 
@@ -86,13 +86,52 @@ def tasks_framework() -> Any | None:
     return None
 
 
+class _Unbound(_InlineOnly):
+    """Stands in for a task that no configured backend and queue accepts (the checks say why)."""
+
+    def _unavailable(self, *args: Any, **kwargs: Any) -> Any:
+        raise ConfigurationError(
+            gettext(
+                "Our tasks cannot be bound to PAYCHARGE['TASK_BACKEND'] / ['TASK_QUEUE']: "
+                "run manage.py check (django_paycharge.E022)."
+            )
+        )
+
+    enqueue = using = get_backend = _unavailable
+
+
 def background_task(func: Callable[P, T]) -> BackgroundTask[P, T]:
-    """Make ``func`` a task; the backend finds it again by module and function name."""
+    """Make ``func`` a task; the backend finds it again by module and function name.
+
+    Every send binds the task to the backend and queue configured then
+    (:func:`routed`). The object made here is what a worker finds by that
+    name, and making it validates it against a backend: it is made on the
+    configured one, never on Django's ``default`` alias and queue, which a
+    shop's ``TASKS`` may not have (that crashed every ``manage.py`` command).
+    """
     framework = tasks_framework()
     if framework is None:
         return _InlineOnly(func)
-    made: BackgroundTask[P, T] = framework.task()(func)
-    return made
+    for alias, queue in _bindings():
+        try:
+            made: BackgroundTask[P, T] = framework.task(backend=alias, queue_name=queue)(func)
+        except Exception:  # noqa: S112 - the next candidate; the checks name what is wrong
+            continue
+        return made
+    return _Unbound(func)
+
+
+def _bindings() -> list[tuple[str, str]]:
+    """Backends and queues to make a task on: the configured ones first, then each backend's."""
+    try:
+        found = [(str(conf.get_setting("TASK_BACKEND")), str(conf.get_setting("TASK_QUEUE")))]
+    except ConfigurationError:  # a malformed PAYCHARGE: the checks report it
+        found = []
+    tasks = getattr(settings, "TASKS", None) or {}
+    for alias, entry in tasks.items() if isinstance(tasks, dict) else ():
+        queues = entry.get("QUEUES") if isinstance(entry, dict) else None
+        found.append((alias, str(queues[0]) if queues else "default"))
+    return found
 
 
 @background_task
@@ -117,12 +156,20 @@ def drain_webhook_deliveries() -> dict[str, int]:
 
 @background_task
 def sweep_webhook_leases() -> dict[str, int]:
-    """Take over deliveries whose claim's lease ran out; again while claims remain."""
+    """Take over deliveries and receivers whose lease ran out; again while claims remain."""
     counts = _drain("sweep_webhook_leases task")
-    expiry = leases.next_expiry()
-    if expiry is not None:
-        _ensure_sweep(expiry)
+    heard = announcements.hear_due(by=leases.claimant("sweep_webhook_leases task"))
+    counts.update({f"announcements_{status}": n for status, n in heard.items()})
+    expiries = [e for e in (leases.next_expiry(), announcements.next_due()) if e is not None]
+    if expiries:
+        _ensure_sweep(min(expiries))
     return counts
+
+
+@background_task
+def hear_announcement(announcement_pk: int) -> str:
+    """Run one announcement's receiver again (see services.announcements); its status after."""
+    return announcements.hear(announcement_pk, by=leases.claimant("hear_announcement task"))
 
 
 @background_task
@@ -166,6 +213,7 @@ ALL_TASKS: tuple[BackgroundTask[..., Any], ...] = (
     fill_payment_types_task,
     recover_charge_requests_task,
     run_periodic_task,
+    hear_announcement,
 )
 
 
@@ -247,6 +295,41 @@ def dispatch_delivery(delivery_pk: int, *, retry_failed: bool = False) -> None:
         deliveries.process_delivery(
             delivery_pk, retry_failed=retry_failed, by=leases.claimant("inline processing")
         )
+
+
+def dispatch_announcement(announcement_pk: int) -> None:
+    """Run an announcement's receiver again: on our task backend, or inline without one."""
+    if background_enabled():
+        routed(hear_announcement).enqueue(announcement_pk)
+    else:
+        announcements.hear(announcement_pk, by=leases.claimant("inline hearing"))
+
+
+def schedule_announcement(announcement_pk: int, due: datetime) -> None:
+    """Wake a worker when a failed receiver is due again (inline: the periodic sweep does).
+
+    On django-tasks-db the lease sweep, scheduled once for whatever is due
+    first, runs it; elsewhere a deferred task of its own.
+    """
+    if not background_enabled():
+        return
+    if drains_deliveries():
+        _ensure_sweep(due)
+        return
+    task = routed(hear_announcement)
+    if task.get_backend().supports_defer:
+        task.using(run_after=due + timedelta(seconds=1)).enqueue(announcement_pk)
+
+
+def _watch_announcement_lease(lease_until: datetime) -> None:
+    # Only where it is one query: a receiver's process that dies on django-tasks-db
+    # is then run again by the lease sweep, cron or not (as for deliveries).
+    if drains_deliveries():
+        _ensure_sweep(lease_until)
+
+
+announcements.retry_scheduler = schedule_announcement
+announcements.lease_watcher = _watch_announcement_lease
 
 
 def _retry_later(delivery_pk: int) -> None:
@@ -387,20 +470,3 @@ def _task_waiting(task: Any, due: datetime | None = None) -> bool:
     with connection.cursor() as cursor:
         cursor.execute(_waiting_sql[key], params)
         return cursor.fetchone() is not None
-
-
-def _register_with_configured_backend() -> None:
-    # Binding a task to a backend validates it there, which is when a Celery
-    # backend registers it with Celery: without this, a worker whose default
-    # backend is another one would not know our tasks. Best effort: a wrong
-    # alias is reported by the system checks, not at import.
-    if tasks_framework() is None:
-        return
-    try:
-        for task in ALL_TASKS:
-            routed(task)
-    except Exception:  # an unknown alias, or settings not ready: checks report it
-        logger.debug("Tasks not bound to the configured backend yet", exc_info=True)
-
-
-_register_with_configured_backend()

@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from importlib.util import find_spec
+from pathlib import Path
 
 import pytest
 
@@ -18,7 +22,8 @@ TOKEN = "whk-settings-token"
 
 def errors(settings, **paycharge):
     settings.PAYCHARGE = {**settings.PAYCHARGE, **paycharge}
-    return [(m.id, m.msg) for m in check_paycharge_settings() if m.id.endswith("E020")]
+    found = check_paycharge_settings()
+    return [(m.id, m.msg) for m in found if m.id.endswith(("E020", "E022"))]
 
 
 @pytest.mark.parametrize(
@@ -39,6 +44,35 @@ def test_check_refuses_task_settings_that_cannot_work(settings, paycharge, says)
     settings.TASKS = {"default": DUMMY}
     found = errors(settings, **paycharge)
     assert len(found) == 1 and says in found[0][1], found
+
+
+@pytest.mark.parametrize(
+    ("paycharge", "names"),
+    [
+        (
+            {"TASK_BACKEND": "rq"},
+            "TASK_BACKEND'] is 'rq', but TASKS has no such backend ('default')",
+        ),
+        ({"TASK_QUEUE": "payments"}, "TASK_QUEUE'] is 'payments', but backend 'default'"),
+        ({"TASKS": "background", "TASK_BACKEND": "x"}, "'x', but TASKS has no such backend"),
+    ],
+)
+def test_a_backend_or_queue_that_does_not_exist_is_named_by_its_own_check(
+    settings, paycharge, names
+):
+    settings.TASKS = {"default": DUMMY}
+    [(check_id, message)] = errors(settings, **paycharge)
+    assert check_id == "django_paycharge.E022" and names in message
+
+
+def test_a_backend_without_the_default_queue_is_a_working_configuration(settings):
+    # docs/deployment.md's django-tasks-db excerpt: one backend, QUEUES without "default".
+    settings.TASKS = {
+        "default": {"BACKEND": "django_tasks_db.DatabaseBackend", "QUEUES": ["payments"]}
+    }
+    assert errors(settings, TASK_QUEUE="payments") == []
+    task = tasks.routed(tasks.process_webhook_delivery)
+    assert (task.backend, task.queue_name) == ("default", "payments")
 
 
 def test_check_accepts_a_named_backend_and_one_of_its_queues(settings):
@@ -100,3 +134,27 @@ def test_check_refuses_a_backend_class_that_does_not_exist(settings):
     settings.TASKS = {"default": DUMMY, "jobs": {"BACKEND": "shop.nowhere.CeleryBackend"}}
     [(_id, message)] = errors(settings, TASK_BACKEND="jobs")
     assert "cannot run on" in message and "shop.nowhere.CeleryBackend" in message
+
+
+@pytest.mark.slow
+def test_manage_py_runs_with_a_backend_whose_queues_lack_default(tmp_path):
+    # Binding our tasks to Django's "default" queue at import crashed every command here.
+    (tmp_path / "queue_settings.py").write_text(
+        "from tests.settings import *  # noqa: F403\n"
+        "from tests.settings import PAYCHARGE\n"
+        'TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend", '
+        '"QUEUES": ["payments"]}}\n'
+        'PAYCHARGE = {**PAYCHARGE, "TASK_QUEUE": "payments"}\n'
+    )
+    root = Path(__file__).resolve().parents[1]
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "queue_settings",
+        "PYTHONPATH": os.pathsep.join([str(tmp_path), str(root)]),
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "django", "check", "--fail-level", "ERROR"],
+        cwd=root, env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "InvalidTask" not in done.stderr

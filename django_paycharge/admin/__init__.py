@@ -9,6 +9,7 @@ from __future__ import annotations
 from django.contrib import admin
 
 from ..models import (
+    Announcement,
     Cancel,
     Charge,
     ChargeActionRequest,
@@ -20,6 +21,7 @@ from ..models import (
     WebhookConfiguration,
     WebhookDelivery,
 )
+from .announcements import AnnouncementAdmin
 from .attention import ChargeRequestAdmin, SyncCheckpointAdmin
 from .charges import ChargeAdmin
 from .dashboard import DashboardAdmin
@@ -39,8 +41,10 @@ admin.site.register(QuarantinedItem, QuarantinedItemAdmin)
 admin.site.register(ChargeRequest, ChargeRequestAdmin)
 admin.site.register(SyncCheckpoint, SyncCheckpointAdmin)
 admin.site.register(Dashboard, DashboardAdmin)
+admin.site.register(Announcement, AnnouncementAdmin)
 
 __all__ = [
+    "AnnouncementAdmin",
     "CancelAdmin",
     "ChargeActionRequestAdmin",
     "ChargeAdmin",

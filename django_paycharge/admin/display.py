@@ -29,6 +29,12 @@ STATUS_COLOURS: dict[str, tuple[str, str]] = {
     "processing": ("#dbeafe", "#1e3a8a"),
     "stuck": ("#fee2e2", "#7f1d1d"),
     "ignored": ("#f3f4f6", "#4b5563"),
+    # Announcements' hearings
+    "heard": ("#dcfce7", "#14532d"),
+    "running": ("#dbeafe", "#1e3a8a"),
+    "retrying": ("#fff4ce", "#6b4e00"),
+    "waiting": ("#e8eaed", "#3c4043"),
+    "dismissed": ("#f3f4f6", "#4b5563"),
 }
 
 

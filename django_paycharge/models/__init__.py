@@ -1,5 +1,6 @@
 """The local mirror of the gateway: what the shop keeps. Models never call the gateway."""
 
+from .announcements import Announcement
 from .charges import (
     Charge,
     ChargeMode,
@@ -27,6 +28,7 @@ from .webhooks import WebhookConfiguration, WebhookDelivery
 
 __all__ = [
     "COUNTED_REFUND_STATUSES",
+    "Announcement",
     "ApiIdempotencyRecord",
     "Cancel",
     "Charge",

@@ -18,13 +18,14 @@ from django.utils.translation import gettext_lazy as _
 
 from .. import conf
 from ..models import (
+    Announcement,
     ChargeActionRequest,
     ChargeRequest,
     QuarantinedItem,
     SyncCheckpoint,
     WebhookDelivery,
 )
-from . import leases
+from . import announcements, leases
 
 Status = WebhookDelivery.Status
 
@@ -50,7 +51,7 @@ def sync_behind(now: datetime) -> Q:
 
 
 def needs_attention(now: datetime | None = None) -> list[AttentionItem]:
-    """Every item, zero counts included, in the order the dashboard shows them (5 queries)."""
+    """Every item, zero counts included, in the order the dashboard shows them (6 queries)."""
     now = now or timezone.now()
     deliveries = WebhookDelivery.objects.filter(
         status__in=[Status.RECEIVED, Status.PROCESSING, Status.FAILED]
@@ -114,5 +115,11 @@ def needs_attention(now: datetime | None = None) -> list[AttentionItem]:
             "admin:django_paycharge_synccheckpoint_changelist",
             "behind=yes",
         ),
-        # Announcements not heard: wired at merge with the announcement outbox (issue 31).
+        AttentionItem(
+            "announcements_unheard",
+            _("Announcements a receiver did not hear"),
+            announcements.count_not_heard(),
+            "admin:django_paycharge_announcement_changelist",
+            f"status__exact={Announcement.Status.FAILED}",
+        ),
     ]

@@ -7,7 +7,7 @@ import uuid
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from django.db import router
+from django.db import router, transaction
 from django.utils.translation import gettext
 
 from .. import signals
@@ -84,14 +84,16 @@ def _send_capture(request: ChargeActionRequest) -> Charge:
         raise ChargeStateError(
             gettext("The capture failed: %(reason)s.") % {"reason": detail}, status=fresh.status
         )
-    succeeded(request)
-    signals.send(
-        signals.charge_captured,
-        sender=Charge,
-        using=router.db_for_write(Charge),  # where refresh_charge stored ``fresh``
-        charge=fresh,
-        amount=request.params.get("amount"),
-    )
+    alias = router.db_for_write(Charge)  # where refresh_charge stored ``fresh``
+    with transaction.atomic(using=alias):  # the request's success and its announcement
+        succeeded(request)
+        signals.send(
+            signals.charge_captured,
+            sender=Charge,
+            using=alias,
+            charge=fresh,
+            amount=request.params.get("amount"),
+        )
     return fresh
 
 

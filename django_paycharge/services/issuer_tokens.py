@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.db import router, transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -56,7 +57,6 @@ def fetch_issuer_token(charge: Charge) -> IssuerToken:
         _require_awaiting(fresh.status)
         raise
     stored = _store(charge, remote.raw, remote.payment_type or charge.payment_type, remote)
-    signals.send(signals.issuer_token_fetched, sender=Charge, charge=charge, issuer_token=stored)
     return stored
 
 
@@ -79,23 +79,31 @@ def fetch_three_ds_issuer_token(charge: Charge) -> IssuerToken:
         _require_awaiting(fresh.status, three_ds=True)
         raise
     stored = _store(charge, remote.raw, remote.payment_type or "card", remote)
-    signals.send(signals.issuer_token_fetched, sender=Charge, charge=charge, issuer_token=stored)
     return stored
 
 
 def _store(charge: Charge, raw: dict[str, Any], payment_type: str, remote: Any) -> IssuerToken:
-    """The charge's one issuer token row, replaced by what the gateway just sent."""
+    """The charge's one issuer token row, replaced by what the gateway just sent; announced."""
     text = {name: getattr(remote, name, None) or "" for name in _TEXT_FIELDS}
-    stored, _created = IssuerToken.objects.update_or_create(
-        charge=charge,
-        defaults={
-            **text,
-            "payment_type": payment_type,
-            "payload": remote.payload,
-            "raw": raw,
-            "fetched_at": timezone.now(),
-        },
-    )
+    alias = router.db_for_write(IssuerToken)
+    with transaction.atomic(using=alias):
+        stored, _created = IssuerToken.objects.using(alias).update_or_create(
+            charge=charge,
+            defaults={
+                **text,
+                "payment_type": payment_type,
+                "payload": remote.payload,
+                "raw": raw,
+                "fetched_at": timezone.now(),
+            },
+        )
+        signals.send(
+            signals.issuer_token_fetched,
+            sender=Charge,
+            using=alias,
+            charge=charge,
+            issuer_token=stored,
+        )
     return stored
 
 

@@ -7,8 +7,8 @@ the new ones; rewrite the changed ones under the status-rank guard (a stale
 read never takes a status backwards, even when another process wrote the row
 after our lock). Unchanged rows are not rewritten, nor even encoded.
 
-Signals are sent after the transaction commits, once per row that really
-changed.
+Signals are recorded in the page's transaction, once per row that really
+changed, and heard after it commits (:func:`django_paycharge.signals.send`).
 """
 
 from __future__ import annotations
@@ -144,13 +144,14 @@ def upsert_prepared(
                     result.charges = Charge.objects.using(prepared.alias).in_bulk(
                         list(prepared.rows), field_name="gateway_id"
                     )
+                # Announced with the page: recorded if and only if the page commits.
+                _send_signals(events, result.charges if load else None, prepared.alias)
         except _LostRace:
             continue  # rolled back: the rows the other writer inserted are visible now
         break
     if also is not None and not prepared.rows:
         with transaction.atomic(using=prepared.alias):
             also()
-    _send_signals(events, result.charges if load else None, prepared.alias)
     return result
 
 
@@ -248,8 +249,8 @@ def _send_signals(
         charge = charges.get(gid)
         if charge is None:
             continue
-        # One failing receiver stops neither the others nor the signals of the page's
-        # other charges (the change is committed and will not be seen again).
+        # Recorded per receiver: one failing receiver stops neither the others nor the
+        # signals of the page's other charges, and is run again until it returns.
         signals.send(
             signals.charge_updated,
             sender=Charge,

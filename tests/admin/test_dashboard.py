@@ -14,6 +14,7 @@ from django.utils import timezone
 
 from django_paycharge.admin import dashboard_figures
 from django_paycharge.models import (
+    Announcement,
     ChargeActionRequest,
     ChargeRequest,
     QuarantinedItem,
@@ -216,10 +217,10 @@ def test_a_constant_number_of_queries(dashboard_client, django_assert_num_querie
                 synced_at=NOW,
                 first_seen_at=NOW,
             )
-        with django_assert_num_queries(13) as captured:
+        with django_assert_num_queries(14) as captured:
             assert dashboard_client.get(URL).status_code == 200
         counts.append(len(captured))
-    assert counts == [13, 13]  # the session, the user, two for permissions; 9 of ours
+    assert counts == [14, 14]  # the session, the user, two for permissions; 10 of ours
 
 
 def test_only_staff_with_the_permission_see_it(staff_user):
@@ -267,6 +268,21 @@ def test_each_attention_item_links_to_a_list_of_exactly_its_rows(dashboard_clien
         account="default", resource="charges", last_completed_at=now - timedelta(days=1)
     )
     SyncCheckpoint.objects.create(account="other", resource="charges", last_completed_at=now)
+    event = uuid.uuid4()
+    for receiver, status in [
+        ("a.one", "not_heard"),
+        ("a.two", "not_heard"),
+        ("a.three", "processed"),
+    ]:
+        Announcement.objects.create(
+            event_id=event,
+            signal="charge_status_changed",
+            receiver=receiver,
+            sender="django_paycharge.charge",
+            arguments={},
+            created_at=now,
+            status=status,
+        )
     page = dashboard_client.get(URL).content.decode()
     links = dict(re.findall(r'data-item="([a-z_]+)">\s*<a href="([^"]+)"', page))
     expected = {
@@ -277,6 +293,7 @@ def test_each_attention_item_links_to_a_list_of_exactly_its_rows(dashboard_clien
         "deliveries_failed": 2,
         "quarantined": 1,
         "syncs_behind": 1,
+        "announcements_unheard": 2,
     }
     assert set(links) == set(expected)
     admin = Client()

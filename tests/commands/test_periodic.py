@@ -45,7 +45,7 @@ def test_every_step_runs_and_reports(fake_gateway, settings):
     ancient = _delivery("ancient", age=timedelta(days=400), status="processed", attempts=1)
     out = run("paycharge_periodic")
     assert [line.split(":")[0] for line in out.splitlines()] == [
-        "sweep", "recover", "sync", "payment_types", "prune",
+        "sweep", "announcements", "recover", "sync", "payment_types", "prune",
     ]  # fmt: skip
     assert '"sent": 2' in out
     statuses = dict(WebhookDelivery.objects.values_list("delivery_id", "status"))

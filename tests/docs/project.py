@@ -21,7 +21,7 @@ from .snippets import Snippet, pip_requirements
 
 REPO = Path(os.environ.get("PAYCHARGE_REPO") or Path(__file__).resolve().parents[2])
 BIN = Path(sys.executable).parent  # this test run's virtualenv: django-paycharge is in it
-DOC_PORTS = {"gateway": "8765", "shop": "8000"}
+DOC_PORTS = {"gateway": "8765", "shop": "8000", "redis": "6379"}
 
 
 def free_port() -> int:
@@ -119,6 +119,8 @@ class Project:
             return self.run(body)
         elif snippet.action == "background":
             self.background(snippet.target, body)
+        elif snippet.action == "worker":
+            self.background(snippet.target, body, listens=False)
         else:
             raise AssertionError(f"{snippet}: unknown action")
         return ""
@@ -128,7 +130,7 @@ class Project:
             return self.root / "mysite" / target
         return self.root / target
 
-    def background(self, name: str, command: str) -> Background:
+    def background(self, name: str, command: str, *, listens: bool = True) -> Background:
         if name in self.running:
             # Two pages start the same process (the quick start, then a guide that
             # builds on it): the one running already is the one asked for.
@@ -144,12 +146,13 @@ class Project:
             text=True,
             start_new_session=True,
         )
-        running = Background(name, process, self.ports[name], command.strip())
+        running = Background(name, process, self.ports.get(name, 0), command.strip())
         assert process.stdout is not None
         stream = process.stdout
         threading.Thread(target=lambda: running.output.extend(stream), daemon=True).start()
         self.running[name] = running
-        wait_for_port(running.port, process, running.output)
+        if listens:
+            wait_for_port(running.port, process, running.output)
         return running
 
     def url(self, name: str) -> str:

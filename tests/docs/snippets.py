@@ -15,11 +15,14 @@ the tests what to do with it:
 - ``<!-- docs-test: shell -->``: run it with bash in the project, as it is;
 - ``<!-- docs-test: background NAME -->``: start it with bash and leave it
   running (the fake gateway, ``runserver``) until the test ends;
+- ``<!-- docs-test: worker NAME -->``: the same for a process that listens on
+  no port (a queue's worker, Celery beat), run by tests/queues;
 - ``<!-- docs-test: not run: REASON -->``: samples of output, synopses,
   excerpts whose whole is run elsewhere, a contributor's commands.
 
-Ports: the docs say 8765 for the fake gateway and 8000 for the shop; the tests
-replace them with free ports, and change nothing else.
+Ports: the docs say 8765 for the fake gateway, 8000 for the shop and 6379 for
+Redis; the tests replace them with free ports (Redis: the tests' own server),
+and change nothing else.
 """
 
 from __future__ import annotations
@@ -36,7 +39,7 @@ MARKED = re.compile(
     r"(?P<body>.*?)^[ \t]*```",
     re.S | re.M,
 )
-ACTIONS = {"install", "env", "append", "file", "shell", "background", "not"}
+ACTIONS = {"install", "env", "append", "file", "shell", "background", "worker", "not"}
 
 
 @dataclass(frozen=True)

@@ -36,6 +36,7 @@ def test_every_code_block_of_the_docs_says_what_a_reader_does_with_it():
                 "file",
                 "shell",
                 "background",
+                "worker",
                 "not",
             ), str(snippet)
             if snippet.action == "not":
@@ -149,3 +150,9 @@ def test_the_readme_quick_start_takes_payments_against_the_fake_gateway(project:
             project.apply(snippet)
     assert "3 passed" in project.outputs[-2]  # its tests; then paycharge_sync --webhooks
     assert "Webhook configurations: 1 read" in project.outputs[-1]
+
+    # docs/signals.md's idempotent receiver and its test, in the same project.
+    for snippet in snippets(REPO / "docs" / "signals.md", REPO):
+        if snippet.action != "not":
+            project.apply(snippet)
+    assert "1 passed" in project.outputs[-1]

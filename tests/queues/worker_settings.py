@@ -19,6 +19,8 @@ _kind = os.environ["PAYCHARGE_TEST_QUEUE"]
 globals().update(settings_for(_kind, os.environ.get("PAYCHARGE_TEST_REDIS_URL", "")))
 if _kind == "rq":
     INSTALLED_APPS = [*INSTALLED_APPS, "django_rq"]
+if os.environ.get("PAYCHARGE_TEST_RECEIVER_DIR"):
+    INSTALLED_APPS = [*INSTALLED_APPS, "tests.queues.shop"]  # a shop's receiver
 PAYCHARGE = {**PAYCHARGE, **json.loads(os.environ.get("PAYCHARGE_CHILD_SETTINGS", "{}"))}
 LOGGING = {
     "version": 1,

@@ -215,7 +215,9 @@ def test_no_secret_anywhere_under_debug_logging_and_forced_errors(
         r[0].startswith("create, gateway 500, DEBUG=True") and "Traceback" in r[1]
         for r in responses
     )
-    assert len(mail.outbox) >= 4, "the error e-mails were not sent"
+    # The three forced errors with DEBUG off. (A raising receiver no longer mails: it is
+    # logged by django_paycharge.signals and run again, not by django.dispatch.)
+    assert len(mail.outbox) >= 3, "the error e-mails were not sent"
 
     # Staff browsing the admin without view_bank_account_number.
     staff = User.objects.create_user("clerk", password="pw-clerk-123", is_staff=True)

@@ -7,7 +7,9 @@ Django starts with the test settings on the parent's test database
 (``PAYCHARGE_CHILD_DB_NAME``). ``PAYCHARGE_CHILD_SETTINGS`` (JSON) is merged
 into ``PAYCHARGE`` so the child talks to the parent's fake gateway server,
 and ``PAYCHARGE_CHILD_TASKS=db`` configures django-tasks-db as the task
-backend. The parent SIGKILLs the child while it processes a delivery.
+backend; ``PAYCHARGE_TEST_RECEIVER_DIR`` connects the shop's receiver of
+tests/queues/shop. The parent SIGKILLs the child while it processes a delivery
+or while that receiver runs.
 """
 
 from __future__ import annotations
@@ -30,6 +32,12 @@ def main() -> None:
     if os.environ.get("PAYCHARGE_CHILD_TASKS") == "db":
         overrides["TASKS"] = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
     override_settings(**overrides).enable()  # also resets what was built from the old ones
+    if os.environ.get("PAYCHARGE_TEST_RECEIVER_DIR"):  # the shop's receiver, to be killed in
+        from django_paycharge import signals
+        from django_paycharge.models import Charge
+        from tests.queues.shop.receivers import mark_paid
+
+        signals.charge_status_changed.connect(mark_paid, sender=Charge, dispatch_uid="queue-shop")
 
     if sys.argv[1] == "post":  # a web request processing its delivery inline
         from django.test import Client

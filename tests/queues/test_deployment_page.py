@@ -1,0 +1,153 @@
+"""docs/deployment.md's queue sections, run as written on top of the README's quick start.
+
+The quick start's project is built as tests/docs does it (its blocks applied in
+order, the fake gateway running), then one engine's section of the deployment
+page: its settings pasted, its shell lines run, its worker commands started (the
+tests' own Redis server stands for the page's 6379). ``runserver`` starts last.
+A convenience-store payment is then completed at the gateway, announced by
+webhook, and processed on the worker, where the quick start's signal receiver
+hears it. With Celery, beat sends the periodic sweep, which takes a delivery
+whose task was lost. Run on Django 5.2 and 6.1 (django-tasks-celery needs 6).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import requests
+
+from tests.docs.project import REPO, Project
+from tests.docs.snippets import Snippet, snippets
+from tests.docs.test_quick_start import checkout, widget_token
+
+from .backends import FRAMEWORK, selected
+
+pytestmark = pytest.mark.slow
+
+SECTIONS = {"db": "### django-tasks-db", "rq": "### RQ", "celery": "### Celery"}
+DJANGO_6 = FRAMEWORK == "django.tasks"
+
+
+def deployment_blocks(kind: str) -> list[Snippet]:
+    """The page's blocks for ``kind``: those common to every backend, then its section's,
+    each only on the Django version it names."""
+    text = (REPO / "docs" / "deployment.md").read_text(encoding="utf-8")
+    lines = text.splitlines()
+    start = lines.index("## Background work and queues") + 1
+    first_section = next(n for n in range(start, len(lines)) if lines[n].startswith("### "))
+    section = lines.index(SECTIONS[kind]) + 1
+    end = next(
+        (n for n in range(section, len(lines)) if lines[n].startswith(("### ", "## "))),
+        len(lines),
+    )
+    wanted = [(start, first_section), (section, end)]
+    found = []
+    for snippet in snippets(REPO / "docs" / "deployment.md", REPO):
+        if snippet.action == "not" or not any(a <= snippet.line <= b for a, b in wanted):
+            continue
+        head = snippet.body.splitlines()[0]
+        if ("on Django 5.2 only" in head and DJANGO_6) or (
+            "on Django 6 only" in head and not DJANGO_6
+        ):
+            continue
+        found.append(snippet)
+    return found
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Iterator[Project]:
+    made = Project.create(tmp_path / "mysite")
+    yield made
+    made.stop()
+
+
+def query(project: Project, code: str) -> object:
+    return project.query("import json; " + code)
+
+
+def wait_until(project: Project, code: str, expected: object, what: str, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    got: object = None
+    while time.monotonic() < deadline:
+        got = query(project, code)
+        if got == expected:
+            return
+        time.sleep(1)
+    logs = {name: p.text()[-3000:] for name, p in project.running.items()}
+    raise AssertionError(f"{what}: {got!r} != {expected!r}\n{logs}")
+
+
+@pytest.mark.parametrize("kind", selected())
+def test_a_queue_section_of_the_deployment_page_runs_as_written(kind, project, request):
+    if kind != "db":
+        redis = request.getfixturevalue("redis_server")
+        project.ports["redis"] = redis.port
+        subprocess.run(["redis-cli", "-p", str(redis.port), "flushall"], capture_output=True)
+    readme = [s for s in snippets(REPO / "README.md", REPO) if s.action != "not"]
+    runserver = next(s for s in readme if s.action == "background" and s.target == "shop")
+    for snippet in readme[: readme.index(runserver)]:
+        project.apply(snippet)
+    blocks = deployment_blocks(kind)
+    workers = {s.target for s in blocks if s.action == "worker"}
+    assert workers == {"db": {"db_worker"}, "rq": {"rqworker"}, "celery": {"celery", "beat"}}[kind]
+    for snippet in blocks:
+        project.apply(snippet)
+    check = project.run("python manage.py check --fail-level WARNING")
+    assert "no issues" in check, check
+    project.apply(runserver)
+
+    store = checkout(project, widget_token(project, "konbini", {
+        "customer_name": "TARO YAMADA", "convenience_store": "lawson"}))  # fmt: skip
+    assert store.text == "Payment awaiting"
+    charge_id = query(
+        project,
+        "from django_paycharge.models import Charge; "
+        "print(json.dumps(str(Charge.objects.latest('id').gateway_id)))",
+    )
+    completed = requests.post(
+        f"{project.url('gateway')}/_fake/charges/{charge_id}/complete", timeout=10
+    )
+    assert completed.ok, completed.text
+    wait_until(
+        project,
+        "from django_paycharge.models import Charge, WebhookDelivery; "
+        f"c = Charge.objects.get(gateway_id='{charge_id}'); print(json.dumps([c.status, "
+        "sorted(set(WebhookDelivery.objects.filter(charge=c).values_list('status', flat=True)))]))",
+        ["successful", ["processed"]],
+        "the webhook processed on the worker",
+        90,
+    )
+    worker = project.running["celery" if kind == "celery" else next(iter(workers))]
+    deadline = time.monotonic() + 30
+    while "Order A-1001: payment successful" not in worker.text():
+        assert time.monotonic() < deadline, worker.text()[-3000:]
+        time.sleep(0.5)
+    assert "Order A-1001: payment successful" not in project.running["shop"].text()
+    heard = query(
+        project,
+        "from django_paycharge.models import Announcement; "
+        "print(json.dumps(list(Announcement.objects.values_list('signal', 'status'))))",
+    )
+    assert ["charge_status_changed", "heard"] in heard
+
+    if kind == "celery":  # beat's sweep sends on a delivery whose task was lost
+        lost = query(
+            project,
+            "from datetime import timedelta; from django.utils import timezone; "
+            "from django_paycharge.models import WebhookDelivery; "
+            "d = WebhookDelivery.objects.create(dedupe_key='id:lost', delivery_id='lost', "
+            "event='token_created', body='{}', headers={}, account='default', "
+            "received_at=timezone.now() - timedelta(hours=1)); print(d.pk)",
+        )
+        wait_until(
+            project,
+            "from django_paycharge.models import WebhookDelivery; "
+            f"print(json.dumps(WebhookDelivery.objects.get(pk={lost}).status))",
+            "ignored",
+            "beat's sweep to send on the lost delivery",
+            150,
+        )
