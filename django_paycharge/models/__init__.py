@@ -1,12 +1,14 @@
 """The local mirror of the gateway: what the shop keeps. Models never call the gateway."""
 
 from .charges import (
+    OPEN_REQUEST_STATES,
     Charge,
     ChargeMode,
     ChargeRequest,
     ChargeStatus,
     IssuerToken,
     PaymentType,
+    RequestState,
 )
 from .idempotency import ApiIdempotencyRecord
 from .quarantine import QuarantinedItem
@@ -26,6 +28,7 @@ from .webhooks import WebhookConfiguration, WebhookDelivery
 
 __all__ = [
     "COUNTED_REFUND_STATUSES",
+    "OPEN_REQUEST_STATES",
     "ApiIdempotencyRecord",
     "Cancel",
     "Charge",
@@ -39,6 +42,7 @@ __all__ = [
     "QuarantinedItem",
     "Refund",
     "RefundReason",
+    "RequestState",
     "SyncCheckpoint",
     "SyncWindow",
     "TransactionTokenInfo",

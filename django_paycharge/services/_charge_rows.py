@@ -33,6 +33,9 @@ INSERT_COLUMNS = (
     "first_seen_at",
 )
 UPDATE_COLUMNS = (*CHARGE_FIELDS, "status_rank", "raw", "raw_digest", "synced_at")
+#: Fields only list pages carry (the SDK's ``WithStoreMerchantName``): a single read, which
+#: lacks them, keeps what a list said.
+LISTED_ONLY = ("merchant_name", "store_name")
 #: The columns the page's lock reads back, in this order.
 LOCK_COLUMNS = ("gateway_id", "status", "status_rank", "raw_digest", "payment_type")
 
@@ -45,7 +48,12 @@ def set_changed(table: str, quote: Any) -> str:
     The ``WHERE`` guard keeps a stale read from taking a status backwards, even
     when another process wrote the row after the page's lock was read.
     """
-    assignments = [f"{quote(c)} = EXCLUDED.{quote(c)}" for c in UPDATE_COLUMNS]
+    assignments = [
+        f"{quote(c)} = COALESCE(EXCLUDED.{quote(c)}, {table}.{quote(c)})"
+        if c in LISTED_ONLY
+        else f"{quote(c)} = EXCLUDED.{quote(c)}"
+        for c in UPDATE_COLUMNS
+    ]
     assignments.append(
         "payment_type = CASE WHEN EXCLUDED.payment_type <> '' THEN EXCLUDED.payment_type "
         f"ELSE {table}.payment_type END"
