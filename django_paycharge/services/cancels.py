@@ -12,10 +12,10 @@ from ..client.lifecycle_params import metadata_body
 from ..client.vocabulary import CANCEL_NOT_ALLOWED, CANCELABLE_STATUSES
 from ..exceptions import ChargeStateError
 from ..models import Cancel, Charge, ChargeActionRequest
-from .charges import refresh_charge, store_of
+from .charges import store_of
 from .clients import get_client
 from .exactly_once import register
-from .lifecycle_requests import LifecycleKind, act, find_made, send_child
+from .lifecycle_requests import LifecycleKind, act, find_made, reread, send_child
 from .lifecycle_store import store_cancel
 
 
@@ -46,7 +46,7 @@ class CancelKind(LifecycleKind):
             lambda client: client.cancels,
             store_cancel,
             # A cancel changes the charge too: its row is read again before charge_canceled.
-            after_reread=lambda: _reread(charge),
+            after_reread=lambda: reread(charge),
         )
         return cancel
 
@@ -55,15 +55,11 @@ class CancelKind(LifecycleKind):
         cancels = get_client(request.account).cancels.list(store_of(charge), charge.gateway_id)
         found: Cancel | None = find_made(self, request, cancels, lambda _: True, store_cancel)
         if found is not None:
-            _reread(charge)
+            reread(charge)
         return found
 
 
 CANCEL = register(CancelKind())
-
-
-def _reread(charge: Charge) -> Charge:
-    return refresh_charge(charge.gateway_id, charge.store_id, account=charge.account)
 
 
 def cancel_charge(

@@ -13,10 +13,11 @@ from ..client.lifecycle_params import capture_body, check_fields
 from ..client.vocabulary import ALREADY_CAPTURED, UNPAID_FINAL_STATUSES
 from ..exceptions import ChargeStateError, FieldError, InvalidParametersError
 from ..models import Charge, ChargeActionRequest
-from .charges import refresh_charge, store_of
+from .charges import store_of
 from .clients import get_client
-from .exactly_once import register, succeed
-from .lifecycle_requests import LifecycleKind, act
+from .exactly_once import register
+from .lifecycle_requests import LifecycleKind, act, reread
+from .request_rows import succeed
 
 
 class CaptureKind(LifecycleKind):
@@ -53,10 +54,10 @@ class CaptureKind(LifecycleKind):
             idempotency_key=request.idempotency_key,
         )
         # The answer does not hold the charge (often it is empty): the charge is read again.
-        return self._captured(request, _reread(charge))
+        return self._captured(request, reread(charge))
 
     def find(self, request: ChargeActionRequest) -> Charge | None:
-        fresh = _reread(request.charge)
+        fresh = reread(request.charge)
         wanted = request.params.get("amount") or fresh.requested_amount
         if fresh.status != "successful" or fresh.charged_amount not in (None, wanted):
             return None
@@ -88,10 +89,6 @@ class CaptureKind(LifecycleKind):
 
 
 CAPTURE = register(CaptureKind())
-
-
-def _reread(charge: Charge) -> Charge:
-    return refresh_charge(charge.gateway_id, charge.store_id, account=charge.account)
 
 
 def capture_charge(

@@ -26,7 +26,8 @@ from ..exceptions import (
 from ..models import OPEN_REQUEST_STATES, Charge, ChargeRequest, RequestState
 from .charges import refresh_charge, store_remote_charge, transaction_token_payment_type
 from .clients import get_client
-from .exactly_once import mark, register, request_name, succeed
+from .exactly_once import register
+from .request_rows import mark, request_name, succeed
 from .retry import retry_transient
 
 logger = logging.getLogger("django_paycharge.services")

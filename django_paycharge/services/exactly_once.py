@@ -30,7 +30,6 @@ from datetime import timedelta
 from secrets import SystemRandom
 from typing import Any, Protocol, TypeVar
 
-from django.db import DatabaseError, models, router
 from django.db.models import F
 from django.utils import timezone
 
@@ -38,15 +37,19 @@ from .. import conf
 from ..client import IN_PROGRESS_CODE
 from ..exceptions import (
     APIError,
-    ChargeStateError,
     InvalidParametersError,
     PayChargeError,
     RateLimitError,
     ServerError,
-    error_class_for_status,
 )
 from ..models import OPEN_REQUEST_STATES, ChargeRequest, RequestState
-from .retry import retry_transient
+from .request_rows import (
+    error_record,
+    refusal_from_record,
+    reload,
+    request_name,
+    update_request,
+)
 
 logger = logging.getLogger("django_paycharge.services")
 
@@ -156,7 +159,7 @@ def ask(request: Any, *, budget: float) -> Asked:
                 return _refused(request, kind, error)
             except PayChargeError as unread:  # the refusal could not be checked by reading
                 error = unread
-        _update(request, (State.UNKNOWN,), error=error_record(error, UNKNOWN))
+        update_request(request, (State.UNKNOWN,), error=error_record(error, UNKNOWN))
         cap = min(account.retry_backoff_max, account.retry_backoff * 2**rounds)
         pause = cap * (0.5 + _jitter.random() / 2)
         rounds += 1
@@ -180,7 +183,9 @@ def _refused(request: Any, kind: RequestKind, exc: PayChargeError) -> Asked:
             return Asked(result=found)
     refusal = kind.refusal(request, exc)
     refusal.outcome = REFUSED
-    if not _update(request, OPEN_REQUEST_STATES, state=State.FAILED, error=error_record(refusal)):
+    if not update_request(
+        request, OPEN_REQUEST_STATES, state=State.FAILED, error=error_record(refusal)
+    ):
         return Asked(settled=reload(request))
     logger.info("%s request %s refused: %s", kind.name, request_name(request), type(exc).__name__)
     return Asked(refused=refusal)
@@ -264,7 +269,7 @@ def check(request: Any) -> tuple[str, Any]:
         return UNKNOWN, None
     # Past the grace, nothing was done: recorded so that it is never looked for again.
     record = {**error, "outcome": kind.nothing_done, "checked_at": now.isoformat()}
-    if not _update(request, (State.ABANDONED,), error=record):
+    if not update_request(request, (State.ABANDONED,), error=record):
         return check(request)  # found meanwhile by another process
     return "nothing_done", None
 
@@ -286,7 +291,7 @@ def abandon(request: Any, exc: PayChargeError | None, *, reason: str) -> bool:
     record["abandoned"] = reason
     if request.sent_at is None and request.attempts == 0:
         record["outcome"] = kind.nothing_done  # never sent: nothing can come of it
-    moved = _update(request, OPEN_REQUEST_STATES, state=State.ABANDONED, error=record)
+    moved = update_request(request, OPEN_REQUEST_STATES, state=State.ABANDONED, error=record)
     if moved:
         logger.warning(
             "%s request %s abandoned (%s): it will never be sent again",
@@ -297,97 +302,13 @@ def abandon(request: Any, exc: PayChargeError | None, *, reason: str) -> bool:
     return moved
 
 
-def succeed(request: Any, **links: Any) -> bool:
-    """Mark ``request`` succeeded (``links``: what it made); True only for the call that did.
-
-    Runs inside the caller's transaction when there is one, so the caller sends
-    its signal in the same transaction, once per request.
-    """
-    model = type(request)
-    moved = (
-        model.objects.filter(pk=request.pk)
-        .exclude(state=State.SUCCEEDED)
-        .update(state=State.SUCCEEDED, updated_at=timezone.now(), **links)
-    )
-    return bool(moved)
-
-
-def error_record(exc: PayChargeError | None, outcome: str = REFUSED) -> dict[str, Any]:
-    """What a request keeps of the last error it met (never a secret: messages are ours)."""
-    if exc is None:
-        return {"outcome": outcome, "at": timezone.now().isoformat()}
-    record = {
-        "type": type(exc).__name__,
-        "message": exc.message,
-        "http_status": exc.http_status,
-        "code": exc.code,
-        "request_id": exc.request_id,
-        "outcome": outcome,
-        "at": timezone.now().isoformat(),
-    }
-    if isinstance(exc, ChargeStateError):
-        record["charge_status"] = exc.status
-    return record
-
-
-def refusal_from_record(error: Any) -> PayChargeError:
-    """The refusal a failed request ended with, rebuilt from its stored record."""
-    record = error if isinstance(error, dict) else {}
-    status = record.get("http_status")
-    message = record.get("message") or None
-    exc: PayChargeError
-    if record.get("type") == "ChargeStateError" or "charge_status" in record:
-        exc = ChargeStateError(message, status=record.get("charge_status"))
-    else:
-        cls = error_class_for_status(status) if isinstance(status, int) else APIError
-        exc = cls(
-            message,
-            http_status=status if isinstance(status, int) else None,
-            code=record.get("code"),
-            request_id=record.get("request_id"),
-        )
-    exc.outcome = REFUSED
-    return exc
-
-
 def _mark_sent(request: Any) -> bool:
     """Record a send, only while the request is open: the gate that abandonment closes."""
     now = timezone.now()
-    moved = _update(
+    moved = update_request(
         request, OPEN_REQUEST_STATES, state=State.UNKNOWN, attempts=F("attempts") + 1, sent_at=now
     )
     if moved:
         request.sent_at = now
         request.attempts += 1
     return moved
-
-
-def _update(request: Any, states: tuple[str, ...], *, quiet: bool = False, **values: Any) -> bool:
-    """One conditional UPDATE of ``request`` (while in ``states``), retried through busy errors."""
-    values.setdefault("updated_at", timezone.now())
-    model: type[models.Model] = type(request)
-
-    def write() -> int:
-        return model._default_manager.filter(pk=request.pk, state__in=states).update(**values)
-
-    try:
-        return bool(retry_transient(write, using=router.db_for_write(model)))
-    except DatabaseError:
-        if not quiet:
-            raise
-        logger.exception("Request %s: bookkeeping write failed", request_name(request))
-        return False
-
-
-def mark(request: Any, states: tuple[str, ...], **values: Any) -> bool:
-    """A bookkeeping write that must not hide the result it records (failures are logged)."""
-    return _update(request, states, quiet=True, **values)
-
-
-def reload(request: Any) -> Any:
-    model: type[models.Model] = type(request)
-    return model._default_manager.select_related("charge").get(pk=request.pk)
-
-
-def request_name(request: Any) -> str:
-    return getattr(request, "caller_key", None) or str(request.idempotency_key)

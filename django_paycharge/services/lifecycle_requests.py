@@ -40,7 +40,8 @@ from ..exceptions import (
 from ..models import OPEN_REQUEST_STATES, Charge, ChargeActionRequest
 from .charges import refresh_charge, store_of
 from .clients import get_client
-from .exactly_once import answer, request_name, succeed
+from .exactly_once import answer
+from .request_rows import request_name, succeed
 from .retry import retry_transient
 
 logger = logging.getLogger("django_paycharge.services")
@@ -97,8 +98,7 @@ class LifecycleKind:
             return exc
         charge = request.charge
         try:  # the charge as it is now says why better than the code
-            fresh = refresh_charge(charge.gateway_id, charge.store_id, account=charge.account)
-            current = fresh.status
+            current = reread(charge).status
         except PayChargeError:
             current = Charge.objects.get(pk=charge.pk).status
         error = self.state_error(current)
@@ -130,6 +130,11 @@ class LifecycleKind:
         return result
 
 
+def reread(charge: Charge) -> Charge:
+    """The charge read again from the gateway (and stored)."""
+    return refresh_charge(charge.gateway_id, charge.store_id, account=charge.account)
+
+
 def act(
     kind: LifecycleKind,
     charge: Charge,
@@ -145,7 +150,7 @@ def act(
     """
     request = existing_request(kind, charge, idempotency_key, given)
     if request is None and kind.reads_first:
-        charge = refresh_charge(charge.gateway_id, charge.store_id, account=charge.account)
+        charge = reread(charge)
         try:
             kind.prepare(charge, dict(given))  # refused at once, before anything is committed
         except PayChargeError:

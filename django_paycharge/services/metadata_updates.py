@@ -14,10 +14,10 @@ from typing import Any
 from ..client.lifecycle_params import metadata_body
 from ..exceptions import ChargeStateError
 from ..models import Charge, ChargeActionRequest
-from .charges import refresh_charge, store_of, store_remote_charge
+from .charges import store_of, store_remote_charge
 from .clients import get_client
 from .exactly_once import register
-from .lifecycle_requests import LifecycleKind, act
+from .lifecycle_requests import LifecycleKind, act, reread
 
 
 class UpdateKind(LifecycleKind):
@@ -47,8 +47,7 @@ class UpdateKind(LifecycleKind):
         return result
 
     def find(self, request: ChargeActionRequest) -> Charge | None:
-        charge = request.charge
-        fresh = refresh_charge(charge.gateway_id, charge.store_id, account=charge.account)
+        fresh = reread(request.charge)
         metadata = fresh.metadata if isinstance(fresh.metadata, dict) else {}
         wanted = request.params.get("metadata") or {}
         if any(metadata.get(k, object()) != v for k, v in wanted.items()):

@@ -63,6 +63,15 @@ def act(kind: str, charge: Charge, key: str | None = None) -> Any:
     return services.refund_charge(charge, amount=amount, idempotency_key=key)
 
 
+def attempt(kind: str, charge: Charge, key: str | None = None) -> PayChargeError | None:
+    """What the caller was told: None (done), or the error."""
+    try:
+        act(kind, charge, key)
+    except PayChargeError as exc:
+        return exc
+    return None
+
+
 def path_of(kind: str) -> str:
     return PATHS.get(kind, r"/refunds$")
 
@@ -178,11 +187,7 @@ def test_abandoned_then_a_late_success(fake_gateway, settings, reliability_recor
         charge = new_charge(fake_gateway, kind)
         fake_gateway.add_fault("POST", path_of(kind), action="latency", latency=1.2, count=1)
         key = f"late-{uuid.uuid4()}"
-        told = None
-        try:
-            act(kind, charge, key)
-        except PayChargeError as exc:
-            told = exc
+        told = attempt(kind, charge, key)
         damage["staff_told_refused"] += told is None or told.outcome != "unknown"
         sent = posts(fake_gateway, kind)
         if kind.endswith("refund"):
@@ -220,11 +225,7 @@ def test_lost_capture_and_cancel_answers(fake_gateway, reliability_record):
         for kind in ("capture", "cancel"):
             charge = new_charge(fake_gateway, kind)
             fake_gateway.add_fault("POST", path_of(kind), action="drop_after", count=drops)
-            told = None
-            try:
-                act(kind, charge)
-            except PayChargeError as exc:
-                told = exc
+            told = attempt(kind, charge)
             services.recover_requests(older_than=timedelta(0))
             judge(fake_gateway, kind, charge, told, damage)
             damage["errors"] += told is not None
@@ -258,11 +259,7 @@ def test_documented_refusals_on_a_resend(fake_gateway, reliability_record):
         for kind in KINDS:
             charge = new_charge(fake_gateway, kind)
             fake_gateway.add_fault("POST", path_of(kind), action="drop_after", count=1)
-            told = None
-            try:
-                act(kind, charge)
-            except PayChargeError as exc:
-                told = exc
+            told = attempt(kind, charge)
             judge(fake_gateway, kind, charge, told, damage)
             damage["errors"] += told is not None
             cases += 1

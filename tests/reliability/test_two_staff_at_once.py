@@ -29,21 +29,19 @@ from django_paycharge.exceptions import ChargeBusyError, PayChargeError
 from django_paycharge.models import Charge
 
 from .conftest import child_env
-from .test_lifecycle_outcomes import CHARGE, KINDS, PARTIAL, done_at_gateway, refunded_at_gateway
+from .test_lifecycle_outcomes import (
+    CHARGE,
+    KINDS,
+    PARTIAL,
+    done_at_gateway,
+    new_charge,
+    refunded_at_gateway,
+)
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
 ROUNDS = 4  # per kind
 POSTS = {"capture": "/capture", "cancel": "/cancels"}
-
-
-def prepared(gateway: Any, kind: str) -> Charge:
-    token = gateway.create_transaction_token("card")["id"]
-    authorized = kind in ("capture", "cancel")
-    made = services.create_charge(
-        transaction_token_id=token, amount=CHARGE, currency="JPY", capture=not authorized
-    )
-    return services.refresh_charge(made.gateway_id)
 
 
 def gateway_posts(gateway: Any, kind: str, charge: Charge) -> int:
@@ -122,7 +120,7 @@ def test_two_staff_at_once_in_threads(fake_gateway_server, reliability_record):
     cases, told = 0, Counter[str]()
     for kind in KINDS:
         for _ in range(ROUNDS):
-            charge = prepared(fake_gateway_server, kind)
+            charge = new_charge(fake_gateway_server, kind)
             outcomes = race(kind, charge)
             count_round(fake_gateway_server, kind, charge, outcomes, damage)
             told.update(outcomes)
@@ -147,7 +145,8 @@ def test_two_processes_at_once(fake_gateway_server, tmp_path, reliability_record
     user = User.objects.create(username="operator", is_staff=True)
     for codename in ("capture_charge", "cancel_charge", "refund_charge"):
         user.user_permissions.add(Permission.objects.get(codename=codename))
-    rounds = [(kind, prepared(fake_gateway_server, kind)) for kind in KINDS for _ in range(ROUNDS)]
+    gateway = fake_gateway_server
+    rounds = [(kind, new_charge(gateway, kind)) for kind in KINDS for _ in range(ROUNDS)]
     (tmp_path / "rounds.json").write_text(
         json.dumps([{"kind": k, "charge": c.pk} for k, c in rounds])
     )
