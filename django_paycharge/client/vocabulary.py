@@ -94,6 +94,10 @@ CHARGE_FIELDS = (
     "three_ds",
 )
 
+#: Fields only a list's items carry (the Node SDK's ``WithStoreMerchantName``); a
+#: single charge (create, read, update, webhook) does not.
+LISTED_ONLY_CHARGE_FIELDS = ("merchant_name", "store_name")
+
 #: The order a list is read in, from its cursor.
 CURSOR_DIRECTIONS = ("asc", "desc")
 
@@ -234,6 +238,7 @@ __all__ = [
     "IDEMPOTENCY_KEY_IN_PROGRESS",
     "INVALID_CHARGE_STATUS",
     "LIFECYCLE_ERROR_CODES",
+    "LISTED_ONLY_CHARGE_FIELDS",
     "MODES",
     "NON_REFUNDABLE_PAYMENT_TYPES",
     "NOT_FOUND",

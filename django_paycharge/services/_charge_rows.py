@@ -14,7 +14,7 @@ from typing import Any, cast
 from django.db import models
 
 from ..client import Charge as RemoteCharge
-from ..client.vocabulary import CHARGE_FIELDS, status_rank
+from ..client.vocabulary import CHARGE_FIELDS, LISTED_ONLY_CHARGE_FIELDS, status_rank
 from ..models import Charge
 from ..models.fit import fit_row, without_nul
 from ..models.payload import PayloadEncoder
@@ -33,9 +33,6 @@ INSERT_COLUMNS = (
     "first_seen_at",
 )
 UPDATE_COLUMNS = (*CHARGE_FIELDS, "status_rank", "raw", "raw_digest", "synced_at")
-#: Fields only list pages carry (the SDK's ``WithStoreMerchantName``): a single read, which
-#: lacks them, keeps what a list said.
-LISTED_ONLY = ("merchant_name", "store_name")
 #: The columns the page's lock reads back, in this order.
 LOCK_COLUMNS = ("gateway_id", "status", "status_rank", "raw_digest", "payment_type")
 
@@ -50,7 +47,7 @@ def set_changed(table: str, quote: Any) -> str:
     """
     assignments = [
         f"{quote(c)} = COALESCE(EXCLUDED.{quote(c)}, {table}.{quote(c)})"
-        if c in LISTED_ONLY
+        if c in LISTED_ONLY_CHARGE_FIELDS  # a single read lacks them: a list said
         else f"{quote(c)} = EXCLUDED.{quote(c)}"
         for c in UPDATE_COLUMNS
     ]

@@ -27,6 +27,7 @@ from django.db import IntegrityError, router
 from django.utils.translation import gettext
 
 from ..client import PayChargeClient
+from ..client.validation import validate_idempotency_key
 from ..client.vocabulary import INVALID_CHARGE_STATUS
 from ..exceptions import (
     ActionOutcomeUnknownError,
@@ -148,6 +149,8 @@ def act(
 
     Must not run inside a transaction of the caller's.
     """
+    if idempotency_key is not None:  # it travels in a header: refused before anything is kept
+        idempotency_key = validate_idempotency_key(idempotency_key)
     request = existing_request(kind, charge, idempotency_key, given)
     if request is None and kind.reads_first:
         charge = reread(charge)

@@ -12,6 +12,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..client.vocabulary import LISTED_ONLY_CHARGE_FIELDS
 from .basics import CARD_THREE_DS, PLATFORM_ID, Json, fee_for, formatted, formatted_text, iso, now
 
 
@@ -178,11 +179,8 @@ class Charge:
 
     def to_list_json(self) -> Json:
         """A list item: the charge with its store's and merchant's names (as the SDK lists)."""
-        return {
-            **self.to_json(),
-            "merchant_name": self.store.merchant_name,
-            "store_name": self.store.name,
-        }
+        names = (self.store.merchant_name, self.store.name)
+        return {**self.to_json(), **dict(zip(LISTED_ONLY_CHARGE_FIELDS, names, strict=True))}
 
 
 @dataclass(slots=True)

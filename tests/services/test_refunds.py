@@ -273,3 +273,11 @@ def test_a_stale_pending_read_never_takes_a_refund_back(fake_gateway, paid):
     kept = store_refund(parse_refund(stale), charge=paid)
     assert kept.status == "successful"
     assert Refund.objects.get().status == "successful"
+
+
+@pytest.mark.parametrize("key", ["", "has space", "ключ", "k" * 256, "tab\there"])
+def test_an_odd_caller_key_is_refused_before_anything_is_kept(fake_gateway, paid, key):
+    with pytest.raises(InvalidParametersError) as info:
+        services.refund_charge(paid, amount=10, idempotency_key=key)
+    assert [e.field for e in info.value.errors] == ["idempotency_key"]
+    assert ChargeActionRequest.objects.count() == 0 and refund_posts(fake_gateway) == []
