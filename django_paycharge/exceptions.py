@@ -312,18 +312,31 @@ class IdempotencyKeyReusedError(ServiceError):
     outcome = "refused"
 
 
-class ChargeOutcomeUnknownError(ServiceError):
-    """The gateway never said whether it created the charge, so the request was abandoned.
+class ChargeBusyError(ServiceError):
+    """Another capture, cancel or refund of the charge is being sent right now; nothing was sent.
 
-    Abandoned means it is never sent again: no later recovery can charge it. The
-    gateway may still have created it: do not retry with a new token; check again
-    (:func:`services.check_charge_request`), and pay again only when the check
-    says nothing was charged. ``idempotency_key`` is the request's key.
+    Try again once that one has ended (it ends, or is looked for, within
+    ``CREATE_SETTLE_SECONDS``, or by ``paycharge_recover``).
     """
 
     default_message = gettext_noop(
-        "We could not confirm whether the payment was taken. Do not pay again with "
-        "another card or token: check again in a few minutes."
+        "Another capture, cancel or refund of this charge is being made: "
+        "wait for its outcome, then try again."
+    )
+
+
+class OutcomeUnknownError(ServiceError):
+    """The gateway never said whether it did the work, so the request was abandoned.
+
+    Abandoned means it is never sent again: no later recovery can do it twice.
+    The gateway may still have done it: do not ask again with a new key; the
+    request is being looked for (reads only) and its outcome recorded.
+    ``idempotency_key`` is the request's key. Not a refusal: ``outcome`` is
+    ``"unknown"``.
+    """
+
+    default_message = gettext_noop(
+        "The payment service has not answered; do not try again: it is being checked."
     )
     outcome = "unknown"
 
@@ -334,8 +347,67 @@ class ChargeOutcomeUnknownError(ServiceError):
         self.idempotency_key = idempotency_key
 
 
-class ChargeRequestAbandonedError(ServiceError):
-    """The request with this key was abandoned and nothing was charged: use a new key.
+class ChargeOutcomeUnknownError(OutcomeUnknownError):
+    """A create the gateway never answered for sure (see :class:`OutcomeUnknownError`).
+
+    The gateway may still have created the charge: do not retry with a new
+    token; check again (:func:`services.check_charge_request`), and pay again
+    only when the check says nothing was charged.
+    """
+
+    default_message = gettext_noop(
+        "We could not confirm whether the payment was taken. Do not pay again with "
+        "another card or token: check again in a few minutes."
+    )
+
+
+#: What staff and callers are told when a capture, cancel, refund or update went unanswered.
+UNKNOWN_ACTION_MESSAGES = {
+    "capture": gettext_noop(
+        "The payment service has not answered this capture; do not capture again: "
+        "it is being checked."
+    ),
+    "cancel": gettext_noop(
+        "The payment service has not answered this cancel; do not cancel again: "
+        "it is being checked."
+    ),
+    "refund": gettext_noop(
+        "The payment service has not answered this refund; do not refund again: "
+        "it is being checked. Its amount stays reserved until then."
+    ),
+    "update": gettext_noop(
+        "The payment service has not answered this update; it is being checked."
+    ),
+}
+
+
+class ActionOutcomeUnknownError(OutcomeUnknownError):
+    """A capture, cancel, refund or metadata update the gateway never answered for sure.
+
+    ``kind`` says which. A refund's amount stays reserved (not available to
+    refund again) until the refund is found or known never to have happened.
+    """
+
+    def __init__(self, message: str | None = None, *, kind: str = "", **kw: Any) -> None:
+        super().__init__(message or UNKNOWN_ACTION_MESSAGES.get(kind), **kw)
+        self.kind = kind
+
+
+class RequestAbandonedError(ServiceError):
+    """The request with this key was abandoned and nothing came of it: use a new key.
+
+    Raised when a caller asks again with the key of a request whose outcome has
+    since been settled as "nothing done". Asking again, with a new key, is safe.
+    """
+
+    default_message = gettext_noop(
+        "This request was abandoned and nothing was done. Send it again with a new idempotency key."
+    )
+    outcome = "refused"
+
+
+class ChargeRequestAbandonedError(RequestAbandonedError):
+    """The charge request with this key was abandoned and nothing was charged: use a new key.
 
     Raised when a caller asks again with the key of a request whose outcome has
     since been settled as "not charged" (see :func:`services.check_charge_request`).
@@ -346,4 +418,3 @@ class ChargeRequestAbandonedError(ServiceError):
         "This payment attempt was abandoned and nothing was charged. "
         "Pay again with a new idempotency key."
     )
-    outcome = "refused"

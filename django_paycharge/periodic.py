@@ -126,10 +126,8 @@ def _fill_all() -> dict[str, int]:
 
 
 def _recover() -> dict[str, Any]:
-    """Charge requests left in flight, and captures, cancels and refunds (under "actions")."""
-    counts: dict[str, Any] = services.recover_charge_requests().as_dict()
-    counts["actions"] = services.recover_action_requests()
-    return counts
+    """Every request that moves money left in flight (per kind under "by_kind")."""
+    return services.recover_requests().as_dict()
 
 
 def _prune() -> dict[str, int]:

@@ -121,10 +121,12 @@ def _confirm(
                 try:
                     text = run(charge, form.cleaned_data, key, who)
                 except PayChargeError as exc:
+                    # An unknown outcome is not a refusal: a warning that says not to act again.
+                    level = messages.WARNING if exc.outcome == "unknown" else messages.ERROR
                     model_admin.message_user(
                         request,
                         _("Charge %(id)s: %(error)s") % {"id": charge.gateway_id, "error": exc},
-                        messages.ERROR,
+                        level,
                     )
                 else:
                     model_admin.message_user(request, text, messages.SUCCESS)

@@ -279,8 +279,9 @@ class ChargeAdmin(ChargeLifecycleMixin, ChargeExtrasMixin, ReadOnlyAdmin):
         return display.test_marker() if charge.is_test else (charge.get_mode_display() or "-")
 
     @admin.display(description=gettext_lazy("store"))
-    def store(self, charge: Charge) -> str:
-        return charge.store_name or (str(charge.store_id) if charge.store_id else "-")
+    def store(self, charge: Charge) -> SafeString | str:
+        # Only list pages carry the store's name (single reads do not): else its short id.
+        return charge.store_name or display.short_id(charge.store_id)
 
     @admin.display(description=gettext_lazy("issuer token"))
     def issuer_token_column(self, charge: Charge) -> str:

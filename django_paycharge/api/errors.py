@@ -1,7 +1,9 @@
 """One JSON shape for every error of the API, and gateway failures mapped to our statuses.
 
 Every error answer is ``{"code": ..., "message": ..., "errors": [{"field", "reason"}]}``
-(plus ``status`` for ``charge_status``). The handler is set on the API's views
+(plus ``status`` for ``charge_status``; ``outcome`` and ``kind`` for ``outcome_unknown``).
+An answer that is not final (the caller should send the same request again later)
+carries ``Retry-After``. The handler is set on the API's views
 only: the shop's global ``REST_FRAMEWORK["EXCEPTION_HANDLER"]`` is left alone.
 """
 
@@ -21,6 +23,7 @@ from .. import conf
 from ..exceptions import (
     APIError,
     BadRequestError,
+    ChargeBusyError,
     ChargeOutcomeUnknownError,
     ChargeStateError,
     ConfigurationError,
@@ -30,9 +33,11 @@ from ..exceptions import (
     InvalidParametersError,
     NetworkError,
     NotFoundError,
+    OutcomeUnknownError,
     PayChargeError,
     PaymentDetailsRejectedError,
     RateLimitError,
+    RequestAbandonedError,
     UnsupportedPaymentTypeError,
 )
 
@@ -115,6 +120,9 @@ def _paycharge_error(exc: PayChargeError) -> Response:
         return error_response(
             400, "validation_error", _("The request is not valid: see errors."), exc.errors
         )
+    if isinstance(exc, ChargeBusyError):
+        # Not final: nothing was sent, and the same key may be sent again once the other ends.
+        return error_response(409, "charge_busy", str(exc), headers=_retry_after())
     if isinstance(exc, ChargeStateError):
         return error_response(409, "charge_status", exc.message, status=exc.status)
     if isinstance(exc, IdempotencyKeyReusedError):
@@ -130,6 +138,19 @@ def _paycharge_error(exc: PayChargeError) -> Response:
             ),
             headers=_retry_after(),
         )
+    if isinstance(exc, OutcomeUnknownError):
+        # Not a refusal: the gateway may have done it. Retryable: the same key later answers
+        # the outcome once it is known (the request is looked for, never sent again).
+        return error_response(
+            503,
+            "outcome_unknown",
+            str(exc),
+            headers=_retry_after(),
+            outcome="unknown",
+            kind=getattr(exc, "kind", ""),
+        )
+    if isinstance(exc, RequestAbandonedError):
+        return error_response(409, "request_abandoned", str(exc))
     if isinstance(exc, UnsupportedPaymentTypeError):
         return error_response(409, "unsupported_payment_type", exc.message)
     if isinstance(exc, ConfigurationError):

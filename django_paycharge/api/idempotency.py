@@ -4,9 +4,12 @@
     def post(self, request): ...
 
 - No header: the method runs as usual.
-- A key this caller has not used: the method runs; a 2xx or 4xx answer is kept
-  and returned with ``Idempotency-Status: successfully_stored``. A 5xx or an
-  unhandled exception keeps nothing, so the same request can be sent again.
+- A key this caller has not used: the method runs; a final answer (a 2xx or 4xx)
+  is kept and returned with ``Idempotency-Status: successfully_stored``. An
+  answer that is not final keeps nothing, so the same request can be sent
+  again and get the final one: a 5xx, a 408, 425 or 429, any answer carrying
+  ``Retry-After`` (an outcome the gateway has not told yet, a charge busy with
+  another action), or an unhandled exception.
 - The same key and the same request again: the kept answer, with
   ``Idempotency-Status: retrieved_idempotent_response`` (the gateway's own words).
 - The same key with another request: 409 ``idempotency_key_reused``.
@@ -85,7 +88,7 @@ def idempotent(purpose: str) -> Callable[[Method], Method]:
                 except BaseException:
                     _release(record)
                     raise
-            if response.status_code >= 500:
+            if not is_final(response):
                 _release(record)
                 return response
             _keep(record, response)
@@ -95,6 +98,18 @@ def idempotent(purpose: str) -> Callable[[Method], Method]:
         return wrapper
 
     return decorate
+
+
+#: Statuses that say "not now" rather than "no": never kept for a key.
+_NOT_FINAL_STATUSES = frozenset({408, 425, 429})
+
+
+def is_final(response: Response) -> bool:
+    """Whether an answer is the request's last word (kept for its key) or "try again later"."""
+    status = response.status_code
+    if status >= 500 or status in _NOT_FINAL_STATUSES:
+        return False
+    return not response.has_header("Retry-After")
 
 
 def caller_key(request: Request, purpose: str) -> str | None:

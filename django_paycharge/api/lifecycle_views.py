@@ -5,9 +5,14 @@ staff who also hold the action's permission (``django_paycharge.refund_charge``
 and so on, as in the admin). The ``Idempotency-Key`` header works as for
 creating a charge (:func:`.idempotency.idempotent`): the same key and body
 replay the first answer, another body is 409 ``idempotency_key_reused``, and a
-request retried after a 5xx joins the service request of the first one
-(:func:`.idempotency.caller_key`), so nothing is captured, canceled or
-refunded twice.
+request retried after an answer that was not final joins the service request
+of the first one (:func:`.idempotency.caller_key`), so nothing is captured,
+canceled or refunded twice. Only final answers are kept: when the gateway has
+not answered for sure, 503 ``outcome_unknown`` with ``Retry-After`` (not a
+refusal: do not act again with a new key); the same key sent again later
+answers the outcome once the request has been found or known to have done
+nothing. While another action on the charge is being sent: 409
+``charge_busy`` with ``Retry-After``.
 """
 
 from __future__ import annotations
@@ -43,8 +48,9 @@ IDEMPOTENCY_HEADER = OpenApiParameter(
     OpenApiTypes.STR,
     OpenApiParameter.HEADER,
     description="Your key for this action (1-255 printable ASCII characters, no spaces). The "
-    "same key and body replay the first answer; another body is 409 idempotency_key_reused; "
-    "while the first request runs, 409 idempotency_key_in_progress.",
+    "same key and body replay the first final answer; another body is 409 "
+    "idempotency_key_reused; while the first request runs, 409 idempotency_key_in_progress. "
+    "503 outcome_unknown (with Retry-After) is not final: send the same key again later.",
 )
 #: ``Idempotency-Key`` scopes (with the caller) of the three actions.
 CAPTURE_PURPOSE = "charges.capture"

@@ -94,9 +94,14 @@ def read_body(
     request_id: str | None,
     clean: Callable[[str], str],
 ) -> T:
-    """The 2xx body, read by ``parse``; an :class:`InvalidResponseError` when it cannot be."""
+    """The 2xx body, read by ``parse``; an :class:`InvalidResponseError` when it cannot be.
+
+    An empty body is handed to ``parse`` as ``None``: a capture answered 201 with
+    nothing (the Java SDK's own test serves that) went through; a charge cannot.
+    """
     try:
-        payload = json.loads(response.content, parse_float=Decimal)
+        content = response.content
+        payload = json.loads(content, parse_float=Decimal) if content.strip() else None
     except (ValueError, RecursionError):
         raise InvalidResponseError(
             f"{InvalidResponseError.default_message} The body is not JSON "

@@ -14,10 +14,12 @@ import requests
 
 from django_paycharge.exceptions import APIError
 
+from .vocabulary import IDEMPOTENCY_KEY_IN_PROGRESS
+
 #: Statuses worth another attempt: the gateway did not (or may not) have done the work.
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 #: The only 409 that is retried: the same key's first request is still running.
-IN_PROGRESS_CODE = "IDEMPOTENCY_KEY_IN_PROGRESS"
+IN_PROGRESS_CODE = IDEMPOTENCY_KEY_IN_PROGRESS
 
 
 def retryable_answer(status: int, error: APIError, *, safe: bool, keyed: bool) -> bool:

@@ -94,6 +94,10 @@ CHARGE_FIELDS = (
     "three_ds",
 )
 
+#: Fields only a list's items carry (the Node SDK's ``WithStoreMerchantName``); a
+#: single charge (create, read, update, webhook) does not.
+LISTED_ONLY_CHARGE_FIELDS = ("merchant_name", "store_name")
+
 #: The order a list is read in, from its cursor.
 CURSOR_DIRECTIONS = ("asc", "desc")
 
@@ -123,6 +127,72 @@ def operation_rank(status: str | None) -> int:
     return 0 if status == "pending" else 1
 
 
+# --- Error codes ---------------------------------------------------------------
+# From the official SDKs: the documented error table (status and code) of the
+# client SDKs' ``ApiErrorException`` and the Node SDK's ``ResponseErrorCode``.
+# The app reads them; the fake gateway answers with them.
+
+#: The gateway's default code for each failed status (the documented table; 404 and
+#: 502 are not in it, and take the codes the Node SDK assumes for them).
+STATUS_ERROR_CODES: dict[int, str] = {
+    400: "VALIDATION_ERROR",
+    401: "INVALID_CREDENTIALS",
+    403: "INVALID_PERMISSIONS",
+    404: "NOT_FOUND",
+    409: "CONFLICTED",
+    415: "VALIDATION_ERROR",
+    429: "TOO_MANY_REQUESTS",
+    500: "UNKNOWN_ERROR",
+    502: "TIMEOUT",
+    503: "SERVICE_UNAVAILABLE_TRY_AGAIN",
+    504: "TIMEOUT",
+}
+VALIDATION_ERROR = "VALIDATION_ERROR"
+NOT_FOUND = "NOT_FOUND"
+#: 409: the first request with this key is still running (not documented in the
+#: table; the gateway's idempotency answers, see the gateway facts).
+IDEMPOTENCY_KEY_IN_PROGRESS = "IDEMPOTENCY_KEY_IN_PROGRESS"
+#: 409: the key was used before for a different request.
+IDEMPOTENCY_KEY_CONFLICT = "IDEMPOTENCY_KEY_CONFLICT"
+#: A ``reason`` of the Node SDK's validation answers: the charge's status forbids it.
+INVALID_CHARGE_STATUS = "INVALID_CHARGE_STATUS"
+
+# A charge's later life: every one of these is answered with HTTP 400.
+#: Capture of a charge already captured, or whose authorization is not complete.
+ALREADY_CAPTURED = "ALREADY_CAPTURED"
+#: Capture of more than the authorized amount.
+CAPTURE_AMOUNT_TOO_LARGE = "CAPTURE_AMOUNT_TOO_LARGE"
+PARTIAL_CAPTURE_NOT_SUPPORTED = "PARTIAL_CAPTURE_NOT_SUPPORTED"
+#: Cancel of a charge its payment method or its status does not let be canceled.
+CANCEL_NOT_ALLOWED = "CANCEL_NOT_ALLOWED"
+#: Refund of a charge that is not ``successful``.
+CANNOT_REFUND_UNSUCCESSFUL_CHARGE = "CANNOT_REFUND_UNSUCCESSFUL_CHARGE"
+#: Refund (or capture) in a currency other than the charge's.
+CURRENCY_MUST_MATCH_CHARGE = "CURRENCY_MUST_MATCH_CHARGE"
+#: Refund of more than the charge (the fake: more than is left to refund).
+REFUND_EXCEEDS_CHARGE_AMOUNT = "REFUND_EXCEEDS_CHARGE_AMOUNT"
+#: Partial refunds that together exceed the charge.
+REFUND_NOT_WITHIN_BOUNDS = "REFUND_NOT_WITHIN_BOUNDS"
+#: Refund of a payment method that has none (konbini, bank transfer), or declined.
+REFUND_NOT_ALLOWED = "REFUND_NOT_ALLOWED"
+PARTIAL_REFUND_NOT_SUPPORTED = "PARTIAL_REFUND_NOT_SUPPORTED"
+
+#: Every lifecycle refusal above.
+LIFECYCLE_ERROR_CODES = frozenset(
+    {
+        ALREADY_CAPTURED,
+        CAPTURE_AMOUNT_TOO_LARGE,
+        PARTIAL_CAPTURE_NOT_SUPPORTED,
+        CANCEL_NOT_ALLOWED,
+        CANNOT_REFUND_UNSUCCESSFUL_CHARGE,
+        CURRENCY_MUST_MATCH_CHARGE,
+        REFUND_EXCEEDS_CHARGE_AMOUNT,
+        REFUND_NOT_WITHIN_BOUNDS,
+        REFUND_NOT_ALLOWED,
+        PARTIAL_REFUND_NOT_SUPPORTED,
+    }
+)
+
 # --- Webhooks ----------------------------------------------------------------
 
 #: Every trigger a webhook configuration may subscribe to; a delivery's ``event`` is one.
@@ -149,28 +219,46 @@ REFUND_EVENT = "refund_finished"
 CANCEL_EVENT = "cancel_finished"
 
 __all__ = [
+    "ALREADY_CAPTURED",
     "CALL_METHODS",
     "CANCELABLE_STATUSES",
     "CANCEL_EVENT",
+    "CANCEL_NOT_ALLOWED",
     "CANCEL_STATUSES",
+    "CANNOT_REFUND_UNSUCCESSFUL_CHARGE",
+    "CAPTURE_AMOUNT_TOO_LARGE",
     "CHARGE_FIELDS",
     "CHARGE_STATUSES",
+    "CURRENCY_MUST_MATCH_CHARGE",
     "CURSOR_DIRECTIONS",
     "FINAL_OPERATION_STATUSES",
     "FINAL_RANK",
     "FINAL_STATUSES",
+    "IDEMPOTENCY_KEY_CONFLICT",
+    "IDEMPOTENCY_KEY_IN_PROGRESS",
+    "INVALID_CHARGE_STATUS",
+    "LIFECYCLE_ERROR_CODES",
+    "LISTED_ONLY_CHARGE_FIELDS",
     "MODES",
     "NON_REFUNDABLE_PAYMENT_TYPES",
+    "NOT_FOUND",
+    "PARTIAL_CAPTURE_NOT_SUPPORTED",
+    "PARTIAL_REFUND_NOT_SUPPORTED",
     "PAYMENT_TYPES",
     "REFUND_EVENT",
+    "REFUND_EXCEEDS_CHARGE_AMOUNT",
+    "REFUND_NOT_ALLOWED",
+    "REFUND_NOT_WITHIN_BOUNDS",
     "REFUND_REASONS",
     "REFUND_STATUSES",
     "REPORTED_REFUND_REASONS",
     "REQUIRED_TRIGGER",
+    "STATUS_ERROR_CODES",
     "THREE_DS_MODES",
     "TRIGGERS",
     "UNKNOWN_STATUS_RANK",
     "UNPAID_FINAL_STATUSES",
+    "VALIDATION_ERROR",
     "operation_rank",
     "status_rank",
 ]

@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('django_paycharge', '0006_refunds_cancels'),
+        ('django_paycharge', '0007_action_request_outcomes'),
     ]
 
     operations = [

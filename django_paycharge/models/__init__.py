@@ -2,12 +2,14 @@
 
 from .announcements import Announcement
 from .charges import (
+    OPEN_REQUEST_STATES,
     Charge,
     ChargeMode,
     ChargeRequest,
     ChargeStatus,
     IssuerToken,
     PaymentType,
+    RequestState,
 )
 from .dashboard import Dashboard
 from .idempotency import ApiIdempotencyRecord
@@ -28,6 +30,7 @@ from .webhooks import WebhookConfiguration, WebhookDelivery
 
 __all__ = [
     "COUNTED_REFUND_STATUSES",
+    "OPEN_REQUEST_STATES",
     "Announcement",
     "ApiIdempotencyRecord",
     "Cancel",
@@ -43,6 +46,7 @@ __all__ = [
     "QuarantinedItem",
     "Refund",
     "RefundReason",
+    "RequestState",
     "SyncCheckpoint",
     "SyncWindow",
     "TransactionTokenInfo",

@@ -150,28 +150,38 @@ class Charge(models.Model):
         return refunded_amount(self)
 
 
+class RequestState(models.TextChoices):
+    """Where a request that moves money stands (charge requests and action requests alike).
+
+    ``pending`` (committed, never sent), ``unknown`` (sent, no final answer yet:
+    the gateway may or may not have done it), ``succeeded``, ``failed`` (the
+    gateway refused it: final) and ``abandoned`` (never sent again; the gateway
+    may still have done it, see ``sent_at``, until the request is looked for).
+    """
+
+    PENDING = "pending", _("Pending (not sent yet)")
+    UNKNOWN = "unknown", _("Outcome unknown (sent, no answer yet)")
+    SUCCEEDED = "succeeded", _("Succeeded")
+    FAILED = "failed", _("Failed (refused by the gateway)")
+    ABANDONED = "abandoned", _("Abandoned (never sent again)")
+
+
+#: States in which a request may still be sent (with its own key).
+OPEN_REQUEST_STATES = (RequestState.PENDING, RequestState.UNKNOWN)
+
+
 class ChargeRequest(models.Model):
     """A charge being created: committed with its idempotency key before the POST.
 
     If the process dies or the network drops after the gateway took the charge,
     resending the same body with the same key (``paycharge_recover``) ends with
-    one remote charge and one local row.
-
-    States: ``pending`` (committed, never sent), ``unknown`` (sent, no final
-    answer yet: the gateway may or may not have created it), ``succeeded``,
-    ``failed`` (the gateway refused it: final) and ``abandoned`` (never sent
-    again; the gateway may still have created it, see ``sent_at``).
+    one remote charge and one local row. States: :class:`RequestState`.
     """
 
-    class State(models.TextChoices):
-        PENDING = "pending", _("Pending (not sent yet)")
-        UNKNOWN = "unknown", _("Outcome unknown (sent, no answer yet)")
-        SUCCEEDED = "succeeded", _("Succeeded")
-        FAILED = "failed", _("Failed (refused by the gateway)")
-        ABANDONED = "abandoned", _("Abandoned (never sent again)")
+    State = RequestState
 
     #: States that recovery may still send (with the request's own key).
-    OPEN_STATES = (State.PENDING, State.UNKNOWN)
+    OPEN_STATES = OPEN_REQUEST_STATES
 
     #: The key sent to the gateway (always a UUID: the caller's own key stays local).
     idempotency_key = models.UUIDField(_("idempotency key"), unique=True, default=uuid.uuid4)

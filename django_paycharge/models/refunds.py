@@ -9,7 +9,7 @@ from django.db.models import BigIntegerField, OuterRef, QuerySet, Subquery, Sum,
 from django.db.models.functions import Coalesce
 from django.utils.translation import gettext_lazy as _
 
-from .charges import Charge
+from .charges import OPEN_REQUEST_STATES, Charge, RequestState
 from .payload import PayloadEncoder
 
 
@@ -138,23 +138,24 @@ def with_refunded_amounts(queryset: QuerySet[Charge]) -> QuerySet[Charge]:
 
 
 class ChargeActionRequest(models.Model):
-    """A capture, cancel or refund being made: committed with its idempotency key first.
+    """A capture, cancel, refund or metadata update: committed with its idempotency key first.
 
-    Like :class:`ChargeRequest` for new charges: if the process dies or the
-    answer is lost after the gateway acted, resending the same body with the
-    same key (``paycharge_recover``) ends with one remote refund (or cancel,
-    or capture) and one local row.
+    Like :class:`ChargeRequest` for new charges, and driven by the same machine
+    (``services.exactly_once``): if the process dies or the answer is lost after
+    the gateway acted, resending the same body with the same key ends with one
+    remote refund (or cancel, or capture) and one local row; an answer that
+    never comes is abandoned and looked for by reads, never sent again. States:
+    :class:`RequestState`.
     """
 
     class Kind(models.TextChoices):
         CAPTURE = "capture", _("Capture")
         CANCEL = "cancel", _("Cancel")
         REFUND = "refund", _("Refund")
+        UPDATE = "update", _("Metadata update")
 
-    class State(models.TextChoices):
-        PENDING = "pending", _("Pending (not confirmed by the gateway)")
-        SUCCEEDED = "succeeded", _("Succeeded")
-        FAILED = "failed", _("Failed")
+    State = RequestState
+    OPEN_STATES = OPEN_REQUEST_STATES
 
     kind = models.CharField(_("kind"), max_length=16, choices=Kind.choices)
     # Text, not UUID: a caller's own key (an API client's Idempotency-Key header) is kept as sent.
@@ -175,6 +176,8 @@ class ChargeActionRequest(models.Model):
     )
     requested_by = models.CharField(_("requested by"), max_length=150, blank=True)
     attempts = models.PositiveIntegerField(_("attempts"), default=0)
+    #: When it was last sent: the gateway may finish a request some time after that.
+    sent_at = models.DateTimeField(_("last sent at"), null=True, blank=True)
     error = models.JSONField(_("error"), null=True, blank=True, encoder=PayloadEncoder)
     created_at = models.DateTimeField(_("created at"), auto_now_add=True)
     updated_at = models.DateTimeField(_("updated at"), auto_now=True)

@@ -2,20 +2,27 @@
 
 Every function takes explicit arguments (an ``account`` name where the gateway
 is involved; the default account when None), is safe to call again, and sends
-the app's signals.
+the app's signals. Every request that moves money (create, capture, cancel,
+refund, metadata update) goes through one machine, :mod:`.exactly_once`.
 """
 
 from ..client.types import token_digest
-from .actions import recover_action_requests
-from .captures import cancel_charge, capture_charge, update_charge_metadata
+from .cancels import cancel_charge
+from .captures import capture_charge
 from .charges import refresh_charge, store_remote_charge, wait_for_charge
 from .clients import get_client, reset_clients
 from .create import create_charge, idempotency_key_for
 from .issuer_tokens import fetch_issuer_token, fetch_three_ds_issuer_token
 from .lifecycle_sync import sync_charge_children, sync_refunds
+from .metadata_updates import update_charge_metadata
 from .outcomes import ChargeCheck, check_charge_request, send_charge_request
 from .payment_types import fill_payment_types
-from .recovery import RecoveryResult, recover_charge_requests
+from .recovery import (
+    RecoveryResult,
+    recover_action_requests,
+    recover_charge_requests,
+    recover_requests,
+)
 from .refunds import refund_charge, refundable_amount
 from .retry import retry_transient
 from .sync import SyncResult, sync_charges
@@ -39,6 +46,7 @@ __all__ = [
     "matches_auth_token",
     "recover_action_requests",
     "recover_charge_requests",
+    "recover_requests",
     "refresh_charge",
     "refund_charge",
     "refundable_amount",

@@ -14,7 +14,7 @@ from typing import Any, cast
 from django.db import models
 
 from ..client import Charge as RemoteCharge
-from ..client.vocabulary import CHARGE_FIELDS, status_rank
+from ..client.vocabulary import CHARGE_FIELDS, LISTED_ONLY_CHARGE_FIELDS, status_rank
 from ..models import Charge
 from ..models.fit import fit_row, without_nul
 from ..models.payload import PayloadEncoder
@@ -45,7 +45,12 @@ def set_changed(table: str, quote: Any) -> str:
     The ``WHERE`` guard keeps a stale read from taking a status backwards, even
     when another process wrote the row after the page's lock was read.
     """
-    assignments = [f"{quote(c)} = EXCLUDED.{quote(c)}" for c in UPDATE_COLUMNS]
+    assignments = [
+        f"{quote(c)} = COALESCE(EXCLUDED.{quote(c)}, {table}.{quote(c)})"
+        if c in LISTED_ONLY_CHARGE_FIELDS  # a single read lacks them: a list said
+        else f"{quote(c)} = EXCLUDED.{quote(c)}"
+        for c in UPDATE_COLUMNS
+    ]
     assignments.append(
         "payment_type = CASE WHEN EXCLUDED.payment_type <> '' THEN EXCLUDED.payment_type "
         f"ELSE {table}.payment_type END"

@@ -64,7 +64,6 @@ def needs_attention(now: datetime | None = None) -> list[AttentionItem]:
     action = "admin:django_paycharge_chargeactionrequest_changelist"
     delivery = "admin:django_paycharge_webhookdelivery_changelist"
     unknown = ChargeRequest.State.UNKNOWN
-    pending = ChargeActionRequest.State.PENDING
     return [
         AttentionItem(
             "charge_requests_unknown",
@@ -76,9 +75,9 @@ def needs_attention(now: datetime | None = None) -> list[AttentionItem]:
         AttentionItem(
             "action_requests_unconfirmed",
             _("Captures, cancels and refunds not confirmed by the gateway"),
-            ChargeActionRequest.objects.filter(state=pending).count(),
+            ChargeActionRequest.objects.filter(state=unknown).count(),
             action,
-            f"state__exact={pending}",
+            f"state__exact={unknown}",
         ),
         AttentionItem(
             "deliveries_waiting",

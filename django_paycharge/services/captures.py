@@ -1,28 +1,94 @@
-"""Capture an authorization, cancel a charge, update a charge's metadata."""
+"""Capture an authorization exactly once: the capture kind of the exactly-once machine."""
 
 from __future__ import annotations
 
-import logging
 import uuid
-from collections.abc import Callable, Mapping
 from typing import Any
 
 from django.db import router, transaction
 from django.utils.translation import gettext
 
 from .. import signals
-from ..client.lifecycle_params import capture_body, check_fields, metadata_body
-from ..client.vocabulary import CANCELABLE_STATUSES, UNPAID_FINAL_STATUSES
+from ..client.lifecycle_params import capture_body, check_fields
+from ..client.vocabulary import ALREADY_CAPTURED, UNPAID_FINAL_STATUSES
 from ..exceptions import ChargeStateError, FieldError, InvalidParametersError
-from ..models import Cancel, Charge, ChargeActionRequest
-from .actions import SENDERS, act_once, refused, send_operation, store_of, succeeded
-from .charges import refresh_charge, store_remote_charge
+from ..models import Charge, ChargeActionRequest
+from .charges import store_of
 from .clients import get_client
-from .lifecycle_store import store_cancel
+from .exactly_once import register
+from .lifecycle_requests import LifecycleKind, act, reread
+from .request_rows import succeed
 
-logger = logging.getLogger("django_paycharge.services")
 
-Kind = ChargeActionRequest.Kind
+class CaptureKind(LifecycleKind):
+    """``POST .../capture`` with the request's key; the result is the charge, read again."""
+
+    name = "capture"
+    blocked_by = frozenset({"capture", "cancel", "refund"})
+    # After a lost answer, ALREADY_CAPTURED means the capture happened: read to be sure.
+    done_before_codes = frozenset({ALREADY_CAPTURED})
+    status_codes = frozenset({ALREADY_CAPTURED})
+
+    def prepare(self, charge: Charge, given: dict[str, Any]) -> dict[str, Any]:
+        if charge.status != "authorized":
+            raise self.state_error(charge.status)
+        if "amount" in given:
+            given.setdefault("currency", charge.requested_currency)
+        params = capture_body(**given) or {}
+        authorized = charge.requested_amount
+        if authorized is not None and params.get("amount", 0) > authorized:
+            reason = gettext("must be at most the authorized amount, %(n)d") % {"n": authorized}
+            raise InvalidParametersError(errors=[FieldError("amount", reason)])
+        return params
+
+    def state_error(self, status: str | None) -> ChargeStateError:
+        message = gettext("Only an authorized charge can be captured; its status is %(s)s.")
+        return ChargeStateError(message % {"s": status or gettext("unknown")}, status=status)
+
+    def send(self, request: ChargeActionRequest) -> Charge:
+        charge = request.charge
+        get_client(request.account).charges.capture(
+            store_of(charge),
+            charge.gateway_id,
+            **request.params,
+            idempotency_key=request.idempotency_key,
+        )
+        # The answer does not hold the charge (often it is empty): the charge is read again.
+        return self._captured(request, reread(charge))
+
+    def find(self, request: ChargeActionRequest) -> Charge | None:
+        fresh = reread(request.charge)
+        wanted = request.params.get("amount") or fresh.requested_amount
+        if fresh.status != "successful" or fresh.charged_amount not in (None, wanted):
+            return None
+        return self._captured(request, fresh)
+
+    def _captured(self, request: ChargeActionRequest, fresh: Charge) -> Charge:
+        """Done: the request succeeded (``charge_captured`` once), unless the charge failed."""
+        if fresh.status in UNPAID_FINAL_STATUSES:
+            # Accepted, then failed: an expired authorization (313) ends here, for good.
+            error = fresh.error if isinstance(fresh.error, dict) else {}
+            detail = str(error.get("message") or error.get("detail") or fresh.status)
+            failed = ChargeStateError(
+                gettext("The capture failed: %(reason)s.") % {"reason": detail},
+                status=fresh.status,
+            )
+            failed.outcome = "refused"
+            raise failed
+        alias = router.db_for_write(Charge)  # where refresh_charge stored ``fresh``
+        with transaction.atomic(using=alias):
+            if succeed(request):
+                signals.send(
+                    signals.charge_captured,
+                    sender=Charge,
+                    using=alias,
+                    charge=fresh,
+                    amount=request.params.get("amount"),
+                )
+        return fresh
+
+
+CAPTURE = register(CaptureKind())
 
 
 def capture_charge(
@@ -38,128 +104,14 @@ def capture_charge(
     Returns the charge as read right after. If the authorization has expired,
     the gateway fails the charge (error 313) and :class:`ChargeStateError`
     says so; a charge that is not ``authorized`` (canceled, already captured)
-    is refused the same way, after a fresh read.
+    is refused the same way, after a fresh read. While another capture, cancel
+    or refund of the charge is being sent, :class:`ChargeBusyError` (nothing
+    sent). When the gateway never answers for sure:
+    :class:`ActionOutcomeUnknownError` (do not capture again: it is checked).
     """
     args = {"amount": amount, "currency": currency}
     given = check_fields({k: v for k, v in args.items() if v is not None})
-    captured: Charge = act_once(
-        Kind.CAPTURE,
-        charge,
-        given=given,
-        idempotency_key=idempotency_key,
-        requested_by=requested_by,
-        prepare=lambda fresh: _prepare_capture(fresh, given),
+    captured: Charge = act(
+        CAPTURE, charge, given=given, idempotency_key=idempotency_key, requested_by=requested_by
     )
     return captured
-
-
-def _prepare_capture(fresh: Charge, given: dict[str, Any]) -> Callable[[Charge], dict[str, Any]]:
-    """Refuse a capture the fresh charge does not allow; its parameters, checked."""
-    if fresh.status != "authorized":
-        raise refused(Kind.CAPTURE, fresh.status)
-    if "amount" in given:
-        given.setdefault("currency", fresh.requested_currency)
-    params = capture_body(**given) or {}
-    authorized = fresh.requested_amount
-    if authorized is not None and params.get("amount", 0) > authorized:
-        reason = gettext("must be at most the authorized amount, %(n)d") % {"n": authorized}
-        raise InvalidParametersError(errors=[FieldError("amount", reason)])
-    return lambda locked: params
-
-
-def _send_capture(request: ChargeActionRequest) -> Charge:
-    charge = request.charge
-    client = get_client(request.account)
-    client.charges.capture(
-        store_of(charge),
-        charge.gateway_id,
-        **request.params,
-        idempotency_key=request.idempotency_key,
-    )
-    fresh = refresh_charge(charge.gateway_id, charge.store_id, account=charge.account)
-    if fresh.status in UNPAID_FINAL_STATUSES:
-        # Accepted, then failed: an expired authorization (313) ends here.
-        error = fresh.error if isinstance(fresh.error, dict) else {}
-        detail = str(error.get("message") or error.get("detail") or fresh.status)
-        raise ChargeStateError(
-            gettext("The capture failed: %(reason)s.") % {"reason": detail}, status=fresh.status
-        )
-    alias = router.db_for_write(Charge)  # where refresh_charge stored ``fresh``
-    with transaction.atomic(using=alias):  # the request's success and its announcement
-        succeeded(request)
-        signals.send(
-            signals.charge_captured,
-            sender=Charge,
-            using=alias,
-            charge=fresh,
-            amount=request.params.get("amount"),
-        )
-    return fresh
-
-
-def cancel_charge(
-    charge: Charge,
-    *,
-    metadata: Mapping[str, Any] | None = None,
-    idempotency_key: uuid.UUID | str | None = None,
-    requested_by: str = "",
-) -> Cancel:
-    """Cancel a charge exactly once; returns the cancel (``charge_canceled`` when it succeeds).
-
-    The gateway decides what it accepts; a charge already final (other than
-    ``successful``) is refused at once with :class:`ChargeStateError`.
-    """
-    params = metadata_body(metadata, required=False)
-
-    def prepare(fresh: Charge) -> Callable[[Charge], dict[str, Any]]:
-        if fresh.status not in CANCELABLE_STATUSES:
-            raise refused(Kind.CANCEL, fresh.status)
-        return lambda locked: params
-
-    cancel: Cancel = act_once(
-        Kind.CANCEL,
-        charge,
-        given=params,
-        idempotency_key=idempotency_key,
-        requested_by=requested_by,
-        prepare=prepare,
-    )
-    return cancel
-
-
-def _send_cancel(request: ChargeActionRequest) -> Cancel:
-    charge = request.charge
-    cancel: Cancel = send_operation(
-        request,
-        lambda client: client.cancels,
-        store_cancel,
-        # A cancel changes the charge too: its row is read again before charge_canceled goes out.
-        after_reread=lambda: refresh_charge(
-            charge.gateway_id, charge.store_id, account=charge.account
-        ),
-    )
-    return cancel
-
-
-def update_charge_metadata(
-    charge: Charge,
-    metadata: Mapping[str, Any],
-    *,
-    idempotency_key: uuid.UUID | str | None = None,
-) -> Charge:
-    """Add or change metadata keys of a charge on the gateway; returns the updated mirror row.
-
-    Idempotent by nature (the same keys set twice give the same charge), so no
-    request row is kept; the request still carries a key so a lost answer is
-    retried safely. The customer's return query keeps the creation-time metadata.
-    """
-    metadata_body(metadata, required=True)  # raises InvalidParametersError naming bad keys
-    client = get_client(charge.account)
-    remote = client.charges.update(
-        store_of(charge), charge.gateway_id, metadata=metadata, idempotency_key=idempotency_key
-    )
-    return store_remote_charge(remote, account=charge.account, payment_type=charge.payment_type)
-
-
-SENDERS[Kind.CAPTURE] = _send_capture
-SENDERS[Kind.CANCEL] = _send_cancel

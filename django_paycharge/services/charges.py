@@ -13,13 +13,23 @@ from django.utils.translation import gettext
 from .. import conf
 from ..client import PayChargeClient
 from ..client.types import Charge as RemoteCharge
-from ..exceptions import NetworkError, PayChargeError, RateLimitError, ServerError
+from ..exceptions import NetworkError, PayChargeError, RateLimitError, ServerError, ServiceError
 from ..models import Charge
 from .clients import get_client
 from .retry import retry_transient
 from .upsert import upsert_charges
 
 logger = logging.getLogger("django_paycharge.services")
+
+
+def store_of(charge: Charge) -> uuid.UUID:
+    """The charge's store (the account's default when the gateway did not say)."""
+    store = charge.store_id or conf.get_account(charge.account).store_id
+    if store is None:
+        raise ServiceError(
+            gettext("The charge's store is unknown: set PAYCHARGE['STORE_ID'] for its account.")
+        )
+    return uuid.UUID(str(store))
 
 
 def transaction_token_payment_type(client: PayChargeClient, remote: RemoteCharge) -> str:

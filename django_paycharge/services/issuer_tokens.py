@@ -11,8 +11,7 @@ from django.utils.translation import gettext as _
 from .. import signals
 from ..exceptions import ChargeStateError, ConflictError, UnsupportedPaymentTypeError
 from ..models import Charge, IssuerToken, PaymentType
-from .actions import store_of
-from .charges import refresh_charge
+from .charges import refresh_charge, store_of
 from .clients import get_client
 
 ISSUER_TOKEN_TYPES = (PaymentType.ONLINE, PaymentType.BANK_TRANSFER)

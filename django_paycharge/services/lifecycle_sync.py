@@ -25,8 +25,7 @@ from ..client.lifecycle_types import Refund as RemoteRefund
 from ..client.vocabulary import CANCEL_EVENT, REFUND_EVENT
 from ..exceptions import NotFoundError, PayChargeError, ServiceError
 from ..models import Charge, QuarantinedItem
-from .actions import store_of
-from .charges import refresh_charge
+from .charges import refresh_charge, store_of
 from .clients import get_client
 from .lifecycle_store import store_cancel, store_refund
 from .quarantine import quarantine, retry_quarantined, unresolved

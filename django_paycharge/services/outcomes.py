@@ -1,27 +1,20 @@
-"""What a caller learns about a charge request: a charge, a refusal, or "unknown: check again"."""
+"""What a caller learns about a charge request: a charge, a refusal, or "unknown: check again".
+
+The machine is :mod:`.exactly_once`; these are its answers in the words of a
+payment: ``charged``, ``refused``, ``not_charged``, ``pending``, ``unknown``.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import timedelta
 
-from django.utils import timezone
-
-from .. import conf
 from ..client.vocabulary import UNPAID_FINAL_STATUSES
-from ..exceptions import ChargeOutcomeUnknownError, ChargeRequestAbandonedError
 from ..models import Charge, ChargeRequest
-from .charge_requests import (
-    abandon,
-    ask_gateway,
-    find_remote_charge,
-    refusal_from_record,
-    reload,
-    request_name,
-)
-from .charges import refresh_charge
+from . import charge_requests  # noqa: F401 - registers the create kind
+from .exactly_once import answer, check, send
 
-State = ChargeRequest.State
+#: The machine's outcomes as a charge request's.
+_WORDS = {"done": "charged", "nothing_done": "not_charged"}
 
 
 def send_charge_request(request: ChargeRequest) -> Charge:
@@ -31,22 +24,8 @@ def send_charge_request(request: ChargeRequest) -> Charge:
     the request is ``failed``) or :class:`ChargeOutcomeUnknownError` (the request
     is ``abandoned``, in the same statement that records why: never sent again).
     """
-    asked = ask_gateway(request, budget=conf.get_seconds("CREATE_SETTLE_SECONDS"))
-    if asked.charge is not None:
-        return asked.charge
-    if asked.refused is not None:
-        raise asked.refused
-    if asked.settled is not None:
-        return answer_settled_request(asked.settled)
-    found = find_remote_charge(request)  # a read: the answer may have been lost, not the charge
-    if found is not None:
-        return found
-    if not abandon(request, asked.unknown, reason="create"):
-        return answer_settled_request(reload(request))  # settled meanwhile by another process
-    raise ChargeOutcomeUnknownError(
-        idempotency_key=request_name(request),
-        request_id=asked.unknown.request_id if asked.unknown else None,
-    ) from asked.unknown
+    charge: Charge = send(request)
+    return charge
 
 
 def answer_settled_request(request: ChargeRequest) -> Charge:
@@ -54,22 +33,8 @@ def answer_settled_request(request: ChargeRequest) -> Charge:
 
     An abandoned request is never sent: it is checked (reads only) instead.
     """
-    if request.state in ChargeRequest.OPEN_STATES:
-        return send_charge_request(request)
-    if request.state == State.SUCCEEDED:
-        if request.charge is not None:
-            return request.charge
-        if request.charge_gateway_id is not None:
-            return refresh_charge(request.charge_gateway_id, account=request.account)
-    if request.state == State.FAILED:
-        raise refusal_from_record(request.error)
-    check = check_charge_request(request)
-    assert check is not None
-    if check.charge is not None:
-        return check.charge
-    if check.outcome == "not_charged":
-        raise ChargeRequestAbandonedError()
-    raise ChargeOutcomeUnknownError(idempotency_key=request_name(request))
+    charge: Charge = answer(request)
+    return charge
 
 
 @dataclass(frozen=True)
@@ -103,29 +68,10 @@ def check_charge_request(request: ChargeRequest | str) -> ChargeCheck | None:
     was found, it is recorded as ``not_charged`` for good.
     """
     if isinstance(request, str):
-        found_request = ChargeRequest.objects.filter(caller_key=request).first()
-        if found_request is None:
+        found = ChargeRequest.objects.filter(caller_key=request).first()
+        if found is None:
             return None
-        request = found_request
-    request = reload(request)
-    if request.state == State.SUCCEEDED:
-        return ChargeCheck("charged", request, request.charge)
-    if request.state == State.FAILED:
-        return ChargeCheck("refused", request)
-    if request.state in ChargeRequest.OPEN_STATES:
-        return ChargeCheck("pending", request)
-    error = request.error if isinstance(request.error, dict) else {}
-    if error.get("outcome") == "not_charged":
-        return ChargeCheck("not_charged", request)
-    found = find_remote_charge(request)
-    if found is not None:
-        return ChargeCheck("charged", reload(request), found)
-    grace = timedelta(seconds=conf.get_seconds("CHARGE_REQUEST_GRACE"))
-    now = timezone.now()
-    if request.sent_at is not None and now < request.sent_at + grace:
-        return ChargeCheck("unknown", request)
-    # Past the grace, nothing was made: recorded so that it is never looked for again.
-    ChargeRequest.objects.filter(pk=request.pk, state=State.ABANDONED).update(
-        error={**error, "outcome": "not_charged", "checked_at": now.isoformat()}, updated_at=now
-    )
-    return ChargeCheck("not_charged", reload(request))
+        request = found
+    outcome, charge = check(request)
+    fresh = ChargeRequest.objects.select_related("charge").get(pk=request.pk)
+    return ChargeCheck(_WORDS.get(outcome, outcome), fresh, charge)

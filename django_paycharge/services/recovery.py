@@ -1,15 +1,19 @@
-"""Settle charge requests left open (a crash, a lost answer), and check abandoned ones.
+"""Settle every request left open (a crash, a lost answer), and check abandoned ones.
 
-Recovery only ever *asks*: an open request is sent again with its own key (the
-gateway answers with the charge it made, says the key is still in progress,
-or makes the one charge asked for); an abandoned request is only looked for
-(a read). Nothing is marked failed without the gateway's refusal, and a
-request older than ``CHARGE_REQUEST_MAX_AGE`` is abandoned instead of sent.
+Creates, captures, cancels, refunds and metadata updates alike, through the one
+machine (:mod:`.exactly_once`). Recovery only ever *asks*: an open request is
+sent again with its own key (the gateway answers with what it did, says the
+key is still in progress, or does the one thing asked for); an abandoned
+request is only looked for (reads). Nothing is marked failed without the
+gateway's refusal, and a request older than ``CHARGE_REQUEST_MAX_AGE`` is
+abandoned instead of sent.
 """
 
 from __future__ import annotations
 
 import logging
+from collections import Counter
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
@@ -18,20 +22,21 @@ from django.db.models import Q
 from django.utils import timezone
 
 from .. import conf
-from ..exceptions import PayChargeError
-from ..models import ChargeRequest
-from .charge_requests import abandon, ask_gateway, find_remote_charge, link_charge
-from .charges import refresh_charge
-from .outcomes import check_charge_request
+from ..models import OPEN_REQUEST_STATES, ChargeActionRequest, ChargeRequest, RequestState
+from . import cancels, captures, charge_requests, metadata_updates, refunds  # noqa: F401 - kinds
+from .exactly_once import DONE, abandon, ask, check, kind_of, look_for
+from .request_rows import request_name
 
 logger = logging.getLogger("django_paycharge.services")
 
-State = ChargeRequest.State
+#: The kinds of a charge's later life (``recover_action_requests``).
+ACTION_KINDS = frozenset(ChargeActionRequest.Kind.values)
+_COUNTS = ("settled", "failed", "still_pending", "abandoned", "found", "left_alone")
 
 
 @dataclass
 class RecoveryResult:
-    """Counts of one recovery run, and the keys of the requests it abandoned."""
+    """Counts of one recovery run (all kinds, and per kind), and the keys it abandoned."""
 
     settled: int = 0
     failed: int = 0
@@ -41,85 +46,111 @@ class RecoveryResult:
     #: Open requests younger than ``older_than``: perhaps still in flight, not touched.
     left_alone: int = 0
     abandoned_keys: list[str] = field(default_factory=list)
+    #: ``{kind: {count: n}}`` for the kinds that had anything to count.
+    by_kind: dict[str, Counter[str]] = field(default_factory=dict)
+
+    def add(self, kind: str, count: str, n: int = 1) -> None:
+        setattr(self, count, getattr(self, count) + n)
+        self.by_kind.setdefault(kind, Counter())[count] += n
 
     def counts(self) -> dict[str, int]:
         """The counts alone, by name."""
-        return {
-            "settled": self.settled,
-            "failed": self.failed,
-            "still_pending": self.still_pending,
-            "abandoned": self.abandoned,
-            "found": self.found,
-            "left_alone": self.left_alone,
-        }
+        return {name: getattr(self, name) for name in _COUNTS}
 
     def as_dict(self) -> dict[str, Any]:
-        """The counts and the abandoned keys, as JSON (task results, periodic reports)."""
-        return {**self.counts(), "abandoned_keys": list(self.abandoned_keys)}
+        """The counts, the abandoned keys and the counts per kind, as JSON."""
+        per_kind = {kind: {n: c[n] for n in _COUNTS} for kind, c in self.by_kind.items()}
+        return {**self.counts(), "abandoned_keys": list(self.abandoned_keys), "by_kind": per_kind}
 
 
-def recover_charge_requests(
-    *, older_than: timedelta = timedelta(seconds=30), max_age: timedelta | None = None
+def recover_requests(
+    *,
+    older_than: timedelta = timedelta(seconds=30),
+    max_age: timedelta | None = None,
+    kinds: Iterable[str] | None = None,
 ) -> RecoveryResult:
     """Settle open requests not touched for ``older_than``; abandon those past ``max_age``.
 
-    ``max_age`` defaults to ``PAYCHARGE["CHARGE_REQUEST_MAX_AGE"]``. Abandoned
-    requests whose outcome is unknown are looked for (one read each) until
-    ``CHARGE_REQUEST_GRACE`` after their last send says nothing can come of them.
+    Every kind (``kinds`` limits it: ``create``, ``capture``, ``cancel``,
+    ``refund``, ``update``). ``max_age`` defaults to
+    ``PAYCHARGE["CHARGE_REQUEST_MAX_AGE"]``. Abandoned requests whose outcome
+    is unknown are looked for (reads only) until ``CHARGE_REQUEST_GRACE`` after
+    their last send says nothing came of them.
     """
     now = timezone.now()
     if max_age is None:
         max_age = timedelta(seconds=conf.get_seconds("CHARGE_REQUEST_MAX_AGE"))
+    wanted = set(kinds) if kinds is not None else {"create", *ACTION_KINDS}
     cutoff = now - older_than
     quiet = Q(sent_at__lte=cutoff) | Q(sent_at__isnull=True, created_at__lte=cutoff)
     result = RecoveryResult()
-    open_requests = ChargeRequest.objects.filter(state__in=ChargeRequest.OPEN_STATES)
-    result.left_alone = open_requests.exclude(quiet).count()
-    requests = open_requests.filter(quiet)
-    for request in requests.order_by("created_at").iterator():
-        if request.created_at <= now - max_age:
-            _expire(request, result)
-        else:
-            _settle(request, result)
-    for request in _unresolved_abandoned():
-        check = check_charge_request(request)
-        if check is not None and check.outcome == "charged":
-            result.found += 1
+    for model in _models(wanted):
+        open_requests = _of_kinds(model, wanted).filter(state__in=OPEN_REQUEST_STATES)
+        for request in open_requests.exclude(quiet).iterator():
+            result.add(kind_of(request).name, "left_alone")
+        for request in open_requests.filter(quiet).order_by("created_at").iterator():
+            if request.created_at <= now - max_age:
+                _expire(request, result)
+            else:
+                _settle(request, result)
+    for request in _unresolved_abandoned(wanted):
+        outcome, _result = check(request)
+        if outcome == DONE:
+            result.add(kind_of(request).name, "found")
     return result
 
 
-def _settle(request: ChargeRequest, result: RecoveryResult) -> None:
-    if request.charge_gateway_id is not None:
-        # The gateway answered and the mirror failed: read that charge, never create.
-        try:
-            remote_charge = refresh_charge(request.charge_gateway_id, account=request.account)
-        except PayChargeError:
-            result.still_pending += 1
-            return
-        link_charge(request, remote_charge)
-        result.settled += 1
-        return
-    asked = ask_gateway(request, budget=0)
-    if asked.charge is not None or asked.settled is not None:
-        result.settled += 1
+#: The name it had when only creates were recovered: it settles every kind too.
+recover_charge_requests = recover_requests
+
+
+def recover_action_requests(*, older_than: timedelta = timedelta(seconds=30)) -> dict[str, int]:
+    """Settle captures, cancels, refunds and updates left open: :func:`recover_requests`
+    for those kinds, counted as ``{"settled", "failed", "still_pending"}``."""
+    result = recover_requests(older_than=older_than, kinds=ACTION_KINDS)
+    return {name: getattr(result, name) for name in ("settled", "failed", "still_pending")}
+
+
+def _settle(request: Any, result: RecoveryResult) -> None:
+    name = kind_of(request).name
+    asked = ask(request, budget=0)
+    if asked.result is not None or asked.settled is not None:
+        result.add(name, "settled")
     elif asked.refused is not None:
-        result.failed += 1
+        result.add(name, "failed")
     else:
-        result.still_pending += 1  # in progress or no answer: never guessed to be failed
+        result.add(name, "still_pending")  # in progress or no answer: never guessed to be failed
 
 
-def _expire(request: ChargeRequest, result: RecoveryResult) -> None:
-    if request.sent_at is not None and find_remote_charge(request) is not None:
-        result.settled += 1
+def _expire(request: Any, result: RecoveryResult) -> None:
+    name = kind_of(request).name
+    if request.sent_at is not None and look_for(request) is not None:
+        result.add(name, "settled")
         return
     if abandon(request, None, reason="max_age"):
-        result.abandoned += 1
-        result.abandoned_keys.append(request.caller_key or str(request.idempotency_key))
+        result.add(name, "abandoned")
+        result.abandoned_keys.append(request_name(request))
 
 
-def _unresolved_abandoned() -> list[ChargeRequest]:
+def _models(kinds: set[str]) -> list[type[Any]]:
+    models: list[type[Any]] = [ChargeRequest] if "create" in kinds else []
+    return models + ([ChargeActionRequest] if kinds & ACTION_KINDS else [])
+
+
+def _of_kinds(model: type[Any], kinds: set[str]) -> Any:
+    if model is ChargeRequest:
+        return ChargeRequest.objects.all()
+    return ChargeActionRequest.objects.filter(kind__in=kinds).select_related("charge")
+
+
+def _unresolved_abandoned(kinds: set[str]) -> Iterator[Any]:
     """Abandoned requests, once sent, whose outcome is still unknown (bounded: see the grace)."""
-    candidates = ChargeRequest.objects.filter(
-        state=State.ABANDONED, charge__isnull=True, sent_at__isnull=False
-    ).exclude(error__outcome="not_charged")
-    return list(candidates.order_by("created_at"))
+    for model in _models(kinds):
+        kind_filter = _of_kinds(model, kinds)
+        candidates = kind_filter.filter(state=RequestState.ABANDONED, sent_at__isnull=False)
+        if model is ChargeRequest:
+            candidates = candidates.filter(charge__isnull=True)
+        for request in candidates.order_by("created_at"):
+            error = request.error if isinstance(request.error, dict) else {}
+            if error.get("outcome") != kind_of(request).nothing_done:
+                yield request

@@ -13,7 +13,9 @@ from collections.abc import Callable
 from typing import Any
 
 from ..client.validation import validate_http_url, validate_ipv4
+from ..client.vocabulary import STATUS_ERROR_CODES, VALIDATION_ERROR
 from ..exceptions import InvalidParametersError
+from ..money import currency_exponent, to_major
 
 # The defaults match tests/settings.py's PAYCHARGE dict so the suite and the fake agree.
 TEST_BASE_URL = "https://fake-gateway.paycharge.test"
@@ -46,29 +48,7 @@ DECLINES: dict[str, tuple[int, str]] = {
 
 # Brands of the cross-border wallet provider whose merchant_transaction_id is limited.
 CROSS_BORDER_BRANDS = frozenset({"alipay_online", "alipay_plus_online", "wechat_online"})
-# ISO-4217 currencies without a minor unit: their amounts are already major units.
-ZERO_DECIMAL = frozenset(
-    {"BIF", "CLP", "DJF", "GNF", "ISK", "JPY", "KMF", "KRW", "PYG", "RWF", "UGX", "VND", "VUV"}
-    | {"XAF", "XOF", "XPF"}
-)
 FEE_PER_MILLE = 36  # 3.6 %, rounded down in minor units
-
-#: The gateway's default code per status, from its documented error-code table (the
-#: official client SDKs' ``ApiErrorException`` docs); 404 and 502 are not in that
-#: table, and take the codes the gateway's Node SDK assumes for them.
-ERROR_CODES: dict[int, str] = {
-    400: "VALIDATION_ERROR",
-    401: "INVALID_CREDENTIALS",
-    403: "INVALID_PERMISSIONS",
-    404: "NOT_FOUND",
-    409: "CONFLICTED",
-    415: "VALIDATION_ERROR",
-    429: "TOO_MANY_REQUESTS",
-    500: "UNKNOWN_ERROR",
-    502: "TIMEOUT",
-    503: "SERVICE_UNAVAILABLE_TRY_AGAIN",
-    504: "TIMEOUT",
-}
 
 Json = dict[str, Any]
 
@@ -84,7 +64,7 @@ class ApiError(Exception):
         headers: dict[str, str] | None = None,
     ) -> None:
         self.status = status
-        self.code = code or ERROR_CODES.get(status, "ERROR")
+        self.code = code or STATUS_ERROR_CODES.get(status, "ERROR")
         self.errors = errors or []
         self.headers = headers or {}
         super().__init__(f"{status} {self.code} {self.errors}")
@@ -102,7 +82,7 @@ class ApiError(Exception):
 
 def validation_error(errors: list[tuple[str, str]]) -> ApiError:
     """A 400 ``VALIDATION_ERROR`` naming the fields in ``errors``."""
-    return ApiError(400, "VALIDATION_ERROR", errors)
+    return ApiError(400, VALIDATION_ERROR, errors)
 
 
 def failure(code: int, message: str, detail: str = "") -> Json:
@@ -132,12 +112,23 @@ def parse_iso(value: Any) -> dt.datetime | None:
 
 
 def formatted(amount: int | None, currency: str | None) -> int | float | None:
-    """An amount in major units for display: JPY 1000 -> 1000, USD 1000 -> 10.0."""
+    """An amount in major units, with the currency's ISO-4217 decimals (a JSON number).
+
+    JPY 1000 -> 1000, USD 1000 -> 10.0, KWD 1234567 -> 1234.567: the same
+    exponents the mirror uses (:mod:`django_paycharge.money`).
+    """
     if amount is None or currency is None:
         return None
-    if currency.upper() in ZERO_DECIMAL:
+    if currency_exponent(currency) == 0:
         return amount
-    return amount / 100
+    return float(to_major(amount, currency))
+
+
+def formatted_text(amount: int | None, currency: str | None) -> str | None:
+    """The same amount as text (the SDK types ``fee_amount_formatted`` as a string)."""
+    if amount is None or currency is None:
+        return None
+    return str(to_major(amount, currency))
 
 
 def fee_for(amount: int) -> int:

@@ -100,6 +100,7 @@ class FakeGateway:
         self.flush_deliveries = self.state.flush_deliveries
         self.add_fault = self.state.faults.add
         self.clear_faults = self.state.clear_faults
+        self.forget_idempotency_keys = self.state.forget_idempotency_keys
         self.reset = self.state.reset
 
     @property

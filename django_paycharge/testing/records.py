@@ -12,7 +12,8 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-from .basics import CARD_THREE_DS, PLATFORM_ID, Json, fee_for, formatted, iso, now
+from ..client.vocabulary import LISTED_ONLY_CHARGE_FIELDS
+from .basics import CARD_THREE_DS, PLATFORM_ID, Json, fee_for, formatted, formatted_text, iso, now
 
 
 @dataclass(slots=True)
@@ -135,12 +136,17 @@ class Charge:
         return challenge_card and not token_passed
 
     def to_json(self) -> Json:
-        """The charge resource, exactly the fields the gateway sends."""
+        """The charge resource as one charge is answered (the Node SDK's ``ChargeItem``).
+
+        ``three_ds`` only when the charge was made with it; ``fee_amount_formatted``
+        as text; no store or merchant names (list items carry them: :meth:`to_list_json`).
+        """
         cur = self.currency
         charged_amount = (self.captured_amount or self.amount) if self.charged else None
         fee = fee_for(charged_amount) if charged_amount is not None else None
         body: Json = {
             "id": self.id,
+            "merchant_id": self.store.merchant_id,
             "store_id": self.store.id,
             "transaction_token_id": self.token.id,
             "transaction_token_type": self.token.type,
@@ -154,7 +160,7 @@ class Charge:
             "charged_amount_formatted": formatted(charged_amount, cur),
             "fee_amount": fee,
             "fee_currency": cur if self.charged else None,
-            "fee_amount_formatted": formatted(fee, cur),
+            "fee_amount_formatted": formatted_text(fee, cur),
             "only_direct_currency": False,
             "capture_at": self.capture_at,
             "descriptor": None,
@@ -164,13 +170,17 @@ class Charge:
             "metadata": dict(self.metadata),
             "mode": self.mode,
             "created_on": self.created_on,
-            "merchant_name": self.store.merchant_name,
-            "store_name": self.store.name,
-            "three_ds": dict(self.three_ds) if self.three_ds is not None else None,
         }
+        if self.three_ds is not None:
+            body["three_ds"] = dict(self.three_ds)
         if self.redirect_endpoint is not None:
             body["redirect"] = {"endpoint": self.redirect_endpoint, "redirect_id": self.redirect_id}
         return body
+
+    def to_list_json(self) -> Json:
+        """A list item: the charge with its store's and merchant's names (as the SDK lists)."""
+        names = (self.store.merchant_name, self.store.name)
+        return {**self.to_json(), **dict(zip(LISTED_ONLY_CHARGE_FIELDS, names, strict=True))}
 
 
 @dataclass(slots=True)

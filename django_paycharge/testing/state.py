@@ -4,23 +4,12 @@ Every mutation happens under one re-entrant lock. Webhook deliveries are
 recorded under the lock (so their order is the order of the changes) and sent
 after it is released, so a receiver may call the fake back without deadlock.
 
-The rules of a charge's life after its creation (``docs/payment-lifecycle.md``
-says where each comes from):
-
-- capture: only an ``authorized`` charge, at most the authorized amount, in its
-  currency; an expired authorization fails the charge with error 313;
-- refund: only a ``successful`` charge, never konbini or bank transfer, in the
-  charged currency; refunds (pending or successful) add up to at most the
-  charged amount;
-- cancel: a ``pending``, ``awaiting`` or ``authorized`` charge, or a
-  ``successful`` card or wallet charge without refunds; one cancel at a time;
-- refunds and cancels answer ``pending`` and finish right after (or after
-  ``processing_delay``), sending ``refund_finished`` / ``cancel_finished``.
+The rules of a charge's life after its creation (capture, refunds, cancels)
+are in :mod:`.lifecycle`, a mixin of the state.
 """
 
 from __future__ import annotations
 
-import contextlib
 import threading
 import uuid
 from collections import defaultdict, deque
@@ -28,11 +17,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..client.vocabulary import (
-    CANCEL_EVENT,
-    CANCELABLE_STATUSES,
     FINAL_STATUSES,
-    NON_REFUNDABLE_PAYMENT_TYPES,
-    REFUND_EVENT,
 )
 from .basics import (
     DECLINES,
@@ -45,9 +30,9 @@ from .basics import (
     failure,
     iso,
     now,
-    validation_error,
 )
 from .faults import FaultSet
+from .lifecycle import LifecycleRules
 from .listing import SortedIndex, micros, page_of, paginate, parse_page_query
 from .records import (
     AppToken,
@@ -61,22 +46,18 @@ from .records import (
     WebhookConfig,
 )
 from .validation import (
-    check_capture,
     check_charge_against_token,
     is_uuid,
     parse_charge,
-    parse_metadata,
-    parse_refund,
     parse_token,
     parse_webhook,
 )
 from .webhook_sender import WebhookSender
 
-_REFUND_USES = ("pending", "successful")  # refunds that use up the charged amount
 _LIST_FILTERS = ("currency", "mode", "transaction_token_id", "status", "merchant_transaction_id")
 
 
-class FakeState:
+class FakeState(LifecycleRules):
     """Stores, app tokens, transaction tokens, charges, refunds, cancels, webhooks and faults."""
 
     def __init__(
@@ -215,6 +196,19 @@ class FakeState:
                 raise ApiError(409, "IDEMPOTENCY_KEY_IN_PROGRESS", reason)
             return record
 
+    def forget_idempotency_keys(self) -> int:
+        """Test control: the finished idempotency records expire (a key in progress stays).
+
+        A request sent again with an old key is then answered as a new one: the
+        gateway's documented refusals (``ALREADY_CAPTURED``, a refund that now
+        exceeds what is left) instead of the first answer. Returns how many went.
+        """
+        with self.lock:
+            done = [k for k, record in self.idempotency.items() if record.response is not None]
+            for key in done:
+                del self.idempotency[key]
+            return len(done)
+
     def settle_key(
         self, app: AppToken, key: str, response: tuple[int, dict[str, str], bytes] | None
     ) -> None:
@@ -348,7 +342,7 @@ class FakeState:
 
             unfiltered = whole and not wanted
             result = paginate(index.sorted_keys(), page, cursor_key, None if unfiltered else accept)
-            items = [charges[cid].to_json() for cid in result.ids]
+            items = [charges[cid].to_list_json() for cid in result.ids]
         return {"items": items, "has_more": result.has_more, "total_hits": result.total_hits}
 
     def wait_while_pending(self, charge: Charge, timeout: float | None = None) -> None:
@@ -412,42 +406,6 @@ class FakeState:
         self.sender.send(deliveries)
         return charge
 
-    def capture(self, app: AppToken, store_id: str, charge_id: str, body: Json) -> Json:
-        """``POST .../capture``: ``{}`` (the SDK's answer); the charge is then ``successful``."""
-        with self.lock:
-            charge = self.get_charge(app, store_id, charge_id)
-            amount = check_capture(body, charge)
-            if charge.status != "authorized":
-                raise ApiError(409, "INVALID_CHARGE_STATUS", [("status", charge.status)])
-            if charge.authorization_expired:
-                error = failure(313, "authorization expired")
-                deliveries = self._set_status(charge, "failed", error=error)
-            else:
-                charge.captured_amount = amount
-                deliveries = self._set_status(charge, "successful", charged=True)
-        self.sender.send(deliveries)
-        return {}
-
-    def expire_authorization(self, charge_id: str) -> Json:
-        """Test control: the authorization lapses; the next capture fails (error 313)."""
-        charge = self.charge(charge_id)
-        with self.lock:
-            if charge.status != "authorized":
-                raise ApiError(409, "INVALID_CHARGE_STATUS", [("status", charge.status)])
-            charge.authorization_expired = True
-            return charge.to_json()
-
-    def update_charge(self, app: AppToken, store_id: str, charge_id: str, body: Json) -> Json:
-        """``PATCH .../charges/{id}``: metadata keys are added or changed; answers the charge."""
-        metadata = parse_metadata(body, required=True)
-        with self.lock:
-            charge = self.get_charge(app, store_id, charge_id)
-            charge.metadata = {**charge.metadata, **metadata}
-            data = charge.to_json()
-            deliveries = self.record_deliveries(charge.store, ["charge_updated"], data)
-        self.sender.send(deliveries)
-        return data
-
     def _card_outcome(self, charge: Charge) -> list[Delivery]:
         """Under the lock: a card charge is declined, authorized or charged (its deliveries)."""
         if (charge.token.card_number or "") in DECLINES:
@@ -480,131 +438,6 @@ class FakeState:
         if status in FINAL_STATUSES or status == "authorized":
             events.append("charge_finished")
         return self.record_deliveries(charge.store, events, charge.to_json())
-
-    # -- refunds and cancels -------------------------------------------------------------------
-
-    def create_refund(self, app: AppToken, store_id: str, charge_id: str, body: Json) -> Json:
-        """``POST .../refunds``: checks the rules, answers the ``pending`` refund."""
-        request = parse_refund(body)
-        with self.lock:
-            charge = self.get_charge(app, store_id, charge_id)
-            if charge.token.payment_type in NON_REFUNDABLE_PAYMENT_TYPES:
-                raise ApiError(409, "REFUND_NOT_SUPPORTED", [("payment_type", "NOT_REFUNDABLE")])
-            if charge.status != "successful":
-                raise ApiError(409, "INVALID_CHARGE_STATUS", [("status", charge.status)])
-            if request.currency != charge.currency:
-                raise validation_error([("currency", "CURRENCY_MISMATCH")])
-            if request.amount > self.refundable(charge):
-                raise validation_error([("amount", "REFUND_EXCEEDS_CHARGED_AMOUNT")])
-            refund = RefundRecord(
-                id=str(uuid.uuid4()),
-                charge=charge,
-                created=now(),
-                amount=request.amount,
-                currency=charge.currency,
-                reason=request.reason,
-                message=request.message,
-                metadata=request.metadata,
-            )
-            self.refunds[refund.id] = refund
-            self.charge_refunds[charge.id].append(refund.id)
-            return refund.to_json()
-
-    def refundable(self, charge: Charge) -> int:
-        """What is left to refund: the charged amount less pending and successful refunds."""
-        charged = (charge.captured_amount or charge.amount) if charge.charged else 0
-        refunds = (self.refunds[r] for r in self.charge_refunds.get(charge.id, ()))
-        return charged - sum(r.amount for r in refunds if r.status in _REFUND_USES)
-
-    def finish_refund(self, refund_id: str, *, error: Json | None = None) -> Json:
-        """A pending refund ends ``successful`` (or ``failed`` with ``error``); 409 if it ended."""
-        with self.lock:
-            refund = self.refunds.get(refund_id)
-            if refund is None:
-                raise ApiError(404, "RESOURCE_NOT_FOUND", [("refundId", "NOT_FOUND")])
-            if refund.status != "pending":
-                raise ApiError(409, "INVALID_REFUND_STATUS", [("status", refund.status)])
-            refund.status = "failed" if error else "successful"
-            refund.error = error
-            refund.updated = now()
-            data = refund.to_json()
-            deliveries = self.record_deliveries(refund.charge.store, [REFUND_EVENT], data)
-        self.sender.send(deliveries)
-        return data
-
-    def process_refund(self, refund_id: str) -> None:
-        """The gateway finishes a refund it accepted (a no-op once it has ended)."""
-        with contextlib.suppress(ApiError):  # failed by a test control meanwhile
-            self.finish_refund(refund_id)
-
-    def fail_refund(self, refund_id: str) -> Json:
-        """Test control: a pending refund fails (error 329)."""
-        return self.finish_refund(refund_id, error=failure(329, "refund failed"))
-
-    def create_cancel(self, app: AppToken, store_id: str, charge_id: str, body: Json) -> Json:
-        """``POST .../cancels``: answers the ``pending`` cancel of a cancelable charge."""
-        metadata = parse_metadata(body)
-        with self.lock:
-            charge = self.get_charge(app, store_id, charge_id)
-            settled = charge.status == "successful"
-            if settled and charge.token.payment_type in NON_REFUNDABLE_PAYMENT_TYPES:
-                # Paid at a store or a bank: there is nothing to cancel any more.
-                raise ApiError(409, "CANCEL_NOT_SUPPORTED", [("payment_type", "ALREADY_PAID")])
-            if settled and self.charge_refunds.get(charge.id):
-                raise ApiError(409, "CHARGE_HAS_REFUNDS", [("chargeId", "REFUNDED")])
-            if charge.status not in CANCELABLE_STATUSES:
-                raise ApiError(409, "INVALID_CHARGE_STATUS", [("status", charge.status)])
-            if any(self.cancels[c].status == "pending" for c in self.charge_cancels[charge.id]):
-                raise ApiError(409, "CANCEL_IN_PROGRESS", [("chargeId", "CANCEL_PENDING")])
-            cancel = CancelRecord(
-                id=str(uuid.uuid4()), charge=charge, created=now(), metadata=metadata
-            )
-            self.cancels[cancel.id] = cancel
-            self.charge_cancels[charge.id].append(cancel.id)
-            return cancel.to_json()
-
-    def finish_cancel(self, cancel_id: str) -> None:
-        """A pending cancel succeeds: the charge becomes ``canceled``, then ``cancel_finished``."""
-        with self.lock:
-            cancel = self.cancels.get(cancel_id)
-            if cancel is None or cancel.status != "pending":
-                return
-            deliveries: list[Delivery] = []
-            if cancel.charge.status in CANCELABLE_STATUSES:
-                cancel.status = "successful"
-                deliveries += self._set_status(cancel.charge, "canceled")
-            else:  # the charge ended some other way meanwhile
-                cancel.status = "failed"
-                cancel.error = failure(312, "this charge cannot be canceled")
-            cancel.updated = now()
-            data = cancel.to_json()
-            deliveries += self.record_deliveries(cancel.charge.store, [CANCEL_EVENT], data)
-        self.sender.send(deliveries)
-
-    def get_operation(
-        self, app: AppToken, store_id: str, charge_id: str, kind: str, item: str
-    ) -> Json:
-        """One refund (``kind="refunds"``) or cancel of a charge the credentials reach."""
-        with self.lock:
-            charge = self.get_charge(app, store_id, charge_id)
-            found = self._operations(kind).get(item)
-            if found is None or found.charge.id != charge.id:
-                raise ApiError(404, "RESOURCE_NOT_FOUND", [("id", "NOT_FOUND")])
-            return found.to_json()
-
-    def list_operations(
-        self, app: AppToken, store_id: str, charge_id: str, kind: str, query: Mapping[str, str]
-    ) -> Json:
-        """The paginated refunds (``kind="refunds"``) or cancels of a charge, newest first."""
-        page = parse_page_query(query)
-        with self.lock:
-            charge = self.get_charge(app, store_id, charge_id)
-            ids = (self.charge_refunds if kind == "refunds" else self.charge_cancels)[charge.id]
-            records = self._operations(kind)
-            return page_of({i: records[i] for i in ids}, page)
-
-    def _operations(self, kind: str) -> Mapping[str, RefundRecord | CancelRecord]:
-        return self.refunds if kind == "refunds" else self.cancels
 
     # -- webhook configurations and deliveries -------------------------------------------------
 

@@ -30,7 +30,7 @@ from .basics import (
     parse_iso,
     validation_error,
 )
-from .records import Charge, TransactionToken
+from .records import TransactionToken
 
 _CURRENCY = re.compile(r"[A-Za-z]{3}")
 _ALNUM_32 = re.compile(r"[A-Za-z0-9]{1,32}")
@@ -341,14 +341,14 @@ def parse_metadata(body: Json, *, required: bool = False) -> Json:
     return metadata
 
 
-def check_capture(body: Json, charge: Charge) -> int | None:
-    """The amount to capture (None: all of it), at most the authorized amount, same currency."""
+def parse_capture(body: Json) -> tuple[int | None, str | None]:
+    """``(amount, currency)`` of a capture (None: all of it); the charge's rules are the state's."""
     amount, currency = body.get("amount"), body.get("currency")
     errors: list[tuple[str, str]] = []
-    if amount is not None and (not is_int(amount) or not 0 < amount <= charge.amount):
-        errors.append(("amount", "MUST_BE_AT_MOST_AUTHORIZED_AMOUNT"))
-    if currency is not None and str(currency).upper() != charge.currency:
-        errors.append(("currency", "CURRENCY_MISMATCH"))
+    if amount is not None and (not is_int(amount) or amount <= 0):
+        errors.append(("amount", "MUST_BE_POSITIVE_INTEGER"))
+    if currency is not None and not (isinstance(currency, str) and _CURRENCY.fullmatch(currency)):
+        errors.append(("currency", "INVALID_FORMAT_CURRENCY"))
     if errors:
         raise validation_error(errors)
-    return int(amount) if amount is not None else None
+    return (int(amount) if amount is not None else None, currency.upper() if currency else None)

@@ -75,7 +75,10 @@ def refund(request: HttpRequest, public_id: uuid.UUID) -> HttpResponse:
             requested_by=request.user.get_username(),
         )
     except PayChargeError as exc:
-        messages.error(request, _("Not refunded: %(error)s") % {"error": exc})
+        if exc.outcome == "unknown":  # not a refusal: the message says not to refund again
+            messages.warning(request, str(exc))
+        else:
+            messages.error(request, _("Not refunded: %(error)s") % {"error": exc})
     else:
         messages.success(
             request,

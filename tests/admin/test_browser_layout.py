@@ -87,6 +87,7 @@ def staff_pages(shop, live_server, fake_gateway_server, settings):
         assert time.monotonic() < deadline, list(WebhookDelivery.objects.values("status"))
         time.sleep(0.1)
     services.refresh_charge(transfer.gateway_id)
+    services.sync_charges()  # as the periodic sync does: list items name their store
     admin = f"{live_server.url}/admin/django_paycharge"
     detail = Charge.objects.get(gateway_id=shop["awaiting"]).pk
     return {

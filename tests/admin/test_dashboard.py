@@ -241,7 +241,10 @@ def test_each_attention_item_links_to_a_list_of_exactly_its_rows(dashboard_clien
     charge = charge_row()
     charge.save()
     ChargeActionRequest.objects.create(
-        kind="refund", idempotency_key="k1", charge=charge, params={}
+        kind="refund", idempotency_key="k1", charge=charge, params={}, state="unknown"
+    )
+    ChargeActionRequest.objects.create(
+        kind="refund", idempotency_key="k2", charge=charge, params={}, state="succeeded"
     )
     for n, (status, lease) in enumerate(
         [

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import pytest
@@ -9,6 +10,8 @@ from rest_framework.test import APIClient
 
 from django_paycharge import services
 from django_paycharge.models import ApiIdempotencyRecord, Cancel, ChargeActionRequest, Refund
+from django_paycharge.services.lifecycle_requests import open_request
+from django_paycharge.services.refunds import REFUND
 
 from .conftest import API, _user, assert_error, gateway_charge, mirror_charges
 
@@ -140,17 +143,59 @@ def test_the_charge_list_shows_refunded_amounts_in_one_query(
     assert [c["refunded_amount"] for c in items] == [40, 40, 40]
 
 
-def test_a_retry_after_a_lost_answer_joins_the_first_refund(gateway, operator):
-    """A 5xx is not kept: the retry runs, and the service resends the same request."""
+def test_a_lost_answer_is_asked_again_and_answered_once(gateway, operator):
     charge = gateway_charge(gateway)
     gateway.add_fault("POST", r"/refunds$", action="drop_after", count=1)
     headers = {"HTTP_IDEMPOTENCY_KEY": "order-9-refund-2"}
-    lost = operator.post(url(charge, "refunds"), {"amount": 400}, format="json", **headers)
-    assert lost.status_code >= 500 and "Idempotency-Status" not in lost
-    again = operator.post(url(charge, "refunds"), {"amount": 400}, format="json", **headers)
-    assert again.status_code == 201 and again["Idempotency-Status"] == "successfully_stored"
+    first = operator.post(url(charge, "refunds"), {"amount": 400}, format="json", **headers)
+    assert first.status_code == 201 and first["Idempotency-Status"] == "successfully_stored"
     assert len(gateway.state.refunds) == 1 and Refund.objects.count() == 1
     assert ChargeActionRequest.objects.get().state == "succeeded"
+
+
+def test_an_unknown_outcome_is_retryable_and_the_same_key_later_answers_it(
+    gateway, operator, settings
+):
+    """Not a refusal and not kept: 503 with Retry-After; the same key, sent again once the
+    gateway has finished, returns the refund (found by a read, never sent again)."""
+    settings.PAYCHARGE = {**settings.PAYCHARGE, "TIMEOUT": (1.0, 0.05)}
+    charge = gateway_charge(gateway)
+    gateway.add_fault("POST", r"/refunds$", action="latency", latency=0.8, count=1)
+    headers = {"HTTP_IDEMPOTENCY_KEY": "order-9-refund-3"}
+    body = {"amount": 400}
+    slow = operator.post(url(charge, "refunds"), body, format="json", **headers)
+    data = assert_error(slow, 503, "outcome_unknown")
+    assert (data["outcome"], data["kind"]) == ("unknown", "refund")
+    assert "do not refund again" in data["message"] and slow["Retry-After"]
+    assert "Idempotency-Status" not in slow
+    assert not ApiIdempotencyRecord.objects.exclude(status_code=None).exists()
+    charge.refresh_from_db()
+    assert services.refundable_amount(charge) == 800  # the 400 stays reserved
+    posts = len([r for r in gateway.requests_log if r["method"] == "POST"])
+    deadline = time.monotonic() + 10
+    while not gateway.state.refunds:
+        assert time.monotonic() < deadline, "the slow refund never finished"
+        time.sleep(0.02)
+    again = operator.post(url(charge, "refunds"), body, format="json", **headers)
+    assert again.status_code == 201 and again.json()["amount"] == 400
+    assert again["Idempotency-Status"] == "successfully_stored"
+    assert len([r for r in gateway.requests_log if r["method"] == "POST"]) == posts
+    assert len(gateway.state.refunds) == 1 and Refund.objects.count() == 1
+    replayed = operator.post(url(charge, "refunds"), body, format="json", **headers)
+    assert replayed.json() == again.json()
+
+
+def test_a_charge_busy_with_another_action_is_not_kept_for_the_key(gateway, operator):
+    charge = gateway_charge(gateway)
+    fresh = services.refresh_charge(charge.gateway_id)
+    open_request(REFUND, fresh, {"amount": 100}, None, "someone")  # being sent elsewhere
+    headers = {"HTTP_IDEMPOTENCY_KEY": "refund-while-busy"}
+    busy = operator.post(url(charge, "refunds"), {"amount": 200}, format="json", **headers)
+    assert_error(busy, 409, "charge_busy")
+    assert busy["Retry-After"] and "Idempotency-Status" not in busy
+    ChargeActionRequest.objects.update(state="failed")  # the other one ended
+    later = operator.post(url(charge, "refunds"), {"amount": 200}, format="json", **headers)
+    assert later.status_code == 201 and later.json()["amount"] == 200
 
 
 def test_the_same_key_from_another_operator_is_another_request(gateway, operator):

@@ -260,3 +260,22 @@ def test_redirect_is_not_followed(client: PayChargeClient, rsps: responses.Reque
 def test_2xx_other_than_200_accepted(client: PayChargeClient, rsps: responses.RequestsMock) -> None:
     rsps.get(URL, json=charge_json(), status=203)
     assert client.charges.retrieve(STORE, CHARGE).status == "pending"
+
+
+@pytest.mark.parametrize(("status", "body"), [(201, b""), (200, b"  "), (204, b""), (200, b"{}")])
+def test_a_capture_answered_with_an_empty_body_went_through(
+    client: PayChargeClient, rsps: responses.RequestsMock, status: int, body: bytes
+) -> None:
+    """The Java SDK's own capture test serves 201 with no body: that capture succeeded."""
+    rsps.post(f"{URL}/capture", body=body, status=status)
+    answer = client.charges.capture(STORE, CHARGE, idempotency_key="capture-1")
+    assert (answer.amount, answer.currency, answer.raw) == (None, None, {})
+    assert len(rsps.calls) == 1
+
+
+def test_a_charge_answered_with_an_empty_body_cannot_be_read(
+    client: PayChargeClient, rsps: responses.RequestsMock
+) -> None:
+    rsps.get(URL, body=b"", status=200)
+    with pytest.raises(InvalidResponseError):
+        client.charges.retrieve(STORE, CHARGE)

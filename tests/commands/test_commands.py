@@ -124,7 +124,7 @@ def test_recover_abandons_requests_past_the_maximum_age_and_names_them(fake_gate
     ChargeRequest.objects.update(created_at=request.created_at - timedelta(seconds=120))
     out = run("paycharge_recover", "--max-age", "60")
     assert "settled: 0, failed: 0, still pending: 0, abandoned: 1" in out
-    assert "Abandoned charge request order-9-pay-1" in capsys.readouterr().err
+    assert "Abandoned request order-9-pay-1" in capsys.readouterr().err
     request.refresh_from_db()
     assert request.state == "abandoned"
     assert request.error["abandoned"] == "max_age"

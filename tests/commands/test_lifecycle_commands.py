@@ -64,12 +64,16 @@ def test_capture_and_cancel(fake_gateway):
         run("paycharge_capture", str(second.gateway_id))
 
 
-def test_recover_settles_a_refund_left_pending(fake_gateway, settings):
+def test_a_refund_never_answered_is_reported_unknown_then_found_by_recover(fake_gateway, settings):
     settings.PAYCHARGE = {**settings.PAYCHARGE, "MAX_RETRIES": 0}
     paid = charge(fake_gateway)
-    fake_gateway.add_fault("POST", r"/refunds$", action="drop_after", count=1)
-    with pytest.raises(CommandError, match="could not be reached"):
+    fake_gateway.add_fault("POST", r"/refunds$", action="drop_after", count=100)
+    fake_gateway.add_fault("GET", r"/refunds$", action="drop_before", count=100)
+    with pytest.raises(CommandError, match="do not refund again: it is being checked"):
         run("paycharge_refund", str(paid.gateway_id))
+    assert len(fake_gateway.state.refunds) == 1  # the gateway did refund, once
+    fake_gateway.clear_faults()
     out = run("paycharge_recover", "--older-than", "0")
-    assert "Capture, cancel and refund requests settled: 1, failed: 0, still pending: 0." in out
+    assert "found after abandonment: 1" in out and "  refund: found: 1" in out
     assert len(fake_gateway.state.refunds) == 1 and Refund.objects.count() == 1
+    assert ChargeActionRequest.objects.get().state == "succeeded"

@@ -22,7 +22,17 @@ from typing import Any
 import pytest
 from django.db import connection
 
+from django_paycharge.client.vocabulary import LISTED_ONLY_CHARGE_FIELDS
+
 LOG_ENV = "PAYCHARGE_RELIABILITY_LOG"
+
+
+def as_single(raw: Mapping[str, Any]) -> dict[str, Any]:
+    """A charge's payload without what only list items carry: a single read's and a list's
+    payloads of one charge compare equal."""
+    return {k: v for k, v in raw.items() if k not in LISTED_ONLY_CHARGE_FIELDS}
+
+
 ROOT = Path(__file__).resolve().parents[2]
 
 Recorder = Callable[..., None]

@@ -1,16 +1,21 @@
 """Render docs/reliability.md from the rows the reliability tests recorded.
 
-    python -m tests.reliability.report ROWS.jsonl [MORE.jsonl ...] > docs/reliability.md
+    python -m tests.reliability.report [--keep PAGE [--drop TEST]...] ROWS.jsonl [...] > OUT
 
 Each input file holds the JSON lines one pytest run wrote through
 ``reliability_record`` (``PAYCHARGE_RELIABILITY_LOG``). Called by
-``scripts/reliability``.
+``scripts/reliability``. With ``--keep``, the rows of that page whose test did
+not run this time are kept as they were (a run of some tests only, ``-k``,
+refreshes their rows and leaves the others' figures alone); ``--drop`` names a
+test whose kept rows go (one renamed or removed).
 """
 
 from __future__ import annotations
 
 import json
+import re
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 REVIEWED = Path(__file__).with_name("bandit-reviewed.json")
@@ -27,30 +32,53 @@ def _cell(text: str) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
-def render(rows: list[dict[str, object]]) -> str:
-    """The whole Markdown page."""
+def row_line(row: dict[str, object]) -> str:
+    """One table line of a recorded row."""
+    damage = row["damage"]
+    assert isinstance(damage, dict)
+    shown = ", ".join(f"{k.replace('_', ' ')}: {v}" for k, v in damage.items())
+    verdict = "**0**" if not any(damage.values()) else "**DAMAGE**"
+    return (
+        f"| {_cell(row['test'])} | {_cell(row['fault'])} | {row['db']} | {row['cases']:,} "
+        f"| {verdict} ({_cell(shown)}) | {_cell(row.get('note') or '')} |"
+    )
+
+
+def _cells(line: str) -> list[str]:
+    return [c.strip() for c in re.split(r"(?<!\\)\|", line)[1:-1]]
+
+
+def kept_lines(page: str, replaced: set[str]) -> list[tuple[str, str, str]]:
+    """``(test, db, line)`` of the result lines of ``page`` whose test is not in ``replaced``."""
+    kept = []
+    for line in page.split("## Exclusions")[0].splitlines():
+        cells = _cells(line)
+        if len(cells) != 6 or not cells[3].replace(",", "").isdigit():
+            continue  # not a result line (the header, its rule, the text around)
+        if cells[0].replace("\\|", "|") not in replaced:
+            kept.append((cells[0], cells[2], line))
+    return kept
+
+
+def render(rows: list[dict[str, object]], kept: Sequence[tuple[str, str, str]] = ()) -> str:
+    """The whole Markdown page: ``rows`` and the ``kept`` lines of an earlier page."""
     lines = [HEADER, "## Results", ""]
     lines.append("| Test | Fault or input | DB | Cases run | Damage counted | Notes |")
     lines.append("|---|---|---|---:|---|---|")
-    for row in rows:
-        damage = row["damage"]
-        assert isinstance(damage, dict)
-        shown = ", ".join(f"{k.replace('_', ' ')}: {v}" for k, v in damage.items())
-        verdict = "**0**" if not any(damage.values()) else "**DAMAGE**"
-        lines.append(
-            f"| {_cell(row['test'])} | {_cell(row['fault'])} | {row['db']} | {row['cases']:,} "
-            f"| {verdict} ({_cell(shown)}) | {_cell(row.get('note') or '')} |"
-        )
-    total = sum(int(str(r["cases"])) for r in rows)
-    damaged = sum(1 for r in rows if any(dict(r["damage"]).values()))  # type: ignore[call-overload]
-    lines += ["", f"{len(rows)} rows, {total:,} cases, {damaged} rows with damage.", ""]
+    table = [(_cell(r["test"]), str(r["db"]), row_line(r)) for r in rows] + list(kept)
+    table.sort(key=lambda t: (t[0], t[1]))
+    lines += [line for _test, _db, line in table]
+    total = sum(int(_cells(line)[3].replace(",", "")) for _t, _d, line in table)
+    damaged = sum(1 for _t, _d, line in table if "**DAMAGE**" in line)
+    lines += ["", f"{len(table)} rows, {total:,} cases, {damaged} rows with damage.", ""]
     lines += [
         "## Exclusions",
         "",
         "- The secrets scan looks for the full bank account number everywhere except the two",
         "  places that must hold it: the customer's own bank-transfer payment page and the",
         "  issuer token table. Both are still scanned for the other secrets.",
-        "- The concurrency test runs only on PostgreSQL (SQLite serialises writers).",
+        "- The concurrency test runs only on PostgreSQL (SQLite serialises writers), and so",
+        "  does the two-process lifecycle race (its threads' twin runs on both).",
         "",
         "## bandit: reviewed findings",
         "",
@@ -76,13 +104,23 @@ def render(rows: list[dict[str, object]]) -> str:
     return "\n".join(lines)
 
 
-def main(paths: list[str]) -> int:
+def main(args: list[str]) -> int:
+    keep, drop = None, set()
+    while args[:1] in (["--keep"], ["--drop"]):
+        if args[0] == "--keep":
+            keep = Path(args[1])
+        else:
+            drop.add(args[1])  # a row of a test that was renamed or removed
+        args = args[2:]
     rows = []
-    for path in paths:
+    for path in args:
         text = Path(path).read_text(encoding="utf-8") if Path(path).exists() else ""
         rows += [json.loads(line) for line in text.splitlines() if line.strip()]
-    rows.sort(key=lambda r: (str(r["test"]), str(r["db"])))
-    sys.stdout.write(render(rows))
+    kept = []
+    if keep is not None and keep.exists():
+        replaced = {str(r["test"]) for r in rows} | drop
+        kept = kept_lines(keep.read_text(encoding="utf-8"), replaced)
+    sys.stdout.write(render(rows, kept))
     return 0
 
 

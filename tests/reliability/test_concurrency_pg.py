@@ -27,7 +27,7 @@ from django.db import connection  # noqa: F401 - read by the skipif condition
 from django_paycharge import services
 from django_paycharge.models import Charge
 
-from .conftest import child_env
+from .conftest import as_single, child_env
 
 ROUNDS = 50
 MIRRORED, NEW = 2, 1
@@ -123,6 +123,7 @@ def test_six_processes_on_the_same_charges(fake_gateway_server, tmp_path, reliab
                 )
                 damage["duplicate_rows"] += abs(len(rows) - 1)
                 remote = gateway.charges[charge["id"]]
+                rows = [(status, as_single(raw)) for status, raw in rows]
                 damage["differs_from_gateway"] += rows != [(remote["status"], remote)]
     finally:
         for proc in procs:

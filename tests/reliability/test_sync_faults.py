@@ -34,7 +34,7 @@ from django_paycharge.exceptions import PayChargeError
 from django_paycharge.models import Charge, SyncCheckpoint, SyncWindow
 from django_paycharge.services._windows import MARGIN
 
-from .conftest import ROOT, child_env
+from .conftest import ROOT, as_single, child_env
 
 LIST = r"/charges$"  # both list endpoints; never a single-charge read
 FAULTS = (
@@ -58,7 +58,8 @@ def _mirror_diff(gateway) -> dict[str, int]:
     wrong_status = sum(
         1 for cid in set(remote) & set(local) if local[cid].status != remote[cid]["status"]
     )
-    wrong_raw = sum(1 for cid in set(remote) & set(local) if local[cid].raw != remote[cid])
+    both = set(remote) & set(local)
+    wrong_raw = sum(1 for cid in both if as_single(local[cid].raw) != remote[cid])
     return {
         "lost": len(missing),
         "extra": len(extra),

@@ -2,15 +2,25 @@
 
 from __future__ import annotations
 
+import time
 import uuid
 from datetime import timedelta
 
 import pytest
 
 from django_paycharge import services
-from django_paycharge.exceptions import ChargeStateError, InvalidParametersError
+from django_paycharge.exceptions import (
+    ActionOutcomeUnknownError,
+    ChargeBusyError,
+    ChargeStateError,
+    InvalidParametersError,
+)
 from django_paycharge.models import Cancel, Charge, ChargeActionRequest
+from django_paycharge.services.captures import CAPTURE
+from django_paycharge.services.lifecycle_requests import open_request
 from django_paycharge.testing.provider import return_url
+
+from .test_lifecycle_races import run_together
 
 pytestmark = pytest.mark.django_db
 
@@ -82,18 +92,100 @@ def test_capture_of_an_authorization_the_gateway_already_canceled(fake_gateway, 
     assert posts(fake_gateway, "/capture") == []
 
 
-def test_a_capture_pending_when_the_gateway_canceled_it_is_settled_as_failed(
+def test_a_capture_left_open_by_a_crash_is_refused_when_the_gateway_canceled_it(
+    fake_gateway, authorized
+):
+    # Committed, then the process died before sending; meanwhile the authorization lapsed.
+    fresh = services.refresh_charge(authorized.gateway_id)
+    request = open_request(CAPTURE, fresh, {}, None, "bob")
+    fake_gateway.expire(str(authorized.gateway_id))
+    result = services.recover_requests(older_than=timedelta(0))
+    assert (result.failed, result.settled, result.still_pending) == (1, 0, 0)
+    request.refresh_from_db()
+    assert request.state == "failed" and request.error["type"] == "ChargeStateError"
+    assert request.error["charge_status"] == "canceled"  # told in words after a read
+    assert len(posts(fake_gateway, "/capture")) == 1
+
+
+def test_a_slow_capture_is_asked_again_with_its_key_and_captures_once(
     fake_gateway, authorized, settings
 ):
-    settings.PAYCHARGE = {**settings.PAYCHARGE, "MAX_RETRIES": 0}
-    fake_gateway.add_fault("POST", r"/capture$", action="drop_before", count=1)
-    with pytest.raises(Exception):  # noqa: B017 - the network error of the dropped request
+    """Slower than the read time-out: the retries meet IDEMPOTENCY_KEY_IN_PROGRESS."""
+    settings.PAYCHARGE = {**settings.PAYCHARGE, "TIMEOUT": (1.0, 0.05), "CREATE_SETTLE_SECONDS": 5}
+    fake_gateway.add_fault("POST", r"/capture$", action="latency", latency=0.3, count=1)
+    charge = services.capture_charge(authorized)
+    assert charge.status == "successful"
+    sent = posts(fake_gateway, "/capture")
+    assert len(sent) >= 2 and len({p["headers"]["idempotency-key"] for p in sent}) == 1
+    assert ChargeActionRequest.objects.get().state == "succeeded"
+
+
+def test_a_capture_never_answered_is_unknown_not_refused_then_found(
+    fake_gateway, authorized, caught, django_capture_on_commit_callbacks, settings
+):
+    """Slower than the whole settle budget: abandoned, reported unknown; its late success
+    is found by the recovery's reads and the capture is never sent again."""
+    settings.PAYCHARGE = {**settings.PAYCHARGE, "TIMEOUT": (1.0, 0.05)}
+    fake_gateway.add_fault("POST", r"/capture$", action="latency", latency=0.8, count=1)
+    with pytest.raises(ActionOutcomeUnknownError) as info:
         services.capture_charge(authorized)
-    fake_gateway.expire(str(authorized.gateway_id))
-    counts = services.recover_action_requests(older_than=timedelta(0))
-    assert counts == {"settled": 0, "failed": 1, "still_pending": 0}
+    assert info.value.outcome == "unknown" and info.value.kind == "capture"
+    assert "do not capture again" in str(info.value)
     request = ChargeActionRequest.objects.get()
-    assert request.state == "failed" and request.error["http_status"] == 409
+    assert request.state == "abandoned"
+    attempts = len(posts(fake_gateway, "/capture"))
+    deadline = time.monotonic() + 10
+    while fake_gateway.charges[str(authorized.gateway_id)]["status"] != "successful":
+        assert time.monotonic() < deadline, "the slow capture never finished"
+        time.sleep(0.02)
+    with django_capture_on_commit_callbacks(execute=True):
+        result = services.recover_requests(older_than=timedelta(0))
+    assert result.found == 1 and result.by_kind["capture"]["found"] == 1
+    request.refresh_from_db()
+    assert request.state == "succeeded"
+    assert len(posts(fake_gateway, "/capture")) == attempts  # looked for, never sent again
+    assert [s["charge"].pk for s in caught["charge_captured"]] == [authorized.pk]
+
+
+def test_already_captured_on_a_resend_is_settled_by_reading(fake_gateway, authorized, caplog):
+    """The answer is lost and the gateway forgot the key: the resend is refused as
+    ALREADY_CAPTURED, and a read shows the capture happened: success, not a refusal."""
+    fake_gateway.add_fault("POST", r"/capture$", action="drop_after", count=1)
+    forget = fake_gateway.forget_idempotency_keys
+    fake_gateway.add_fault("POST", r"/capture$", action="status", status=503, count=1)
+    original = fake_gateway.state.faults.pick
+
+    def pick(method, path):  # the key expires between the first answer and the resend
+        fault = original(method, path)
+        if fault is not None and fault.status == 503:
+            forget()
+            return None
+        return fault
+
+    fake_gateway.state.faults.pick = pick
+    charge = services.capture_charge(authorized, amount=700)
+    assert charge.status == "successful" and charge.charged_amount == 700
+    assert ChargeActionRequest.objects.get().state == "succeeded"
+    assert len(posts(fake_gateway, "/capture")) == 2
+    answers = [r.getMessage() for r in caplog.records if "/capture ->" in r.getMessage()]
+    assert "-> 400" in answers[-1]  # the resend was refused, and the read settled it
+
+
+@pytest.mark.slow
+@pytest.mark.django_db(transaction=True)
+def test_two_captures_of_one_charge_at_once_send_one(fake_gateway_server, settings):
+    token = fake_gateway_server.create_transaction_token("card")["id"]
+    charge = services.create_charge(
+        transaction_token_id=token, amount=900, currency="JPY", capture=False
+    )
+    fake_gateway_server.add_fault("POST", r"/capture$", action="latency", latency=0.3)
+    results = run_together(
+        lambda: services.capture_charge(charge), lambda: services.capture_charge(charge)
+    )
+    done = [r for r in results if isinstance(r, Charge)]
+    refused = [r for r in results if isinstance(r, ChargeBusyError | ChargeStateError)]
+    assert len(done) == 1 and len(refused) == 1, results
+    assert len(posts(fake_gateway_server, "/capture")) == 1
 
 
 def test_cancel_an_authorization_then_it_cannot_be_captured(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 import uuid
 from datetime import timedelta
 from typing import Any
@@ -11,15 +12,18 @@ import pytest
 from django_paycharge import services
 from django_paycharge.client.lifecycle_parsing import parse_refund
 from django_paycharge.exceptions import (
+    ActionOutcomeUnknownError,
     BadRequestError,
     ChargeStateError,
     InvalidParametersError,
-    NetworkError,
     PayChargeError,
+    RequestAbandonedError,
     UnsupportedPaymentTypeError,
 )
 from django_paycharge.models import ChargeActionRequest, Refund
+from django_paycharge.services.lifecycle_requests import open_request
 from django_paycharge.services.lifecycle_store import store_refund
+from django_paycharge.services.refunds import REFUND
 
 pytestmark = pytest.mark.django_db
 
@@ -147,24 +151,100 @@ def test_a_lost_answer_is_retried_with_the_same_key_and_refunds_once(fake_gatewa
     assert Refund.objects.get().pk == refund.pk
 
 
-def test_a_refund_left_pending_is_settled_by_recover_with_one_remote_refund(
+def test_a_refund_left_open_by_a_crash_is_sent_by_recover_with_its_key(fake_gateway, paid):
+    fresh = services.refresh_charge(paid.gateway_id)
+    request = open_request(REFUND, fresh, {"amount": 600}, None, "alice")  # then the crash
+    assert services.refundable_amount(fresh) == 400  # reserved from the moment it is committed
+    result = services.recover_requests(older_than=timedelta(0))
+    assert (result.settled, result.by_kind["refund"]["settled"]) == (1, 1)
+    request.refresh_from_db()
+    assert request.state == "succeeded" and request.refund.amount == 600
+    [post] = refund_posts(fake_gateway)
+    assert post["headers"]["idempotency-key"] == request.idempotency_key
+    assert services.refundable_amount(fresh) == 400
+
+
+def test_a_slow_refund_is_asked_again_with_its_key_and_refunds_once(fake_gateway, paid, settings):
+    """Slower than the read time-out: the retries meet 409 IDEMPOTENCY_KEY_IN_PROGRESS, which
+    is not a refusal; the same key is asked again until the gateway's answer comes."""
+    settings.PAYCHARGE = {**settings.PAYCHARGE, "TIMEOUT": (1.0, 0.05), "CREATE_SETTLE_SECONDS": 5}
+    fake_gateway.add_fault("POST", r"/refunds$", action="latency", latency=0.3, count=1)
+    refund = services.refund_charge(paid, amount=500)
+    assert refund.amount == 500 and len(fake_gateway.state.refunds) == 1
+    posts = refund_posts(fake_gateway)
+    assert len(posts) >= 2 and len({p["headers"]["idempotency-key"] for p in posts}) == 1
+    assert ChargeActionRequest.objects.get().state == "succeeded"
+
+
+def test_an_unknown_refund_stays_reserved_and_is_never_reported_refused(
+    fake_gateway, paid, settings
+):
+    """The issue's double refund: the slow refund is not "failed"; its 500 stays reserved,
+    so the staff's second try for the same 500 cannot go beyond the charge."""
+    settings.PAYCHARGE = {**settings.PAYCHARGE, "TIMEOUT": (1.0, 0.05)}
+    fake_gateway.add_fault("POST", r"/refunds$", action="latency", latency=0.8, count=1)
+    with pytest.raises(ActionOutcomeUnknownError) as info:
+        services.refund_charge(paid, amount=500)
+    assert info.value.outcome == "unknown"
+    assert "do not refund again" in str(info.value)
+    assert ChargeActionRequest.objects.get().state == "abandoned"
+    paid.refresh_from_db()
+    assert services.refundable_amount(paid) == 500  # reserved while it is looked for
+    with pytest.raises(InvalidParametersError):
+        services.refund_charge(paid, amount=501)
+    second = services.refund_charge(paid, amount=500)  # what is really left
+    deadline = time.monotonic() + 10
+    while len(fake_gateway.state.refunds) < 2:
+        assert time.monotonic() < deadline, "the slow refund never finished"
+        time.sleep(0.02)
+    result = services.recover_requests(older_than=timedelta(0))
+    assert result.by_kind["refund"]["found"] == 1
+    assert sorted(Refund.objects.values_list("amount", flat=True)) == [500, 500]
+    assert second.pk in set(Refund.objects.values_list("pk", flat=True))
+    assert services.refundable_amount(paid) == 0
+    total = sum(r.amount for r in fake_gateway.state.refunds.values())
+    assert total == 1000  # never more than the charge
+
+
+def test_an_abandoned_refund_that_never_happened_frees_its_amount_after_the_grace(
     fake_gateway, paid, settings
 ):
     settings.PAYCHARGE = {**settings.PAYCHARGE, "MAX_RETRIES": 0}
-    fake_gateway.add_fault("POST", r"/refunds$", action="drop_after", count=1)
-    with pytest.raises(NetworkError):
-        services.refund_charge(paid, amount=600)
-    request = ChargeActionRequest.objects.get()
-    assert request.state == "pending" and Refund.objects.count() == 0
-    assert len(fake_gateway.state.refunds) == 1  # the gateway did refund
-    counts = services.recover_action_requests(older_than=timedelta(0))
-    assert counts == {"settled": 1, "failed": 0, "still_pending": 0}
-    assert len(fake_gateway.state.refunds) == 1
-    request.refresh_from_db()
-    assert request.state == "succeeded" and request.refund is not None
-    assert request.refund.amount == 600
+    fake_gateway.add_fault("POST", r"/refunds$", action="drop_before", count=100)
+    with pytest.raises(ActionOutcomeUnknownError):
+        services.refund_charge(paid, amount=300)
     paid.refresh_from_db()
-    assert services.refundable_amount(paid) == 400
+    assert services.refundable_amount(paid) == 700
+    services.recover_requests(older_than=timedelta(0))
+    assert services.refundable_amount(paid) == 700  # within the grace: still reserved
+    settings.PAYCHARGE = {**settings.PAYCHARGE, "CHARGE_REQUEST_GRACE": 0}
+    services.recover_requests(older_than=timedelta(0))
+    request = ChargeActionRequest.objects.get()
+    assert request.state == "abandoned" and request.error["outcome"] == "not_done"
+    assert services.refundable_amount(paid) == 1000
+    with pytest.raises(RequestAbandonedError):  # its key says so, and never sends it
+        services.refund_charge(paid, amount=300, idempotency_key=request.idempotency_key)
+    assert not fake_gateway.state.refunds
+
+
+def test_a_refund_exceeding_on_a_resend_is_settled_by_reading(fake_gateway, paid):
+    """The answer is lost, the gateway forgets the key, the resend is refused as exceeding
+    what is left: a read finds the first refund, and the request succeeds with it."""
+    fake_gateway.add_fault("POST", r"/refunds$", action="drop_after", count=1)
+    original = fake_gateway.state.faults.pick
+    calls = []
+
+    def pick(method, path):
+        calls.append(path)
+        if method == "POST" and path.endswith("/refunds") and len(calls) > 1:
+            fake_gateway.forget_idempotency_keys()  # expired before the resend
+        return original(method, path)
+
+    fake_gateway.state.faults.pick = pick
+    refund = services.refund_charge(paid)  # all that is left: 1000
+    assert refund.amount == 1000 and len(fake_gateway.state.refunds) == 1
+    assert len(refund_posts(fake_gateway)) == 2
+    assert ChargeActionRequest.objects.get().state == "succeeded"
 
 
 def test_a_refund_that_fails_later_reports_its_status(
@@ -193,3 +273,11 @@ def test_a_stale_pending_read_never_takes_a_refund_back(fake_gateway, paid):
     kept = store_refund(parse_refund(stale), charge=paid)
     assert kept.status == "successful"
     assert Refund.objects.get().status == "successful"
+
+
+@pytest.mark.parametrize("key", ["", "has space", "ключ", "k" * 256, "tab\there"])
+def test_an_odd_caller_key_is_refused_before_anything_is_kept(fake_gateway, paid, key):
+    with pytest.raises(InvalidParametersError) as info:
+        services.refund_charge(paid, amount=10, idempotency_key=key)
+    assert [e.field for e in info.value.errors] == ["idempotency_key"]
+    assert ChargeActionRequest.objects.count() == 0 and refund_posts(fake_gateway) == []

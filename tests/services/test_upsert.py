@@ -326,3 +326,18 @@ def test_a_page_fits_an_old_sqlites_placeholder_limit(fake_gateway):
     ]
     assert len(inserts) == 6  # 28 rows a statement: 4 for a page of 100, 2 for the last 50
     assert mirror_state() == gateway_state(fake_gateway)
+
+
+def test_a_single_read_keeps_the_store_and_merchant_names_a_list_gave(fake_gateway):
+    """Only list items carry the names (the SDK's types): a later single read lacks them."""
+    token = fake_gateway.create_transaction_token("card")["id"]
+    made = services.create_charge(transaction_token_id=token, amount=700, currency="JPY")
+    assert made.store_name is None  # a create answer has no names
+    services.sync_charges()
+    listed = Charge.objects.get(pk=made.pk)
+    assert (listed.store_name, listed.merchant_name) == ("Test Store", "Fake Merchant")
+    fake_gateway.request("PATCH", f"/stores/{made.store_id}/charges/{made.gateway_id}",
+                         {"metadata": {"n": 1}})  # fmt: skip
+    read = services.refresh_charge(made.gateway_id)
+    assert read.metadata == {"n": 1} and "store_name" not in read.raw
+    assert (read.store_name, read.merchant_name) == ("Test Store", "Fake Merchant")

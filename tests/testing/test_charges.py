@@ -46,9 +46,11 @@ def test_create_answer_is_pending_with_every_field(gw: Gw) -> None:
         "fee_amount_formatted",
         "error",
         "subscription_id",
-        "three_ds",
     ):
         assert charge[name] is None, name
+    # As the SDK's types: three_ds only when given, names only on list items.
+    assert not {"three_ds", "merchant_name", "store_name"} & set(charge)
+    assert charge["merchant_id"]
     assert charge["store_id"] == TEST_STORE_ID
     assert charge["transaction_token_type"] == "one_time"
     assert charge["requested_amount"] == 1000
@@ -59,7 +61,9 @@ def test_create_answer_is_pending_with_every_field(gw: Gw) -> None:
     assert charge["redirect"]["endpoint"] == "https://shop.example/r"
     assert charge["redirect"]["redirect_id"]
     assert charge["created_on"].endswith("Z") and "." in charge["created_on"]
-    assert charge["merchant_name"] and charge["store_name"]
+    [listed] = gw.get("/charges").json()["items"]
+    assert listed["merchant_name"] and listed["store_name"]
+    assert {k: v for k, v in listed.items() if not k.endswith("_name")} == gw.read(charge["id"])
     after = gw.read(charge["id"])
     assert after["status"] == "successful"
     assert after["charged_amount"] == 1000
@@ -71,7 +75,18 @@ def test_usd_formatted_amounts_are_major_units(gw: Gw) -> None:
     charge = gw.charge(amount=1050, currency="usd")
     assert charge["requested_currency"] == "USD"
     assert charge["requested_amount_formatted"] == 10.5
-    assert gw.read(charge["id"])["fee_amount_formatted"] == 0.37
+    assert gw.read(charge["id"])["fee_amount_formatted"] == "0.37"  # text, as the SDK types it
+
+
+@pytest.mark.parametrize(
+    ("currency", "requested", "fee"),
+    [("JPY", 1234567, "44444"), ("KWD", 1234.567, "44.444"), ("USD", 12345.67, "444.44")],
+)
+def test_formatted_amounts_follow_the_currency_exponent(gw: Gw, currency, requested, fee) -> None:
+    charge = gw.read(gw.charge(amount=1234567, currency=currency)["id"])
+    assert charge["requested_amount_formatted"] == requested
+    assert charge["charged_amount_formatted"] == requested
+    assert charge["fee_amount_formatted"] == fee  # 3.6 % of 1,234,567 is 44,444
 
 
 def test_no_redirect_key_without_endpoint(gw: Gw) -> None:

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
-from django_paycharge.testing import TEST_STORE_ID
+from django_paycharge.client.vocabulary import LIFECYCLE_ERROR_CODES
+from django_paycharge.testing import CARD_DECLINED, TEST_STORE_ID
 
 from .conftest import Gw, wait_deliveries
 
@@ -25,7 +27,7 @@ def test_capture_whole_partial_and_never_twice(gw: Gw) -> None:
     charged = gw.read(whole["id"])
     assert (charged["status"], charged["charged_amount"]) == ("successful", 1000)
     again = gw.post(f"{BASE}/{whole['id']}/capture")
-    assert again.status_code == 409 and again.json()["code"] == "INVALID_CHARGE_STATUS"
+    assert again.status_code == 400 and again.json()["code"] == "ALREADY_CAPTURED"
 
     part = gw.charge(capture=False)
     body = {"amount": 400, "currency": "JPY"}
@@ -35,17 +37,27 @@ def test_capture_whole_partial_and_never_twice(gw: Gw) -> None:
 
 
 @pytest.mark.parametrize(
-    ("body", "expected"),
+    ("body", "code", "expected"),
     [
-        ({"amount": 1001, "currency": "JPY"}, [("amount", "MUST_BE_AT_MOST_AUTHORIZED_AMOUNT")]),
-        ({"amount": 0, "currency": "JPY"}, [("amount", "MUST_BE_AT_MOST_AUTHORIZED_AMOUNT")]),
-        ({"amount": 10, "currency": "USD"}, [("currency", "CURRENCY_MISMATCH")]),
+        ({"amount": 1001, "currency": "JPY"}, "CAPTURE_AMOUNT_TOO_LARGE", [("amount", "1001")]),
+        (
+            {"amount": 0, "currency": "JPY"},
+            "VALIDATION_ERROR",
+            [("amount", "MUST_BE_POSITIVE_INTEGER")],
+        ),
+        ({"amount": 10, "currency": "USD"}, "CURRENCY_MUST_MATCH_CHARGE", [("currency", "USD")]),
+        (
+            {"amount": 10, "currency": "Y1"},
+            "VALIDATION_ERROR",
+            [("currency", "INVALID_FORMAT_CURRENCY")],
+        ),
     ],
 )
-def test_capture_validation(gw: Gw, body, expected) -> None:
+def test_capture_validation(gw: Gw, body, code, expected) -> None:
     charge = gw.charge(capture=False)
     answer = gw.post(f"{BASE}/{charge['id']}/capture", json=body)
-    assert answer.status_code == 400 and errors(answer) == expected
+    assert answer.status_code == 400 and answer.json()["code"] == code
+    assert errors(answer) == expected
     assert gw.read(charge["id"])["status"] == "authorized"
 
 
@@ -57,7 +69,8 @@ def test_a_canceled_authorization_cannot_be_captured(gw: Gw) -> None:
     done = gw.get(f"{BASE}/{charge['id']}/cancels/{cancel.json()['id']}").json()
     assert done["status"] == "successful" and done["metadata"] == {"why": "stock"}
     answer = gw.post(f"{BASE}/{charge['id']}/capture")
-    assert answer.status_code == 409 and errors(answer) == [("status", "canceled")]
+    assert answer.status_code == 400 and answer.json()["code"] == "VALIDATION_ERROR"
+    assert errors(answer) == [("status", "INVALID_CHARGE_STATUS")]
 
 
 def test_an_expired_authorization_fails_at_capture(gw: Gw) -> None:
@@ -74,7 +87,8 @@ def test_partial_refunds_add_up_to_at_most_the_charged_amount(gw: Gw) -> None:
     assert first.status_code == 201
     assert first.json()["status"] == "pending" and first.json()["amount"] == 600
     too_much = gw.post(f"{BASE}/{charge['id']}/refunds", json={"amount": 401, "currency": "JPY"})
-    assert errors(too_much) == [("amount", "REFUND_EXCEEDS_CHARGED_AMOUNT")]
+    assert too_much.status_code == 400
+    assert too_much.json()["code"] == "REFUND_EXCEEDS_CHARGE_AMOUNT"
     rest = gw.post(
         f"{BASE}/{charge['id']}/refunds",
         json={"amount": 400, "currency": "JPY", "reason": "fraud", "message": "card stolen"},
@@ -94,21 +108,27 @@ def test_partial_refunds_add_up_to_at_most_the_charged_amount(gw: Gw) -> None:
 
 
 @pytest.mark.parametrize(
-    ("body", "expected"),
+    ("body", "code", "expected"),
     [
-        ({"amount": 10}, [("currency", "INVALID_FORMAT_CURRENCY")]),
-        ({"amount": 10, "currency": "USD"}, [("currency", "CURRENCY_MISMATCH")]),
+        ({"amount": 10}, "VALIDATION_ERROR", [("currency", "INVALID_FORMAT_CURRENCY")]),
+        ({"amount": 10, "currency": "USD"}, "CURRENCY_MUST_MATCH_CHARGE", [("currency", "USD")]),
         (
             {"amount": 10, "currency": "JPY", "reason": "chargeback"},
+            "VALIDATION_ERROR",
             [("reason", "INVALID_ENUM_VALUE")],
         ),
-        ({"amount": -1, "currency": "JPY"}, [("amount", "MUST_BE_POSITIVE_INTEGER")]),
+        (
+            {"amount": -1, "currency": "JPY"},
+            "VALIDATION_ERROR",
+            [("amount", "MUST_BE_POSITIVE_INTEGER")],
+        ),
     ],
 )
-def test_refund_validation(gw: Gw, body, expected) -> None:
+def test_refund_validation(gw: Gw, body, code, expected) -> None:
     charge = gw.charge()
     answer = gw.post(f"{BASE}/{charge['id']}/refunds", json=body)
-    assert answer.status_code == 400 and errors(answer) == expected
+    assert answer.status_code == 400 and answer.json()["code"] == code
+    assert errors(answer) == expected
 
 
 @pytest.mark.parametrize("payment_type", ["konbini", "bank_transfer"])
@@ -116,19 +136,22 @@ def test_store_and_bank_payments_cannot_be_refunded_or_canceled_once_paid(gw: Gw
     charge = gw.charge(gw.token(payment_type))
     gw.handle.complete(charge["id"])
     refund = gw.post(f"{BASE}/{charge['id']}/refunds", json={"amount": 1, "currency": "JPY"})
-    assert refund.status_code == 409 and refund.json()["code"] == "REFUND_NOT_SUPPORTED"
+    assert refund.status_code == 400 and refund.json()["code"] == "REFUND_NOT_ALLOWED"
     cancel = gw.post(f"{BASE}/{charge['id']}/cancels")
-    assert cancel.status_code == 409 and cancel.json()["code"] == "CANCEL_NOT_SUPPORTED"
+    assert cancel.status_code == 400 and cancel.json()["code"] == "CANCEL_NOT_ALLOWED"
 
 
 def test_only_successful_charges_are_refunded_and_refunded_ones_not_canceled(gw: Gw) -> None:
     authorized = gw.charge(capture=False)
     answer = gw.post(f"{BASE}/{authorized['id']}/refunds", json={"amount": 1, "currency": "JPY"})
-    assert answer.status_code == 409 and errors(answer) == [("status", "authorized")]
+    assert answer.status_code == 400
+    assert answer.json()["code"] == "CANNOT_REFUND_UNSUCCESSFUL_CHARGE"
+    assert errors(answer) == [("status", "authorized")]
     paid = gw.charge()
     gw.post(f"{BASE}/{paid['id']}/refunds", json={"amount": 1, "currency": "JPY"})
     cancel = gw.post(f"{BASE}/{paid['id']}/cancels")
-    assert cancel.status_code == 409 and cancel.json()["code"] == "CHARGE_HAS_REFUNDS"
+    assert cancel.status_code == 400 and cancel.json()["code"] == "CANCEL_NOT_ALLOWED"
+    assert errors(cancel) == [("refunds", "EXIST")]
 
 
 def test_a_refund_can_fail_while_pending(gw: Gw) -> None:
@@ -210,3 +233,63 @@ def test_lists_paginate_with_a_cursor(gw: Gw) -> None:
         f"{BASE}/{charge['id']}/refunds", params={"limit": 10, "cursor": page["items"][-1]["id"]}
     ).json()
     assert [r["id"] for r in rest["items"]] == ids[1::-1] and rest["has_more"] is False
+
+
+def _table_row(gw: Gw, row: str) -> Any:
+    """Make the wrong request of one row of issue 30's table; the fake's answer."""
+    if row == "capture twice":
+        charge = gw.charge(capture=False)
+        gw.post(f"{BASE}/{charge['id']}/capture")
+        return gw.post(f"{BASE}/{charge['id']}/capture")
+    if row == "refund a failed charge":
+        token = gw.token("card", card_number=CARD_DECLINED)
+        charge = gw.charge(token)
+        assert gw.read(charge["id"])["status"] == "failed"
+        return gw.post(f"{BASE}/{charge['id']}/refunds", json={"amount": 1, "currency": "JPY"})
+    if row == "cancel a canceled charge":
+        charge = gw.charge(capture=False)
+        gw.post(f"{BASE}/{charge['id']}/cancels")
+        assert gw.read(charge["id"])["status"] == "canceled"
+        return gw.post(f"{BASE}/{charge['id']}/cancels")
+    if row == "cancel a paid konbini charge":
+        charge = gw.charge(gw.token("konbini"))
+        gw.handle.complete(charge["id"])
+        return gw.post(f"{BASE}/{charge['id']}/cancels")
+    charge = gw.charge(capture=row != "capture above the authorization")
+    if row == "refund above what is left":
+        gw.post(f"{BASE}/{charge['id']}/refunds", json={"amount": 600, "currency": "JPY"})
+        return gw.post(f"{BASE}/{charge['id']}/refunds", json={"amount": 401, "currency": "JPY"})
+    if row == "refund in another currency":
+        return gw.post(f"{BASE}/{charge['id']}/refunds", json={"amount": 1, "currency": "USD"})
+    assert row == "capture above the authorization"
+    return gw.post(f"{BASE}/{charge['id']}/capture", json={"amount": 1001, "currency": "JPY"})
+
+
+@pytest.mark.parametrize(
+    ("row", "code"),
+    [
+        ("capture twice", "ALREADY_CAPTURED"),
+        ("refund a failed charge", "CANNOT_REFUND_UNSUCCESSFUL_CHARGE"),
+        ("cancel a canceled charge", "CANCEL_NOT_ALLOWED"),
+        ("cancel a paid konbini charge", "CANCEL_NOT_ALLOWED"),
+        ("refund above what is left", "REFUND_EXCEEDS_CHARGE_AMOUNT"),
+        ("refund in another currency", "CURRENCY_MUST_MATCH_CHARGE"),
+        ("capture above the authorization", "CAPTURE_AMOUNT_TOO_LARGE"),
+    ],
+)
+def test_the_documented_answers_to_wrong_lifecycle_requests(gw: Gw, row: str, code: str) -> None:
+    """Issue 30's table: the official SDKs' documented status and code for each."""
+    answer = _table_row(gw, row)
+    body = answer.json()
+    assert (answer.status_code, body["status"], body["code"]) == (400, "error", code)
+    assert code in LIFECYCLE_ERROR_CODES
+
+
+def test_a_resend_after_the_key_expired_gets_the_documented_refusal(gw: Gw) -> None:
+    """The gateway forgets finished keys: the same request is then a new one, and refused."""
+    charge = gw.charge(capture=False)
+    key = {"Idempotency-Key": "capture-key-1"}
+    assert gw.post(f"{BASE}/{charge['id']}/capture", headers=key).status_code == 200
+    assert gw.handle.forget_idempotency_keys() == 1
+    again = gw.post(f"{BASE}/{charge['id']}/capture", headers=key)
+    assert (again.status_code, again.json()["code"]) == (400, "ALREADY_CAPTURED")
