@@ -23,6 +23,7 @@ from importlib.util import find_spec
 from typing import Any, ParamSpec, Protocol, TypeVar
 
 from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
 from django.db import connections, router
 from django.utils import timezone
 from django.utils.module_loading import import_string
@@ -112,10 +113,16 @@ def background_task(func: Callable[P, T]) -> BackgroundTask[P, T]:
     framework = tasks_framework()
     if framework is None:
         return _InlineOnly(func)
+    # A backend alias that does not exist (ImproperlyConfigured), a queue it does not
+    # have (the framework's TaskException): the next candidate; the checks name it.
+    refused = (
+        ImproperlyConfigured,
+        import_module(f"{framework.__name__}.exceptions").TaskException,
+    )
     for alias, queue in _bindings():
         try:
             made: BackgroundTask[P, T] = framework.task(backend=alias, queue_name=queue)(func)
-        except Exception:  # noqa: S112 - the next candidate; the checks name what is wrong
+        except refused:
             continue
         return made
     return _Unbound(func)
