@@ -131,7 +131,8 @@ class Charge(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.gateway_id} ({self.status})"
+        # The status in the reader's language (page titles, breadcrumbs), the code when unknown.
+        return f"{self.gateway_id} ({self.get_status_display() or self.status or _('unknown')})"
 
     @property
     def is_test(self) -> bool:
@@ -197,7 +198,7 @@ class ChargeRequest(models.Model):
         indexes = [models.Index(fields=["state", "created_at"], name="paycharge_request_state")]
 
     def __str__(self) -> str:
-        return f"{self.caller_key or self.idempotency_key} ({self.state})"
+        return f"{self.caller_key or self.idempotency_key} ({self.get_state_display()})"
 
     @property
     def charged_nothing(self) -> bool:

@@ -204,13 +204,10 @@ def paycharge_amount(amount: int | None, currency: str | None) -> str:
     (see :func:`django_paycharge.money.format_money`).
 
     An amount the gateway did not send (or sent in a form that could not be
-    read) is "unknown"; without its currency the minor units cannot be placed
-    (1000 is 1,000 yen or 10.00 dollars), so they are shown as such.
+    read) is "unknown" to a customer.
     """
     if amount is None:
         return gettext("unknown")
-    if not currency:
-        return gettext("%(amount)s (currency unknown)") % {"amount": f"{amount:,}"}
     return format_money(amount, currency)
 
 
