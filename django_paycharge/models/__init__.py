@@ -12,12 +12,16 @@ from .idempotency import ApiIdempotencyRecord
 from .quarantine import QuarantinedItem
 from .refunds import (
     COUNTED_REFUND_STATUSES,
+    REFUNDED_ANNOTATION,
     Cancel,
     ChargeActionRequest,
     OperationStatus,
     Refund,
     RefundReason,
+    RefundState,
+    refund_state,
     refunded_amount,
+    refunded_charge_ids,
     with_refunded_amounts,
 )
 from .sync import SyncCheckpoint, SyncWindow
@@ -26,6 +30,7 @@ from .webhooks import WebhookConfiguration, WebhookDelivery
 
 __all__ = [
     "COUNTED_REFUND_STATUSES",
+    "REFUNDED_ANNOTATION",
     "ApiIdempotencyRecord",
     "Cancel",
     "Charge",
@@ -39,11 +44,14 @@ __all__ = [
     "QuarantinedItem",
     "Refund",
     "RefundReason",
+    "RefundState",
     "SyncCheckpoint",
     "SyncWindow",
     "TransactionTokenInfo",
     "WebhookConfiguration",
     "WebhookDelivery",
+    "refund_state",
     "refunded_amount",
+    "refunded_charge_ids",
     "with_refunded_amounts",
 ]

@@ -36,7 +36,7 @@ def test_refresh_updates_the_status(admin_client, fake_gateway, gateway_charge):
     fake_gateway.complete(str(charge.gateway_id))
     response = run_action(admin_client, "refresh_from_gateway", [charge])
     assert response.status_code == 200
-    assert f"Charge {charge.gateway_id} refreshed: successful." in texts(response)
+    assert f"Charge {charge.gateway_id} refreshed: Successful." in texts(response)
     charge.refresh_from_db()
     assert charge.status == "successful"
 
@@ -49,7 +49,7 @@ def test_refresh_reports_each_charge_and_never_fails_the_page(
     response = run_action(admin_client, "refresh_from_gateway", [known, unknown])
     assert response.status_code == 200
     messages = texts(response)
-    assert f"Charge {known.gateway_id} refreshed: successful." in messages
+    assert f"Charge {known.gateway_id} refreshed: Successful." in messages
     [failure] = [m for m in messages if str(unknown.gateway_id) in m]
     # Said in words, not as "(HTTP 404, RESOURCE_NOT_FOUND) (storeId: NOT_FOUND)".
     assert f"the gateway has no such charge in store {unknown.store_id}" in failure
