@@ -121,7 +121,20 @@ def test_fetch_issuer_token_bank_transfer_not_awaiting(admin_client, fake_gatewa
     response = run_action(admin_client, "fetch_issuer_token_action", [charge])
     assert response.status_code == 200
     html = response.content.decode()
-    assert "its status is now successful" in html
+    assert "its status is now Successful" in html
+    assert not IssuerToken.objects.filter(charge=charge).exists()
+
+
+@pytest.mark.parametrize("ending", ["expire", "complete"])
+def test_fetch_issuer_token_of_a_wallet_payment_no_longer_awaiting_is_refused(
+    admin_client, fake_gateway, gateway_charge, ending
+):
+    charge = gateway_charge("online")
+    getattr(fake_gateway, ending)(str(charge.gateway_id))  # canceled (expired), or paid
+    response = run_action(admin_client, "fetch_issuer_token_action", [charge])
+    html = response.content.decode()
+    assert "The wallet payment can only be continued while it waits for the customer" in html
+    assert "/_fake/provider/" not in html  # no live provider URL handed out
     assert not IssuerToken.objects.filter(charge=charge).exists()
 
 
