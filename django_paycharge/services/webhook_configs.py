@@ -22,7 +22,7 @@ from ..exceptions import ConfigurationError
 from ..models import QuarantinedItem, WebhookConfiguration
 from ..models.fit import fit_row, without_nul
 from .clients import get_client
-from .quarantine import quarantine, retry_quarantined, unresolved
+from .quarantine import quarantine, report, retry_quarantined
 from .sync import Progress, SyncResult
 
 logger = logging.getLogger("django_paycharge.webhooks")
@@ -58,7 +58,7 @@ def sync_webhooks(
         if progress and result.seen % 100 == 0:
             progress(result)
     quarantine(name, rejected, resource=QuarantinedItem.Resource.WEBHOOK)
-    result.quarantined = unresolved(name).filter(resource=QuarantinedItem.Resource.WEBHOOK).count()
+    result.count_quarantined(report(name, QuarantinedItem.Resource.WEBHOOK))
     result.pages = 1 + result.seen // 100
     result.removed = _mark_removed(name, store, seen, now)
     if progress:
