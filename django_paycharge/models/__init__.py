@@ -5,6 +5,7 @@ from .charges import (
     ChargeMode,
     ChargeRequest,
     ChargeStatus,
+    ConvenienceStore,
     IssuerToken,
     PaymentType,
 )
@@ -38,6 +39,7 @@ __all__ = [
     "ChargeMode",
     "ChargeRequest",
     "ChargeStatus",
+    "ConvenienceStore",
     "IssuerToken",
     "OperationStatus",
     "PaymentType",

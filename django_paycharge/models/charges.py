@@ -38,6 +38,21 @@ class PaymentType(models.TextChoices):
     ONLINE = "online", _("Online wallet")
 
 
+class ConvenienceStore(models.TextChoices):
+    """The convenience stores of the gateway's konbini tokens (``data.convenience_store``)."""
+
+    SEVEN_ELEVEN = "seven_eleven", _("7-Eleven")
+    FAMILY_MART = "family_mart", _("FamilyMart")
+    LAWSON = "lawson", _("LAWSON")
+    MINI_STOP = "mini_stop", _("MINISTOP")
+    SEICO_MART = "seico_mart", _("Seicomart")
+    PAY_EASY = "pay_easy", _("Pay-easy")
+    CIRCLE_K = "circle_k", _("Circle K")
+    SUNKUS = "sunkus", _("Sunkus")
+    DAILY_YAMAZAKI = "daily_yamazaki", _("Daily Yamazaki")
+    YAMAZAKI_DAILY_STORE = "yamazaki_daily_store", _("Yamazaki Daily Store")
+
+
 class Charge(models.Model):
     """A charge as the gateway last told us. Every field of the spec, plus bookkeeping.
 

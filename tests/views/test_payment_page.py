@@ -38,7 +38,7 @@ def test_bank_transfer_page_shows_the_account(client, fake_gateway):
     assert response.status_code == 200
     token = IssuerToken.objects.get(charge=charge)
     assert token.account_number and token.account_number in response.content.decode()
-    assert "Please transfer ¥2,500 to:" in response.content.decode()
+    assert "Please transfer exactly ¥2,500 to this account:" in response.content.decode()
     assert response["Cache-Control"].startswith("max-age=0")
 
 
