@@ -89,7 +89,7 @@ def test_fetch_issuer_token_online(admin_client, gateway_charge):
     assert token.call_method == "http_post"
     assert f'href="{token.issuer_token}"' in html
     assert "http_post" in html
-    assert f"Charge {charge.gateway_id}: issuer token fetched (online)." in html
+    assert f"Charge {charge.gateway_id}: issuer token fetched (Online wallet)." in html
 
 
 def test_fetch_issuer_token_bank_transfer_awaiting_masks_without_permission(
