@@ -229,6 +229,10 @@ def test_konbini_waits_for_the_store_payment(demo: Demo, browser_page: Any) -> N
     pay(page, "konbini")
     public_id = landed_order_id(page)
     assert order_state(demo, public_id)["charge"]["status"] == "awaiting"
+    # What the customer must do: where, by when, and where the payment number comes from.
+    assert page.locator(".paycharge-store").inner_text() == "7-Eleven"
+    assert page.locator(".paycharge-deadline time").count() == 1
+    assert "buyer@example.com" in page.locator(".paycharge-number-source").inner_text()
     page.click("#demo-bank-link")
     page.click("#demo-bank-pay")
     page.wait_for_selector("#demo-bank-result[data-state=done]")
@@ -419,6 +423,7 @@ def test_a_japanese_customer_reads_japanese_only(demo: Demo, japanese: Any) -> N
     pay(page, "konbini")
     public_id = landed_order_id(page)
     assert page.locator("#order-status").inner_text() == "店頭でのお支払い待ち"
+    assert page.locator(".paycharge-store").inner_text() == "セブン-イレブン"
     assert english_on(page) == []
     page.click("#demo-bank-link")
     assert page.locator("h1").inner_text() == "デモ用コンビニ"
