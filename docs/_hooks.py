@@ -10,5 +10,6 @@ CHANGELOG = Path(__file__).resolve().parent.parent / "CHANGELOG.md"
 
 def on_page_markdown(markdown: str, page: Any, **kwargs: Any) -> str:
     if page.file.src_uri == "changelog.md":
-        return CHANGELOG.read_text(encoding="utf-8")
+        # Its links are the repository's (docs/x.md); on the site the page is beside x.md.
+        return CHANGELOG.read_text(encoding="utf-8").replace("](docs/", "](")
     return markdown
