@@ -25,7 +25,7 @@ from .test_i18n import visible_text
 #: payment types, its English reasons, and money written the plain way.
 CODES = re.compile(
     r"(?<![\w-])(successful|failed|awaiting|pending|canceled|authorized|bank_transfer|konbini|"
-    r"online|card declined|insufficient funds|Amount|\d[\d,.]*\s?JPY)(?![\w-])"
+    r"online|one_time|card declined|insufficient funds|Amount|\d[\d,.]*\s?JPY)(?![\w-])"
 )
 
 

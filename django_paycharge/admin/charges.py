@@ -158,7 +158,7 @@ class ChargeAdmin(ChargeLifecycleMixin, ChargeExtrasMixin, ReadOnlyAdmin):
             {
                 "fields": (
                     "transaction_token_id",
-                    "transaction_token_type",
+                    "token_type",
                     "subscription_id",
                     "capture_at",
                     "descriptor",
@@ -198,6 +198,7 @@ class ChargeAdmin(ChargeLifecycleMixin, ChargeExtrasMixin, ReadOnlyAdmin):
         "requested_formatted",
         "charged_formatted",
         "fee_formatted",
+        "token_type",
     )
 
     def has_call_gateway_permission(self, request: HttpRequest) -> bool:

@@ -8,6 +8,7 @@ from .charges import (
     ConvenienceStore,
     IssuerToken,
     PaymentType,
+    TransactionTokenType,
 )
 from .idempotency import ApiIdempotencyRecord
 from .quarantine import QuarantinedItem
@@ -50,6 +51,7 @@ __all__ = [
     "SyncCheckpoint",
     "SyncWindow",
     "TransactionTokenInfo",
+    "TransactionTokenType",
     "WebhookConfiguration",
     "WebhookDelivery",
     "refund_state",

@@ -38,6 +38,14 @@ class PaymentType(models.TextChoices):
     ONLINE = "online", _("Online wallet")
 
 
+class TransactionTokenType(models.TextChoices):
+    """Kinds of transaction token (labels for display: the column keeps any value)."""
+
+    ONE_TIME = "one_time", _("One-time")
+    SUBSCRIPTION = "subscription", _("Subscription")
+    RECURRING = "recurring", _("Recurring")
+
+
 class ConvenienceStore(models.TextChoices):
     """The convenience stores of the gateway's konbini tokens (``data.convenience_store``)."""
 

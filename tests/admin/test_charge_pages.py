@@ -327,3 +327,22 @@ def test_the_order_url_hook_links_the_charge_to_the_shops_order(
     response = admin_client.get(change_url(charge))
     assert response.status_code == 200  # a broken hook costs the link, not the page
     assert "ORDER_URL_HOOK failed" in caplog.text
+
+
+@pytest.mark.parametrize("term", ["3f2a", "3F2A-9c1", "3f2a9c1…"])
+def test_a_short_id_search_says_how_to_search_by_id(admin_client, make_charge, term):
+    make_charge(gateway_id=uuid.UUID("3f2a9c1e-0000-4000-8000-000000000001"))
+    response = admin_client.get(CHANGELIST, {"q": term})
+    notices = [str(m) for m in response.context["messages"]]
+    assert notices == [
+        f"“{term}” was looked for as a merchant transaction id only: to search by charge id, "
+        "give its first 8 characters or more (as the list shows them)."
+    ]
+    assert listed(response) == set()
+
+
+@pytest.mark.parametrize("term", ["3f2a9c1e", "order-7", "ZZZZ"])
+def test_other_searches_have_no_hint(admin_client, make_charge, term):
+    make_charge(gateway_id=uuid.UUID("3f2a9c1e-0000-4000-8000-000000000001"))
+    response = admin_client.get(CHANGELIST, {"q": term})
+    assert [str(m) for m in response.context["messages"]] == []
