@@ -53,7 +53,8 @@ class SyncResult(WriteCounts):
     failed: int = 0
     removed: int = 0
     #: Items that cannot be stored (no usable id) and are still quarantined after the run;
-    #: of them, those reported for the first time, and those the next run tries again.
+    #: of them, those never reported yet (``paycharge_sync`` reports them), and those the
+    #: next run tries again.
     quarantined: int = 0
     quarantined_new: int = 0
     quarantined_retriable: int = 0

@@ -112,8 +112,8 @@ def sync_refunds(
     the account (and store, and created at or after ``since``). A charge whose
     lists cannot be read is counted in ``failed`` and the others go on.
     ``quarantined`` counts the refund and cancel items still quarantined after
-    the run (tried again first); ``quarantined_new`` those reported for the
-    first time, ``quarantined_retriable`` those the next run tries again.
+    the run (tried again first); ``quarantined_new`` those never reported
+    yet, ``quarantined_retriable`` those the next run tries again.
     """
     name = account or conf.DEFAULT_ACCOUNT
     retry_quarantined(

@@ -13,13 +13,15 @@ The sync calls::
     quarantine(account, page.rejected)                # for every page read
     report(account, resource)                         # at the end: what to tell
 
-:func:`report` counts what is still kept, what was never reported before (each
-item is reported once) and what the app can still try (``retriable``: its
-payload has a usable id, as a refund whose charge is not mirrored yet). The
-command's exit status is for the last two only: an item without an id can
-never be stored from its payload, so it is said once and then waits for
-staff, who settle it in the admin (:func:`store_from_gateway` with the id
-they found, or :func:`dismiss` with a reason that is kept).
+:func:`report` counts what is still kept, what was never reported before and
+what the app can still try (``retriable``: its payload has a usable id, as a
+refund whose charge is not mirrored yet). ``paycharge_sync``'s exit status is
+for the last two only, and the command then marks the items reported
+(:func:`mark_reported`): an item without an id can never be stored from its
+payload, so it is said once and then waits for staff, who settle it in the
+admin (:func:`store_from_gateway` with the id they found, or :func:`dismiss`
+with a reason that is kept). Other syncs (the admin's, the periodic one) count
+them without marking them, so the command still reports them.
 """
 
 from __future__ import annotations
@@ -187,13 +189,24 @@ class Report:
         )
 
 
-def report(account: str, *resources: str) -> Report:
-    """Count the account's unresolved items of ``resources``; mark the unreported reported."""
-    waiting = QuarantinedItem.objects.filter(
-        account=account, resolved_at__isnull=True, resource__in=resources
+def _waiting(account: str, resources: Iterable[str]) -> QuerySet[QuarantinedItem]:
+    return QuarantinedItem.objects.filter(
+        account=account, resolved_at__isnull=True, resource__in=list(resources)
     )
-    new = waiting.filter(reported_at__isnull=True).update(reported_at=timezone.now())
+
+
+def report(account: str, *resources: str) -> Report:
+    """Count the account's unresolved items of ``resources``: kept, never reported, retriable."""
+    waiting = _waiting(account, resources)
+    new = waiting.filter(reported_at__isnull=True).count()
     return Report(waiting.count(), new, waiting.filter(retriable=True).count())
+
+
+def mark_reported(account: str, *resources: str) -> int:
+    """Record that the account's unresolved items of ``resources`` were reported (by whoever
+    tells a person or a scheduler: ``paycharge_sync``'s exit status); returns how many."""
+    waiting = _waiting(account, resources).filter(reported_at__isnull=True)
+    return waiting.update(reported_at=timezone.now())
 
 
 def dismiss(items: QuerySet[QuarantinedItem], reason: str, *, by: str = "") -> int:

@@ -261,3 +261,14 @@ def test_the_upgrade_counts_items_kept_before_as_reported(transactional_db):
     assert rows["c"].resolution == "dismissed"
     executor = MigrationExecutor(connection)
     executor.migrate(executor.loader.graph.leaf_nodes())
+
+
+def test_a_sync_that_reports_to_no_one_leaves_the_items_new_for_the_command(listing):
+    """The admin's Sync now and paycharge_periodic count the items; paycharge_sync still
+    alerts about them once."""
+    listing["items"] = [{"status": "pending"}]
+    assert services.sync_charges().quarantined_new == 1
+    assert services.sync_charges().quarantined_new == 1  # told to no one yet
+    status, out = sync_command("--charges")
+    assert status == QUARANTINE_EXIT_STATUS and "1 new item(s)" in out
+    assert sync_command("--charges")[0] == 0

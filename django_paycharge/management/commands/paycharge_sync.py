@@ -11,8 +11,9 @@ from django.utils.dateparse import parse_datetime
 
 from ... import conf, services
 from ...exceptions import PayChargeError, SyncInProgressError
+from ...models import QuarantinedItem
 from ...services import SyncResult
-from ...services.quarantine import Report
+from ...services.quarantine import Report, mark_reported
 from ._base import PayChargeCommand, explain
 
 #: Exit status of a run that stored everything it could but quarantined items that are
@@ -109,6 +110,7 @@ class Command(PayChargeCommand):
         self._tty = sys.stdout.isatty() and options.get("verbosity", 1) >= 1
         self._every = 1 if options["progress"] else 50
         kept = Report()
+        synced: list[str] = []  # the quarantined resources this run reports on
         if options["charges"] or both:
             try:
                 result = services.sync_charges(
@@ -130,10 +132,12 @@ class Command(PayChargeCommand):
                     "from there."
                 )
             kept += _report(result.as_dict())
+            synced.append(QuarantinedItem.Resource.CHARGE)
         if options["webhooks"] or both:
             result = services.sync_webhooks(options["account"], options["store"])
             self._summary("Webhook configurations", result)
             kept += _report(result.as_dict())
+            synced.append(QuarantinedItem.Resource.WEBHOOK)
         if options["refunds"]:
             counts = services.sync_refunds(options["account"], options["store"], since=since)
             self.stdout.write(
@@ -142,11 +146,14 @@ class Command(PayChargeCommand):
                 f"{counts['quarantined']} quarantined."
             )
             kept += _report(counts)
+            synced += [QuarantinedItem.Resource.REFUND, QuarantinedItem.Resource.CANCEL]
         if options["fill_payment_types"]:
             filled = services.fill_payment_types(
                 options["account"], limit=options["fill_payment_types"]
             )
             self.stdout.write(f"Payment types filled in for {filled} charges.")
+        # Said now, by the exit status below: the next run reports only what is new then.
+        mark_reported(options["account"] or conf.DEFAULT_ACCOUNT, *synced)
         earlier = kept.kept - kept.new
         if earlier and not kept.needs_attention:
             self.stdout.write(
