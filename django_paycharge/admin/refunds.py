@@ -149,7 +149,7 @@ class RefundAdmin(_ChildAdmin):
         AccountFilter,
         ("created_on", admin.DateFieldListFilter),
     )
-    fields = ("gateway_id", "charge_link", "status_badge", "amount_display", "amount_formatted",
+    fields = ("gateway_id", "charge_link", "status_badge", "amount_display", "formatted_display",
               "reason", "message", "error_pretty", "metadata_pretty", "mode", "account",
               "store_id", "created_on", "updated_on", "synced_at", "first_seen_at",
               "raw_folded")  # fmt: skip
@@ -158,6 +158,11 @@ class RefundAdmin(_ChildAdmin):
     @admin.display(description=gettext_lazy("amount"))
     def amount_display(self, refund: Refund) -> str:
         return format_money(refund.amount, refund.currency)
+
+    @admin.display(description=gettext_lazy("amount (formatted)"))
+    def formatted_display(self, refund: Refund) -> str:
+        # The gateway's major-unit figure, in the one format (not "1500.0000").
+        return display.format_major_amount(refund.amount_formatted, refund.currency)
 
 
 class CancelAdmin(_ChildAdmin):

@@ -109,3 +109,12 @@ def test_every_amount_of_the_charge_pages_reads_the_same_way(admin_client, three
                 html = admin_client.get(url, HTTP_ACCEPT_LANGUAGE=language).content.decode()
                 assert "JPY</td>" not in html and " JPY<" not in html, url
                 assert f"{yen}700" in html, (language, url)
+
+
+def test_the_refund_page_shows_the_gateways_figure_in_the_same_format(admin_client, three):
+    refund = three["half"].refunds.get()
+    refund.amount_formatted = "700.0000"
+    refund.save(update_fields=["amount_formatted"])
+    url = reverse("admin:django_paycharge_refund_change", args=[refund.pk])
+    html = admin_client.get(url).content.decode()
+    assert html.count("¥700") >= 2 and "700.0000" not in html
