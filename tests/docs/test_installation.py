@@ -13,6 +13,7 @@ own tests ran too.
 
 from __future__ import annotations
 
+import os
 import time
 import uuid
 from collections.abc import Iterator
@@ -148,6 +149,8 @@ def test_the_installation_guide_takes_payments_in_a_browser(project: Project, br
     assert page.inner_text(".paycharge-amount") == "¥1,500"
     assert page.locator(".paycharge-deadline time").count() == 1
     assert "hanako@example.jp" in page.inner_text(".paycharge-number-source")
+    if shots := os.environ.get("PAYCHARGE_DOC_SCREENSHOTS"):
+        page.screenshot(path=str(Path(shots) / "i32-guide-konbini-payment-page.png"))
     page.goto(f"{shop}/shop/orders/{store_order}/")
     assert page.inner_text("#status") == "Waiting for your payment"
     complete_at_the_gateway(project, store_order)

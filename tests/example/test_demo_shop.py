@@ -374,14 +374,14 @@ def test_staff_refund_from_the_order_page(demo: Demo, browser_page: Any) -> None
     pay(page, "card", card_number=CARD_SUCCESS)
     public_id = landed_order_id(page)
     charge_id = order_state(demo, public_id)["charge"]["id"]
-    assert page.locator("#refund-left").inner_text() == f"{2 * price:,} JPY"
+    assert page.locator("#refund-left").inner_text() == f"¥{2 * price:,}"
     page.fill("#refund-form input[name=amount]", str(price))
     page.select_option("#refund-form select[name=reason]", "duplicate")
     page.click("#refund-button")
     page.wait_for_url(ORDER_URL, timeout=TIMEOUT_MS)
     assert "Refund of" in page.locator(".messages").inner_text()
-    assert page.locator("#refunded-total").inner_text() == f"{price:,} JPY"
-    assert page.locator("#refund-left").inner_text() == f"{price:,} JPY"
+    assert page.locator("#refunded-total").inner_text() == f"¥{price:,}"
+    assert page.locator("#refund-left").inner_text() == f"¥{price:,}"
     refunds: list[list[Any]] = demo.query(_REFUNDS_QUERY.replace("{charge_id}", charge_id))
     assert refunds == [[price, "successful", "duplicate"]]
     assert_no_console_errors(page)
