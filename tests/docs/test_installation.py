@@ -148,6 +148,7 @@ def test_the_installation_guide_takes_payments_in_a_browser(project: Project, br
     assert page.inner_text(".paycharge-store") == "FamilyMart"
     assert page.inner_text(".paycharge-amount") == "¥1,500"
     assert page.locator(".paycharge-deadline time").count() == 1
+    assert page.inner_text(".paycharge-deadline").endswith("(JST)")  # the shop's time zone
     assert "hanako@example.jp" in page.inner_text(".paycharge-number-source")
     if shots := os.environ.get("PAYCHARGE_DOC_SCREENSHOTS"):
         page.screenshot(path=str(Path(shots) / "i32-guide-konbini-payment-page.png"))
