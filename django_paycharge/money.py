@@ -69,7 +69,9 @@ def currency_exponent(currency: str | None) -> int:
 def format_amount(amount: int | None, currency: str | None) -> str:
     """``(1000, "JPY")`` -> ``"1,000 JPY"``; ``(1000, "USD")`` -> ``"10.00 USD"``.
 
-    Works on the integer minor units with ``Decimal``: money never passes through a float.
+    The same in every language, for logs and machine-read text; people read
+    :func:`format_money`. Works on the integer minor units with ``Decimal``:
+    money never passes through a float.
     """
     if amount is None:
         return "-"
@@ -90,14 +92,19 @@ _FRACTION = re.compile(r"\.0+")
 def format_money(amount: int | None, currency: str | None, locale: str | None = None) -> str:
     """An amount in minor units as the reader of ``locale`` writes money (Babel).
 
-    ``(1000, "JPY")`` -> ``"￥1,000"`` in Japanese, ``"¥1,000"`` in English;
-    ``(1050, "USD", "fr")`` -> ``"10,50 $US"``. ``locale`` defaults to the active
-    language. Decimals follow ISO-4217, not Babel. A currency that is not a
+    The one way the app shows money to people (admin, customer pages, messages,
+    commands): ``(1000, "JPY")`` -> ``"￥1,000"`` in Japanese, ``"¥1,000"`` in
+    English; ``(1050, "USD", "fr")`` -> ``"10,50 $US"``. ``locale`` defaults to
+    the active language. Decimals follow ISO-4217, not Babel. Without a currency
+    the minor units cannot be placed (1000 is 1,000 yen or 10.00 dollars): they
+    are shown as they are, and said to be so. A currency that is not a
     three-letter code falls back to :func:`format_amount`.
     """
     if amount is None:
         return "-"
-    if not currency or not _CODE.fullmatch(currency):
+    if not currency:
+        return translation.gettext("%(amount)s (currency unknown)") % {"amount": f"{amount:,}"}
+    if not _CODE.fullmatch(currency):
         return format_amount(amount, currency)
     code = currency.upper()
     babel_locale = _babel_locale(locale or translation.get_language() or "en")

@@ -14,6 +14,7 @@ from django_paycharge import conf
 REPO = Path(os.environ.get("PAYCHARGE_REPO", Path(__file__).resolve().parent.parent))
 PUBLIC_MODULES = [
     "django_paycharge.access",
+    "django_paycharge.charge_errors",
     "django_paycharge.client",
     "django_paycharge.client.observe",
     "django_paycharge.client.params",
@@ -68,3 +69,24 @@ def test_the_package_reports_the_version_of_its_metadata():
 
     assert django_paycharge.__version__ == version("django-paycharge")
     assert f"## {django_paycharge.__version__}" in (REPO / "CHANGELOG.md").read_text()
+
+
+def test_the_readme_works_on_the_package_index():
+    """README.md is the package's long description: on the index, a relative link or image
+    points nowhere. Every one is absolute, to a file this repository has."""
+    import re
+
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    blob = "https://github.com/django-paycharge/django-paycharge/blob/main/"
+    raw = "https://raw.githubusercontent.com/django-paycharge/django-paycharge/main/"
+    links = re.findall(r"(!?)\[[^\]]*\]\(([^)\s]+)\)", text)
+    assert len(links) > 20
+    relative = [target for _bang, target in links if not re.match(r"https?://|#", target)]
+    assert relative == []
+    for bang, target in links:
+        prefix = raw if bang else blob
+        if target.startswith(prefix):
+            path = target.removeprefix(prefix).split("#", 1)[0]
+            assert (REPO / path).is_file(), target
+    images = [target for bang, target in links if bang]
+    assert images and all(target.startswith(raw) for target in images)

@@ -38,7 +38,9 @@ def test_decimals_follow_iso_4217_where_babel_disagrees():
 
 
 def test_odd_currencies_fall_back_to_the_plain_form():
-    assert format_money(5, "", "en") == "0.05"
+    # Without a currency the minor units cannot be placed (5 yen, or 0.05 dollars?): said so.
+    assert format_money(5, "", "en") == "5 (currency unknown)"
+    assert format_money(1000, None, "en") == "1,000 (currency unknown)"
     assert format_money(5, "J1Y", "en") == "0.05 J1Y"
 
 

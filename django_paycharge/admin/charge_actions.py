@@ -1,74 +1,38 @@
 """Capture, cancel and refund from the charge admin: each behind its own permission.
 
-Each action first shows a confirmation page (the amount of a partial capture
-or refund, the refund's reason and note); the page carries an idempotency
-key, so submitting it twice (a double click, a reload) captures, cancels or
-refunds once. Results are reported per charge through messages.
+Each action first shows a confirmation page (the amount of a partial capture,
+the refund's amount or "all that is left", its reason and note); a refund's
+page then restates, charge by charge, the amount it will refund before
+anything is sent. The pages carry an idempotency key, so submitting one twice
+(a double click, a reload) captures, cancels or refunds once. Results are
+reported per charge through messages; an action started from a charge's page
+ends back on that page.
 """
 
 from __future__ import annotations
 
 import uuid
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
-from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin import helpers
 from django.db.models import QuerySet
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
+from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
 from .. import services
-from ..client.vocabulary import REFUND_REASONS
 from ..exceptions import PayChargeError
-from ..models import Charge, RefundReason
-from ..money import format_amount
+from ..models import Charge
+from ..money import format_money
+from .charge_action_forms import FROM_CHARGE, ActionForm, CancelForm, CaptureForm, RefundForm
 from .gateway import limited
 
 TEMPLATE = "admin/django_paycharge/charge/confirm_action.html"
-
-
-class _ActionForm(forms.Form):
-    #: Made when the page is shown; the same on a second submit of the same page.
-    idempotency_key = forms.CharField(widget=forms.HiddenInput, max_length=64)
-
-    def __init__(self, *args: Any, single: bool = True, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        if not single:  # an amount is for one charge; several get everything
-            self.fields.pop("amount", None)
-
-
-class CaptureForm(_ActionForm):
-    amount = forms.IntegerField(
-        label=gettext_lazy("Amount to capture"),
-        min_value=1,
-        required=False,
-        help_text=gettext_lazy("In the currency's smallest unit. Empty: the whole authorization."),
-    )
-
-
-class CancelForm(_ActionForm):
-    pass
-
-
-class RefundForm(_ActionForm):
-    amount = forms.IntegerField(
-        label=gettext_lazy("Amount to refund"),
-        min_value=1,
-        required=False,
-        help_text=gettext_lazy("In the currency's smallest unit. Empty: all that is left."),
-    )
-    reason = forms.ChoiceField(
-        label=gettext_lazy("Reason"),
-        required=False,
-        choices=[("", "—")] + [(r, RefundReason(r).label) for r in REFUND_REASONS],
-    )
-    message = forms.CharField(
-        label=gettext_lazy("Note"), required=False, max_length=1000, widget=forms.Textarea
-    )
 
 
 #: One charge's action: ``(charge, form data, idempotency key, who asked)`` -> the message
@@ -78,7 +42,7 @@ AdminAction = Callable[[Any, HttpRequest, QuerySet[Charge]], HttpResponse | None
 
 
 def charge_action(
-    *, description: Any, permission: str, title: Any, form_class: type[_ActionForm]
+    *, description: Any, permission: str, title: Any, form_class: type[ActionForm]
 ) -> Callable[[Run], AdminAction]:
     """Make ``run`` an admin action behind ``permission``, with its confirmation page first."""
 
@@ -98,39 +62,67 @@ def charge_action(
     return decorate
 
 
+@dataclass
+class Planned:
+    """One charge of a confirmation page: what it has, and what the action will take."""
+
+    charge: Charge
+    left: int | None = None  # left to refund (refunds only)
+    amount: int | None = None  # the amount restated for this charge (refunds, review step)
+
+    def money(self, amount: int | None) -> str:
+        return format_money(amount, self.charge.charged_currency or self.charge.requested_currency)
+
+    @property
+    def requested(self) -> str:
+        return format_money(self.charge.requested_amount, self.charge.requested_currency)
+
+    @property
+    def charged(self) -> str:
+        return format_money(self.charge.charged_amount, self.charge.charged_currency)
+
+    @property
+    def left_text(self) -> str:
+        return self.money(self.left)
+
+    @property
+    def amount_text(self) -> str:
+        return self.money(self.amount)
+
+    @property
+    def left_after(self) -> str:
+        return self.money(None if self.left is None else self.left - (self.amount or 0))
+
+
 def _confirm(
     model_admin: Any,
     request: HttpRequest,
     charges: list[Charge],
     action: str,
     title: str,
-    form_class: type[_ActionForm],
+    form_class: type[ActionForm],
     run: Run,
 ) -> HttpResponse | None:
-    """Show the confirmation page, or (after it) run the action on each charge."""
+    """Show the confirmation page (and a refund's restated amounts), or run the action."""
     if not charges:
         return None
     single = len(charges) == 1
-    if request.POST.get("post") == "yes":
+    refunds = action == "refund_charges"
+    planned = [Planned(c, services.refundable_amount(c) if refunds else None) for c in charges]
+    review = False
+    if request.POST.get("post") == "yes" and "edit" not in request.POST:
         form = form_class(request.POST, single=single)
         if form.is_valid():
-            who = str(request.user.get_username())
-            for charge in charges:
-                # One key per charge, all from the page's key: a resubmit finds each again.
-                key = f"{form.cleaned_data['idempotency_key']}:{charge.pk}"
-                try:
-                    text = run(charge, form.cleaned_data, key, who)
-                except PayChargeError as exc:
-                    # An unknown outcome is not a refusal: a warning that says not to act again.
-                    level = messages.WARNING if exc.outcome == "unknown" else messages.ERROR
-                    model_admin.message_user(
-                        request,
-                        _("Charge %(id)s: %(error)s") % {"id": charge.gateway_id, "error": exc},
-                        level,
-                    )
-                else:
-                    model_admin.message_user(request, text, messages.SUCCESS)
-            return None
+            if form.review and not form.cleaned_data.get("confirmed"):
+                review = True
+                for item in planned:
+                    item.amount = form.cleaned_data.get("amount") or item.left
+            else:
+                _run_each(model_admin, request, planned, form, run)
+                return _back_to_charge(request, charges)
+    elif request.POST.get("post") == "yes":  # "Change" on the restating page
+        form = form_class(request.POST, single=single)
+        form.is_valid()
     else:
         form = form_class(initial={"idempotency_key": uuid.uuid4().hex}, single=single)
     context = {
@@ -138,17 +130,61 @@ def _confirm(
         "opts": model_admin.opts,
         "title": title,
         "action": action,
-        "charges": [(c, _left(c, action)) for c in charges],
+        "planned": planned,
         "form": form,
+        "review": review,
         "action_checkbox_name": helpers.ACTION_CHECKBOX_NAME,
+        "from_charge": FROM_CHARGE if request.POST.get(FROM_CHARGE) else "",
+        "back_url": _back_url(request, charges),
     }
     return TemplateResponse(request, TEMPLATE, context)
 
 
-def _left(charge: Charge, action: str) -> str:
-    if action != "refund_charges":
-        return ""
-    return format_amount(services.refundable_amount(charge), charge.charged_currency)
+def _run_each(
+    model_admin: Any, request: HttpRequest, planned: list[Planned], form: ActionForm, run: Run
+) -> None:
+    who = str(request.user.get_username())
+    for item in planned:
+        charge = item.charge
+        # One key per charge, all from the page's key: a resubmit finds each again.
+        key = f"{form.cleaned_data['idempotency_key']}:{charge.pk}"
+        data = dict(form.cleaned_data)
+        if form.review and data.get("amount") is None:
+            # "All that is left" is the amount the page restated, not whatever is left now.
+            data["amount"] = _restated(request, charge)
+        try:
+            text = run(charge, data, key, who)
+        except PayChargeError as exc:
+            # An unknown outcome is not a refusal: a warning that says not to act again.
+            level = messages.WARNING if exc.outcome == "unknown" else messages.ERROR
+            model_admin.message_user(
+                request,
+                _("Charge %(id)s: %(error)s") % {"id": charge.gateway_id, "error": exc},
+                level,
+            )
+        else:
+            model_admin.message_user(request, text, messages.SUCCESS)
+
+
+def _restated(request: HttpRequest, charge: Charge) -> int | None:
+    try:
+        amount = int(request.POST.get(f"restated_{charge.pk}", ""))
+    except ValueError:
+        return None
+    return amount if amount > 0 else None
+
+
+def _back_url(request: HttpRequest, charges: list[Charge]) -> str:
+    if request.POST.get(FROM_CHARGE) and len(charges) == 1:
+        return reverse("admin:django_paycharge_charge_change", args=[charges[0].pk])
+    return reverse("admin:django_paycharge_charge_changelist")
+
+
+def _back_to_charge(request: HttpRequest, charges: list[Charge]) -> HttpResponse | None:
+    """Back where the action started: the charge's page, or (None) the list."""
+    if request.POST.get(FROM_CHARGE) and len(charges) == 1:
+        return HttpResponseRedirect(_back_url(request, charges))
+    return None
 
 
 @charge_action(
@@ -163,8 +199,8 @@ def capture_charges(charge: Charge, data: dict[str, Any], key: str, who: str) ->
     )
     return _("Charge %(id)s captured: %(amount)s, status %(status)s.") % {
         "id": charge.gateway_id,
-        "amount": format_amount(captured.charged_amount, captured.charged_currency),
-        "status": captured.status,
+        "amount": format_money(captured.charged_amount, captured.charged_currency),
+        "status": captured.get_status_display() or captured.status,
     }
 
 
@@ -179,7 +215,7 @@ def cancel_charges(charge: Charge, data: dict[str, Any], key: str, who: str) -> 
     return _("Charge %(id)s: cancel %(cancel)s is %(status)s.") % {
         "id": charge.gateway_id,
         "cancel": cancel.gateway_id,
-        "status": cancel.status,
+        "status": cancel.get_status_display() or cancel.status,
     }
 
 
@@ -200,6 +236,6 @@ def refund_charges(charge: Charge, data: dict[str, Any], key: str, who: str) -> 
     )
     return _("Charge %(id)s: refund of %(amount)s is %(status)s.") % {
         "id": charge.gateway_id,
-        "amount": format_amount(refund.amount, refund.currency),
-        "status": refund.status,
+        "amount": format_money(refund.amount, refund.currency),
+        "status": refund.get_status_display() or refund.status,
     }

@@ -14,7 +14,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
 from .. import conf
-from ..models import Charge
+from ..models import Charge, TransactionTokenType
 from . import display
 
 logger = logging.getLogger("django_paycharge.admin")
@@ -58,6 +58,11 @@ class ChargeExtrasMixin:
     @admin.display(description=gettext_lazy("order"))
     def order(self, charge: Charge) -> SafeString | str:
         return order_link(charge)
+
+    @admin.display(description=gettext_lazy("transaction token type"))
+    def token_type(self, charge: Charge) -> str:
+        code = charge.transaction_token_type
+        return str(dict(TransactionTokenType.choices).get(code or "", code or "-"))
 
     # The gateway's *_formatted amounts, shown like the amounts above (not "2400.0000").
     @admin.display(description=gettext_lazy("requested amount (formatted)"))

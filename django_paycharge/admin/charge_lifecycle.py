@@ -16,7 +16,7 @@ from django.utils.translation import gettext_lazy
 
 from .. import services
 from ..models import Charge
-from ..money import format_amount
+from ..money import format_money
 from .refunds import ActionRequestInline, CancelInline, RefundInline
 
 #: Permission codenames of the actions (``django_paycharge.<codename>``).
@@ -81,8 +81,8 @@ class ChargeLifecycleMixin:
 
     @admin.display(description=gettext_lazy("refunded"))
     def refunded_total(self, charge: Charge) -> str:
-        return format_amount(charge.refunded_amount, charge.charged_currency)
+        return format_money(charge.refunded_amount, charge.charged_currency)
 
     @admin.display(description=gettext_lazy("left to refund"))
     def refundable_total(self, charge: Charge) -> str:
-        return format_amount(services.refundable_amount(charge), charge.charged_currency)
+        return format_money(services.refundable_amount(charge), charge.charged_currency)

@@ -14,13 +14,21 @@ from django.http import HttpRequest, HttpResponse, HttpResponseBase, HttpRespons
 from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
+from django.utils.html import format_html
 from django.utils.safestring import SafeString
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
 from .. import services
 from ..exceptions import NotFoundError, PayChargeError
-from ..models import Charge, IssuerToken
+from ..models import (
+    REFUNDED_ANNOTATION,
+    Charge,
+    IssuerToken,
+    RefundState,
+    refund_state,
+    with_refunded_amounts,
+)
 from . import display, export
 from .charge_actions import cancel_charges, capture_charges, refund_charges
 from .charge_extras import ChargeExtrasMixin, order_url_hook_is_set
@@ -30,14 +38,16 @@ from .filters import (
     AmountRangeFilter,
     CreatedRangeFilter,
     CurrencyFilter,
+    RefundStateFilter,
     StoreFilter,
+    range_problems,
 )
 from .gateway import limited, run_sync_now
 from .inlines import IssuerTokenInline, WebhookDeliveryInline, can_see_account_numbers
 from .issuer_tokens import fetch_issuer_token_action
 from .paginator import EstimatedCountPaginator
 from .readonly import ReadOnlyAdmin
-from .search import id_prefix_range
+from .search import id_prefix_range, short_id_hint
 
 #: Columns the changelist reads: nothing else (``raw`` and the JSON fields stay in the table).
 LIST_COLUMNS = (
@@ -46,6 +56,7 @@ LIST_COLUMNS = (
     "status",
     "requested_amount",
     "requested_currency",
+    "charged_amount",
     "mode",
     "payment_type",
     "created_on",
@@ -83,6 +94,7 @@ class ChargeAdmin(ChargeLifecycleMixin, ChargeExtrasMixin, ReadOnlyAdmin):
         StoreFilter,
         AccountFilter,
         "payment_type",
+        RefundStateFilter,
         ("created_on", admin.DateFieldListFilter),
         CreatedRangeFilter,
         AmountRangeFilter,
@@ -127,13 +139,12 @@ class ChargeAdmin(ChargeLifecycleMixin, ChargeExtrasMixin, ReadOnlyAdmin):
         (
             gettext_lazy("Amounts"),
             {
+                # Each amount from its minor units, beside the gateway's own formatted
+                # figure: the same money, one format (money.format_money).
                 "fields": (
-                    "amount",
-                    "charged",
-                    "fee",
-                    ("requested_amount", "requested_currency", "requested_formatted"),
-                    ("charged_amount", "charged_currency", "charged_formatted"),
-                    ("fee_amount", "fee_currency", "fee_formatted"),
+                    ("amount", "requested_formatted"),
+                    ("charged", "charged_formatted"),
+                    ("fee", "fee_formatted"),
                     "only_direct_currency",
                 )
             },
@@ -147,7 +158,7 @@ class ChargeAdmin(ChargeLifecycleMixin, ChargeExtrasMixin, ReadOnlyAdmin):
             {
                 "fields": (
                     "transaction_token_id",
-                    "transaction_token_type",
+                    "token_type",
                     "subscription_id",
                     "capture_at",
                     "descriptor",
@@ -187,10 +198,15 @@ class ChargeAdmin(ChargeLifecycleMixin, ChargeExtrasMixin, ReadOnlyAdmin):
         "requested_formatted",
         "charged_formatted",
         "fee_formatted",
+        "token_type",
     )
 
     def has_call_gateway_permission(self, request: HttpRequest) -> bool:
         return request.user.has_perm("django_paycharge.call_gateway")
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Charge]:
+        # Each charge's refunded total, for the refund badge and filter (one subquery a row).
+        return with_refunded_amounts(super().get_queryset(request))
 
     def get_fieldsets(self, request: HttpRequest, obj: Any = None) -> Any:
         fieldsets = super().get_fieldsets(request, obj)
@@ -225,6 +241,8 @@ class ChargeAdmin(ChargeLifecycleMixin, ChargeExtrasMixin, ReadOnlyAdmin):
             prefix = id_prefix_range(term)
             if prefix is not None:
                 condition |= Q(gateway_id__range=prefix)
+            elif hint := short_id_hint(term):
+                self.message_user(request, hint, messages.INFO)
         else:
             condition |= Q(gateway_id=value) | Q(transaction_token_id=value)
         return queryset.filter(condition), False
@@ -236,7 +254,12 @@ class ChargeAdmin(ChargeLifecycleMixin, ChargeExtrasMixin, ReadOnlyAdmin):
             "can_call_gateway": self.has_call_gateway_permission(request),
             **(extra_context or {}),
         }
-        return super().changelist_view(request, context)
+        response = super().changelist_view(request, context)
+        changelist = getattr(response, "context_data", {}).get("cl")
+        if changelist is not None:  # rendered later: messages added now are shown
+            for problem in range_problems(changelist.filter_specs):
+                self.message_user(request, problem, messages.ERROR)
+        return response
 
     def change_view(
         self,
@@ -260,7 +283,11 @@ class ChargeAdmin(ChargeLifecycleMixin, ChargeExtrasMixin, ReadOnlyAdmin):
 
     @admin.display(description=gettext_lazy("status"), ordering="status")
     def status_badge(self, charge: Charge) -> SafeString:
-        return display.status_badge(charge.status, charge.get_status_display())
+        badge = display.status_badge(charge.status, charge.get_status_display())
+        state = refund_state(charge.charged_amount, getattr(charge, REFUNDED_ANNOTATION, None))
+        if not state:
+            return badge
+        return format_html("{}{}", badge, display.refund_badge(state, RefundState(state).label))
 
     @admin.display(description=gettext_lazy("amount"))
     def amount(self, charge: Charge) -> str:
@@ -352,7 +379,7 @@ class ChargeAdmin(ChargeLifecycleMixin, ChargeExtrasMixin, ReadOnlyAdmin):
             self.message_user(
                 request,
                 _("Charge %(id)s refreshed: %(status)s.")
-                % {"id": charge.gateway_id, "status": fresh.status},
+                % {"id": charge.gateway_id, "status": fresh.get_status_display() or fresh.status},
                 messages.SUCCESS,
             )
 
@@ -385,11 +412,14 @@ class ChargeAdmin(ChargeLifecycleMixin, ChargeExtrasMixin, ReadOnlyAdmin):
             query = request.GET.copy()
             query.pop("p")
             return HttpResponseRedirect(f"{request.path}?{query.urlencode()}")
+        changelist_url = reverse("admin:django_paycharge_charge_changelist")
         try:
             changelist = self.get_changelist_instance(request)
         except IncorrectLookupParameters:
-            changelist_url = reverse("admin:django_paycharge_charge_changelist")
             return HttpResponseRedirect(f"{changelist_url}?e=1")
+        if range_problems(changelist.filter_specs):
+            # Never a file of other charges than asked for: the list says what is wrong.
+            return HttpResponseRedirect(f"{changelist_url}?{request.GET.urlencode()}")
         return export.csv_response(changelist.queryset)
 
     def refresh_view(self, request: HttpRequest, object_id: str) -> HttpResponse:

@@ -16,6 +16,7 @@ from django.urls import URLPattern, path, reverse
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from ..charge_errors import error_code_meaning
 from ..models import ChargeMode, ChargeStatus, PaymentType
 from ..money import format_money
 from . import dashboard_figures, display
@@ -108,7 +109,7 @@ def _failure_rows(failures: dict[tuple[str, str], Any]) -> list[dict[str, Any]]:
     statuses = dict(ChargeStatus.choices)
     rows = []
     for (status, code), totals in sorted(failures.items(), key=lambda kv: -kv[1].counts[-1]):
-        meaning = display.error_code_meaning(code)
+        meaning = error_code_meaning(code)
         if not code:
             reason = _("%(status)s, no error code") % {"status": statuses.get(status, status)}
         elif meaning is None:

@@ -10,9 +10,8 @@ from django.utils.html import format_html
 from django.utils.safestring import SafeString
 from django.utils.translation import gettext_lazy as _
 
-from .. import conf
+from ..charge_errors import error_code, error_code_meaning
 from ..money import currency_exponent
-from ..money import format_amount as format_amount
 from ..money import format_money as format_money
 
 #: Colours of the status badges (background, text); unknown statuses are grey.
@@ -38,6 +37,13 @@ STATUS_COLOURS: dict[str, tuple[str, str]] = {
 }
 
 
+#: Colours of the refund badges shown beside a charge's status.
+REFUND_COLOURS: dict[str, tuple[str, str]] = {
+    "refunded": ("#ede9fe", "#4c1d95"),
+    "partially_refunded": ("#fae8ff", "#701a75"),
+}
+
+
 #: How the admin shows a value the gateway did not send, or sent in a form we could not type.
 UNKNOWN = _("unknown")
 
@@ -54,6 +60,22 @@ def status_badge(status: str | None, label: Any = None) -> SafeString:
         background,
         colour,
         label if label is not None else status,
+    )
+
+
+def refund_badge(state: str, label: Any) -> SafeString:
+    """ "Refunded" or "Partially refunded" beside the status; nothing when neither."""
+    if state not in REFUND_COLOURS:
+        return SafeString("")
+    background, colour = REFUND_COLOURS[state]
+    return format_html(
+        ' <span class="paycharge-badge paycharge-refund-{}" '
+        'style="background:{};color:{};padding:2px 8px;border-radius:10px;'
+        'font-weight:600;white-space:nowrap">{}</span>',
+        state,
+        background,
+        colour,
+        label,
     )
 
 
@@ -91,29 +113,11 @@ def folded_json(summary: Any, value: Any) -> SafeString:
     return format_html("<details><summary>{}</summary>{}</details>", summary, pretty_json(value))
 
 
-#: What the gateway's charge error codes mean: the codes its documentation names.
-#: ``PAYCHARGE["ADMIN_ERROR_CODES"]`` adds more; unknown codes are shown as they are.
-ERROR_CODES: dict[int, Any] = {
-    306: _("card declined"),
-    330: _("insufficient funds"),
-}
-
-
-def error_code_meaning(code: Any) -> Any:
-    try:
-        number = int(code)
-    except (TypeError, ValueError):
-        return None
-    extra = conf.get_setting("ADMIN_ERROR_CODES") or {}
-    meaning = extra.get(number, extra.get(str(number)))
-    return meaning if meaning is not None else ERROR_CODES.get(number)
-
-
 def describe_error(error: Any) -> SafeString:
     """The charge's error: its code with its meaning, then the whole object, escaped."""
     if not error:
         return format_html('<span class="quiet">{}</span>', _("(none)"))
-    code = error.get("code") if isinstance(error, dict) else None
+    code = error_code(error)
     meaning = error_code_meaning(code)
     if code is None:
         head = SafeString("")

@@ -13,17 +13,25 @@ from datetime import date, datetime, time, timedelta
 from typing import Any
 
 from django.contrib import admin
-from django.contrib.admin.options import IncorrectLookupParameters
-from django.db.models import QuerySet
+from django.db.models import F, Q, QuerySet
 from django.http import HttpRequest
 from django.utils import timezone
+from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from .. import conf
-from ..models import Charge, WebhookConfiguration
+from ..models import (
+    REFUNDED_ANNOTATION,
+    Charge,
+    RefundState,
+    WebhookConfiguration,
+    refunded_charge_ids,
+)
 
 #: At most this many stores are offered (a shop has a handful).
 MAX_STORES = 20
+#: The largest amount a (64-bit) amount column holds.
+MAX_AMOUNT = 2**63 - 1
 
 
 class _ValueFilter(admin.SimpleListFilter):
@@ -105,6 +113,34 @@ class StoreFilter(_ValueFilter):
         return queryset.filter(store_id=value) if value else queryset
 
 
+class RefundStateFilter(admin.SimpleListFilter):
+    """Refunded, partially refunded, or not refunded (by successful refunds).
+
+    Each choice starts from the refunds table (indexed by charge and status),
+    much smaller than the charges; the totals come from the changelist's
+    annotation (``with_refunded_amounts``).
+    """
+
+    title = _("refunds")
+    parameter_name = "refunds"
+    NONE = "none"
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, Any]]:
+        return [*RefundState.choices, (self.NONE, _("Not refunded"))]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
+        value = self.value()
+        if value == self.NONE:
+            return queryset.exclude(pk__in=refunded_charge_ids())
+        if value not in RefundState.values:
+            return queryset
+        refunded = queryset.filter(pk__in=refunded_charge_ids())
+        whole = Q(**{f"{REFUNDED_ANNOTATION}__gte": F("charged_amount")})
+        if value == RefundState.REFUNDED:
+            return refunded.filter(whole)
+        return refunded.exclude(whole)
+
+
 def _as_uuid(value: Any) -> uuid.UUID | None:
     try:
         return uuid.UUID(str(value)) if value else None
@@ -113,7 +149,11 @@ def _as_uuid(value: Any) -> uuid.UUID | None:
 
 
 class _RangeFilter(admin.ListFilter):
-    """Two inputs, a lower and an upper bound, on one indexed column (a small GET form)."""
+    """Two inputs, a lower and an upper bound, on one indexed column (a small GET form).
+
+    A bound that cannot be read is not applied, and said so: ``problems`` holds
+    what to tell staff (the changelist shows it; the export refuses to run).
+    """
 
     template = "admin/django_paycharge/range_filter.html"
     lower_parameter: str
@@ -122,11 +162,15 @@ class _RangeFilter(admin.ListFilter):
     field: str
     lower_lookup = "gte"
     upper_lookup = "lte"
+    #: What a bound looks like, for the message about one that is not.
+    expected: Any = ""
 
     def __init__(
         self, request: HttpRequest, params: dict[str, Any], model: Any, model_admin: Any
     ) -> None:
         super().__init__(request, params, model, model_admin)
+        self.problems: list[str] = []
+        self.bounds: dict[str, Any] = {}
         for name in self.expected_parameters():
             if name in params:
                 value = params.pop(name)
@@ -134,6 +178,12 @@ class _RangeFilter(admin.ListFilter):
                 value = value[-1] if isinstance(value, list) else value
                 if value:
                     self.used_parameters[name] = value
+        for name, upper in ((self.lower_parameter, False), (self.upper_parameter, True)):
+            if text := self.raw(name):
+                try:
+                    self.bounds[name] = self.parse(text.strip(), upper=upper)
+                except (ValueError, OverflowError):
+                    self.problems.append(self.problem(text))
 
     def has_output(self) -> bool:
         return True
@@ -149,18 +199,14 @@ class _RangeFilter(admin.ListFilter):
         """The value to compare with, from the text of the lower or upper bound."""
         raise NotImplementedError
 
+    def problem(self, text: str) -> str:
+        return gettext(
+            "“%(value)s” is not %(expected)s: the “%(filter)s” filter leaves it out."
+        ) % {"value": text, "expected": self.expected, "filter": self.title}
+
     def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
-        conditions: dict[str, Any] = {}
-        bounds = (
-            (self.lower_parameter, self.lower_lookup, False),
-            (self.upper_parameter, self.upper_lookup, True),
-        )
-        try:
-            for name, lookup, upper in bounds:
-                if text := self.raw(name):
-                    conditions[f"{self.field}__{lookup}"] = self.parse(text, upper=upper)
-        except ValueError as exc:  # the changelist shows Django's "invalid filter" notice
-            raise IncorrectLookupParameters(exc) from exc
+        lookups = {self.lower_parameter: self.lower_lookup, self.upper_parameter: self.upper_lookup}
+        conditions = {f"{self.field}__{lookups[name]}": v for name, v in self.bounds.items()}
         return queryset.filter(**conditions)
 
     def choices(self, changelist: Any) -> Iterator[dict[str, Any]]:
@@ -176,6 +222,7 @@ class _RangeFilter(admin.ListFilter):
             "input_type": self.input_type,
             "others": others,
             "selected": bool(self.used_parameters),
+            "problems": self.problems,
             "reset_query_string": changelist.get_query_string(
                 remove=[*self.expected_parameters(), "p"]
             ),
@@ -191,6 +238,7 @@ class CreatedRangeFilter(_RangeFilter):
     input_type = "date"
     field = "created_on"
     upper_lookup = "lt"  # before the day after the last one
+    expected = _("a date (YYYY-MM-DD)")
 
     def parse(self, text: str, *, upper: bool) -> datetime:
         day = date.fromisoformat(text)
@@ -205,9 +253,18 @@ class AmountRangeFilter(_RangeFilter):
     upper_parameter = "amount_max"
     input_type = "number"
     field = "requested_amount"
+    expected = _("a whole number of minor units (yen, cents)")
 
     def parse(self, text: str, *, upper: bool) -> int:
-        return int(text)
+        value = int(text)
+        if abs(value) > MAX_AMOUNT:  # what the column can hold
+            raise ValueError(text)
+        return value
+
+
+def range_problems(filter_specs: Iterable[Any]) -> list[str]:
+    """What the changelist's range filters could not read (empty when all is well)."""
+    return [p for spec in filter_specs for p in getattr(spec, "problems", ())]
 
 
 def _start_of(day: date) -> datetime:

@@ -15,7 +15,7 @@ from django.utils.translation import gettext_lazy
 
 from .. import services
 from ..exceptions import PayChargeError
-from ..models import Charge, IssuerToken
+from ..models import Charge, IssuerToken, PaymentType
 from . import display
 from .gateway import limited
 
@@ -35,6 +35,12 @@ class TokenResult:
         except ValueError:
             return ""
         return url if scheme in ("http", "https") else ""
+
+    @property
+    def type_label(self) -> str:
+        """The token's payment type as staff read it (the code when the gateway sent a new one)."""
+        code = self.token.payment_type if self.token else None
+        return str(dict(PaymentType.choices).get(code or "", code or display.UNKNOWN))
 
     @property
     def payload_html(self) -> SafeString:
@@ -61,11 +67,12 @@ def fetch_issuer_token_action(
                 messages.ERROR,
             )
         else:
-            results.append(TokenResult(charge, token=token))
+            result = TokenResult(charge, token=token)
+            results.append(result)
             model_admin.message_user(
                 request,
                 _("Charge %(id)s: issuer token fetched (%(type)s).")
-                % {"id": charge.gateway_id, "type": token.payment_type},
+                % {"id": charge.gateway_id, "type": result.type_label},
                 messages.SUCCESS,
             )
     response: HttpResponse = model_admin.issuer_token_results(request, results)

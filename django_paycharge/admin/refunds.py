@@ -15,7 +15,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
 from ..models import Cancel, Charge, ChargeActionRequest, Refund
-from ..money import format_amount
+from ..money import format_money
 from . import display
 from .filters import AccountFilter
 from .readonly import ReadOnlyAdmin
@@ -61,7 +61,7 @@ class RefundInline(_ReadOnlyInline, _RefundInlineBase):
 
     @admin.display(description=gettext_lazy("amount"))
     def amount_display(self, refund: Refund) -> str:
-        return format_amount(refund.amount, refund.currency)
+        return format_money(refund.amount, refund.currency)
 
 
 class CancelInline(_ReadOnlyInline, _CancelInlineBase):
@@ -71,12 +71,29 @@ class CancelInline(_ReadOnlyInline, _CancelInlineBase):
     ordering = ("-created_on",)
 
 
+def requested_amount(request: ChargeActionRequest) -> str:
+    """The amount a request asked for, in its currency (the charge's when it named none)."""
+    if request.amount is None:
+        return "-"
+    params = request.params if isinstance(request.params, dict) else {}
+    charge = request.charge
+    currency = params.get("currency") or charge.charged_currency or charge.requested_currency
+    try:
+        return format_money(int(request.amount), currency)
+    except (TypeError, ValueError):
+        return str(request.amount)
+
+
 class ActionRequestInline(_ReadOnlyInline, _RequestInlineBase):
     model = ChargeActionRequest
-    fields = ("kind", "state", "amount", "requested_by", "created_at", "attempts", "error")
+    fields = ("kind", "state", "amount_display", "requested_by", "created_at", "attempts", "error")
     readonly_fields = fields
     ordering = ("-created_at",)
     verbose_name_plural = gettext_lazy("captures, cancels and refunds requested here")
+
+    @admin.display(description=gettext_lazy("amount"))
+    def amount_display(self, request: ChargeActionRequest) -> str:
+        return requested_amount(request)
 
 
 def _exact_id_search(queryset: QuerySet[Any], term: str) -> QuerySet[Any]:
@@ -132,7 +149,7 @@ class RefundAdmin(_ChildAdmin):
         AccountFilter,
         ("created_on", admin.DateFieldListFilter),
     )
-    fields = ("gateway_id", "charge_link", "status_badge", "amount_display", "amount_formatted",
+    fields = ("gateway_id", "charge_link", "status_badge", "amount_display", "formatted_display",
               "reason", "message", "error_pretty", "metadata_pretty", "mode", "account",
               "store_id", "created_on", "updated_on", "synced_at", "first_seen_at",
               "raw_folded")  # fmt: skip
@@ -140,7 +157,12 @@ class RefundAdmin(_ChildAdmin):
 
     @admin.display(description=gettext_lazy("amount"))
     def amount_display(self, refund: Refund) -> str:
-        return format_amount(refund.amount, refund.currency)
+        return format_money(refund.amount, refund.currency)
+
+    @admin.display(description=gettext_lazy("amount (formatted)"))
+    def formatted_display(self, refund: Refund) -> str:
+        # The gateway's major-unit figure, in the one format (not "1500.0000").
+        return display.format_major_amount(refund.amount_formatted, refund.currency)
 
 
 class CancelAdmin(_ChildAdmin):
@@ -155,15 +177,20 @@ class CancelAdmin(_ChildAdmin):
 class ChargeActionRequestAdmin(ReadOnlyAdmin):
     """Who asked for what, and whether the gateway confirmed it (pending: paycharge_recover)."""
 
-    list_display = ("kind", "state", "charge_link", "amount", "requested_by", "created_at",
-                    "attempts")  # fmt: skip
+    list_display = ("kind", "state", "charge_link", "amount_display", "requested_by",
+                    "created_at", "attempts")  # fmt: skip
     list_filter = ("kind", "state", "account", ("created_at", admin.DateFieldListFilter))
     list_select_related = ("charge",)
     ordering = ("-created_at", "-id")
-    fields = ("kind", "state", "charge_link", "params", "idempotency_key", "requested_by",
-              "refund", "cancel", "attempts", "error", "created_at", "updated_at")  # fmt: skip
+    fields = ("kind", "state", "charge_link", "amount_display", "params", "idempotency_key",
+              "requested_by", "refund", "cancel", "attempts", "error", "created_at",
+              "updated_at")  # fmt: skip
     readonly_fields = fields
 
     @admin.display(description=gettext_lazy("charge"))
     def charge_link(self, request: ChargeActionRequest) -> SafeString:
         return _charge_link(request.charge)
+
+    @admin.display(description=gettext_lazy("amount"))
+    def amount_display(self, request: ChargeActionRequest) -> str:
+        return requested_amount(request)

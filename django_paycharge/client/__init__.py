@@ -8,7 +8,7 @@
 from __future__ import annotations
 
 from ._client import PayChargeClient
-from .lifecycle_types import Cancel, Capture, Refund, ThreeDSIssuerToken
+from .lifecycle_types import Cancel, Capture, ChargeExpiry, Refund, ThreeDSIssuerToken
 from .paging import Prefetcher, RawPage
 from .parsing import ShapeError, parse_charge, parse_webhook
 from .retries import IN_PROGRESS_CODE
@@ -30,6 +30,7 @@ __all__ = [
     "Capture",
     "Charge",
     "ChargeError",
+    "ChargeExpiry",
     "ChargeRedirect",
     "IssuerToken",
     "Page",

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .lifecycle_types import Cancel, Capture, Refund, ThreeDSIssuerToken
+from .lifecycle_types import Cancel, Capture, ChargeExpiry, Refund, ThreeDSIssuerToken
 from .parsing import (
     _charge_error,
     _datetime,
@@ -25,7 +25,13 @@ from .parsing import (
 )
 from .types import JSONObject
 
-__all__ = ["parse_cancel", "parse_capture", "parse_refund", "parse_three_ds_issuer_token"]
+__all__ = [
+    "parse_cancel",
+    "parse_capture",
+    "parse_charge_expiry",
+    "parse_refund",
+    "parse_three_ds_issuer_token",
+]
 
 
 def _child_fields(d: JSONObject) -> dict[str, Any]:
@@ -81,5 +87,16 @@ def parse_three_ds_issuer_token(value: Any) -> ThreeDSIssuerToken:
         call_method=_text(g("call_method")),
         payload=_dict(g("payload")),
         content_type=_text(g("content_type")),
+        raw=d,
+    )
+
+
+def parse_charge_expiry(value: Any) -> ChargeExpiry:
+    """A :class:`ChargeExpiry` from the decoded JSON of a charge's latest expiry."""
+    d = _object(value, "the charge's expiry")
+    g = d.get
+    return ChargeExpiry(
+        expiration_date=_datetime(g("expiration_date")),
+        extension_count=_int(g("extension_count")),
         raw=d,
     )

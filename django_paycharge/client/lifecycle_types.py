@@ -81,3 +81,16 @@ class ThreeDSIssuerToken:
     payload: JSONObject | None
     content_type: str | None
     raw: JSONObject = field(repr=False, compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class ChargeExpiry:
+    """When a convenience-store or bank-transfer payment must be made by (the latest expiry).
+
+    The gateway's ``GET .../charges/{id}/expiry/latest`` (its Node SDK's
+    ``ChargeExpiry``): ``expiration_date``, and how often it was extended.
+    """
+
+    expiration_date: datetime | None
+    extension_count: int | None
+    raw: JSONObject = field(repr=False, compare=False)

@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('django_paycharge', '0008_announcements'),
+        ('django_paycharge', '0009_quarantine_settlement'),
     ]
 
     operations = [

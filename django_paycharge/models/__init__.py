@@ -7,21 +7,27 @@ from .charges import (
     ChargeMode,
     ChargeRequest,
     ChargeStatus,
+    ConvenienceStore,
     IssuerToken,
     PaymentType,
     RequestState,
+    TransactionTokenType,
 )
 from .dashboard import Dashboard
 from .idempotency import ApiIdempotencyRecord
 from .quarantine import QuarantinedItem
 from .refunds import (
     COUNTED_REFUND_STATUSES,
+    REFUNDED_ANNOTATION,
     Cancel,
     ChargeActionRequest,
     OperationStatus,
     Refund,
     RefundReason,
+    RefundState,
+    refund_state,
     refunded_amount,
+    refunded_charge_ids,
     with_refunded_amounts,
 )
 from .sync import SyncCheckpoint, SyncWindow
@@ -31,6 +37,7 @@ from .webhooks import WebhookConfiguration, WebhookDelivery
 __all__ = [
     "COUNTED_REFUND_STATUSES",
     "OPEN_REQUEST_STATES",
+    "REFUNDED_ANNOTATION",
     "Announcement",
     "ApiIdempotencyRecord",
     "Cancel",
@@ -39,6 +46,7 @@ __all__ = [
     "ChargeMode",
     "ChargeRequest",
     "ChargeStatus",
+    "ConvenienceStore",
     "Dashboard",
     "IssuerToken",
     "OperationStatus",
@@ -46,12 +54,16 @@ __all__ = [
     "QuarantinedItem",
     "Refund",
     "RefundReason",
+    "RefundState",
     "RequestState",
     "SyncCheckpoint",
     "SyncWindow",
     "TransactionTokenInfo",
+    "TransactionTokenType",
     "WebhookConfiguration",
     "WebhookDelivery",
+    "refund_state",
     "refunded_amount",
+    "refunded_charge_ids",
     "with_refunded_amounts",
 ]

@@ -38,6 +38,29 @@ class PaymentType(models.TextChoices):
     ONLINE = "online", _("Online wallet")
 
 
+class TransactionTokenType(models.TextChoices):
+    """Kinds of transaction token (labels for display: the column keeps any value)."""
+
+    ONE_TIME = "one_time", _("One-time")
+    SUBSCRIPTION = "subscription", _("Subscription")
+    RECURRING = "recurring", _("Recurring")
+
+
+class ConvenienceStore(models.TextChoices):
+    """The convenience stores of the gateway's konbini tokens (``data.convenience_store``)."""
+
+    SEVEN_ELEVEN = "seven_eleven", _("7-Eleven")
+    FAMILY_MART = "family_mart", _("FamilyMart")
+    LAWSON = "lawson", _("LAWSON")
+    MINI_STOP = "mini_stop", _("MINISTOP")
+    SEICO_MART = "seico_mart", _("Seicomart")
+    PAY_EASY = "pay_easy", _("Pay-easy")
+    CIRCLE_K = "circle_k", _("Circle K")
+    SUNKUS = "sunkus", _("Sunkus")
+    DAILY_YAMAZAKI = "daily_yamazaki", _("Daily Yamazaki")
+    YAMAZAKI_DAILY_STORE = "yamazaki_daily_store", _("Yamazaki Daily Store")
+
+
 class Charge(models.Model):
     """A charge as the gateway last told us. Every field of the spec, plus bookkeeping.
 
@@ -136,7 +159,8 @@ class Charge(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.gateway_id} ({self.status})"
+        # The status in the reader's language (page titles, breadcrumbs), the code when unknown.
+        return f"{self.gateway_id} ({self.get_status_display() or self.status or _('unknown')})"
 
     @property
     def is_test(self) -> bool:
@@ -214,7 +238,7 @@ class ChargeRequest(models.Model):
         indexes = [models.Index(fields=["state", "created_at"], name="paycharge_request_state")]
 
     def __str__(self) -> str:
-        return f"{self.caller_key or self.idempotency_key} ({self.state})"
+        return f"{self.caller_key or self.idempotency_key} ({self.get_state_display()})"
 
     @property
     def charged_nothing(self) -> bool:

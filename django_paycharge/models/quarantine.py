@@ -12,6 +12,13 @@ class QuarantinedItem(models.Model):
     must never be lost. The same payload seen again is counted on its row, not
     stored twice. Every sync tries the unresolved ones again; one that can be
     stored by then is stored and marked resolved.
+
+    An item without a usable id can never be stored from its own payload: staff
+    settle it, by having the app read the resource from the gateway by the id
+    they found (``resolution="stored"``), or by dismissing it with a reason
+    (``resolution="dismissed"``, the reason kept in ``resolution_note``). A
+    sync reports each item once (``reported_at``), and those it can still try
+    (``retriable``) until they are stored.
     """
 
     class Resource(models.TextChoices):
@@ -19,6 +26,10 @@ class QuarantinedItem(models.Model):
         WEBHOOK = "webhook", _("Webhook configuration")
         REFUND = "refund", _("Refund")
         CANCEL = "cancel", _("Cancel")
+
+    class Resolution(models.TextChoices):
+        STORED = "stored", _("Stored")
+        DISMISSED = "dismissed", _("Dismissed")
 
     account = models.CharField(_("account"), max_length=64)
     resource = models.CharField(_("resource"), max_length=16, choices=Resource.choices)
@@ -32,6 +43,17 @@ class QuarantinedItem(models.Model):
     last_seen_at = models.DateTimeField(_("last seen at"))
     resolved_at = models.DateTimeField(_("resolved at"), null=True, blank=True)
     resolved_id = models.UUIDField(_("stored as"), null=True, blank=True)
+    resolution = models.CharField(
+        _("resolution"), max_length=16, choices=Resolution.choices, blank=True
+    )
+    #: Why it was dismissed, or how it was stored: kept with the item.
+    resolution_note = models.TextField(_("resolution note"), blank=True)
+    resolved_by = models.CharField(_("resolved by"), max_length=150, blank=True)
+    #: Its payload has a usable id: a later sync may store it (a refund whose charge
+    #: is not mirrored yet). Without one, only staff can settle it.
+    retriable = models.BooleanField(_("retried by every sync"), default=False)
+    #: When a sync's result first counted it (its exit status reports each item once).
+    reported_at = models.DateTimeField(_("reported at"), null=True, blank=True)
 
     class Meta:
         verbose_name = _("quarantined item")

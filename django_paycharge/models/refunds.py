@@ -61,7 +61,7 @@ class _ChargeChild(models.Model):
         abstract = True
 
     def __str__(self) -> str:
-        return f"{self.gateway_id} ({self.status or '?'})"
+        return f"{self.gateway_id} ({self.get_status_display() or self.status or '?'})"
 
 
 class Refund(_ChargeChild):
@@ -118,6 +118,28 @@ def refunded_amount(charge: Charge, statuses: tuple[str, ...] = ("successful",))
 
 
 REFUNDED_ANNOTATION = "successful_refunds_total"
+
+
+class RefundState(models.TextChoices):
+    """Where a charge's money is, as far as refunds go (successful refunds only)."""
+
+    REFUNDED = "refunded", _("Refunded")
+    PARTIALLY_REFUNDED = "partially_refunded", _("Partially refunded")
+
+
+def refund_state(charged: int | None, refunded: int | None) -> str:
+    """``"refunded"`` when successful refunds gave back the whole charged amount,
+    ``"partially_refunded"`` when some of it, ``""`` when none (or nothing was charged)."""
+    if not refunded or refunded <= 0:
+        return ""
+    if charged is not None and refunded >= charged:
+        return RefundState.REFUNDED
+    return RefundState.PARTIALLY_REFUNDED
+
+
+def refunded_charge_ids() -> QuerySet[Refund, Any]:
+    """The ids of charges with a successful refund (a subquery that starts from refunds)."""
+    return Refund.objects.filter(status="successful").values("charge_id")
 
 
 def with_refunded_amounts(queryset: QuerySet[Charge]) -> QuerySet[Charge]:
@@ -196,7 +218,7 @@ class ChargeActionRequest(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.kind} {self.idempotency_key} ({self.state})"
+        return f"{self.get_kind_display()} {self.idempotency_key} ({self.get_state_display()})"
 
     @property
     def amount(self) -> Any:

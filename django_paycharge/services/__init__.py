@@ -12,6 +12,7 @@ from .captures import capture_charge
 from .charges import refresh_charge, store_remote_charge, wait_for_charge
 from .clients import get_client, reset_clients
 from .create import create_charge, idempotency_key_for
+from .instructions import PaymentInstructions, payment_instructions
 from .issuer_tokens import fetch_issuer_token, fetch_three_ds_issuer_token
 from .lifecycle_sync import sync_charge_children, sync_refunds
 from .metadata_updates import update_charge_metadata
@@ -31,6 +32,7 @@ from .webhook_configs import matches_auth_token, sync_webhooks
 
 __all__ = [
     "ChargeCheck",
+    "PaymentInstructions",
     "RecoveryResult",
     "SyncResult",
     "UpsertResult",
@@ -44,6 +46,7 @@ __all__ = [
     "get_client",
     "idempotency_key_for",
     "matches_auth_token",
+    "payment_instructions",
     "recover_action_requests",
     "recover_charge_requests",
     "recover_requests",

@@ -34,7 +34,7 @@ from ..client import PayChargeClient, Prefetcher, RawPage
 from ..models import SyncWindow
 from ._pace import Pace
 from ._windows import PAGE_SIZE, Schedule, Window
-from .quarantine import quarantine
+from .quarantine import Report, quarantine
 from .upsert import UpsertResult, WriteCounts, prepare_charges, upsert_prepared
 
 logger = logging.getLogger("django_paycharge.services")
@@ -53,8 +53,12 @@ class SyncResult(WriteCounts):
     seen: int = 0
     failed: int = 0
     removed: int = 0
-    #: Items that cannot be stored (no usable id) and are still quarantined after the run.
+    #: Items that cannot be stored (no usable id) and are still quarantined after the run;
+    #: of them, those never reported yet (``paycharge_sync`` reports them), and those the
+    #: next run tries again.
     quarantined: int = 0
+    quarantined_new: int = 0
+    quarantined_retriable: int = 0
     windows: int = 0
     windows_done: int = 0
     complete: bool = True
@@ -67,6 +71,12 @@ class SyncResult(WriteCounts):
     @property
     def rate(self) -> float:
         return self.seen / self.elapsed if self.elapsed > 0 else 0.0
+
+    def count_quarantined(self, report: Report) -> None:
+        """What :func:`.quarantine.report` said at the end of the run."""
+        self.quarantined = report.kept
+        self.quarantined_new = report.new
+        self.quarantined_retriable = report.retriable
 
     def add_page(self, size: int, upserted: UpsertResult) -> None:
         self.pages += 1
@@ -84,6 +94,8 @@ class SyncResult(WriteCounts):
             "failed",
             "removed",
             "quarantined",
+            "quarantined_new",
+            "quarantined_retriable",
         )
         return {k: getattr(self, k) for k in keys} | {
             "windows": self.windows,

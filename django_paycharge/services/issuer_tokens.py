@@ -10,7 +10,7 @@ from django.utils.translation import gettext as _
 
 from .. import signals
 from ..exceptions import ChargeStateError, ConflictError, UnsupportedPaymentTypeError
-from ..models import Charge, IssuerToken, PaymentType
+from ..models import Charge, ChargeStatus, IssuerToken, PaymentType
 from .charges import refresh_charge, store_of
 from .clients import get_client
 
@@ -21,10 +21,12 @@ def fetch_issuer_token(charge: Charge) -> IssuerToken:
     """Fetch the charge's issuer token from the gateway, store it, and return it.
 
     Only online and bank_transfer charges have one, and card charges awaiting
-    3-D Secure (see :func:`fetch_three_ds_issuer_token`). For bank_transfer the
-    charge must be ``awaiting``: its status is checked against a fresh read
-    first, and :class:`~django_paycharge.exceptions.ChargeStateError` (with
-    ``status``) is raised otherwise.
+    3-D Secure (see :func:`fetch_three_ds_issuer_token`). Its status is checked
+    against a fresh read first: a bank transfer must be ``awaiting``, a wallet
+    payment ``pending`` or ``awaiting`` (a canceled or finished one must never
+    hand out the provider's payment URL again); otherwise
+    :class:`~django_paycharge.exceptions.ChargeStateError` (with ``status``) is
+    raised.
     """
     client = get_client(charge.account)
     if charge.store_id is None or charge.transaction_token_id is None:
@@ -45,15 +47,14 @@ def fetch_issuer_token(charge: Charge) -> IssuerToken:
             )
             % {"type": charge.payment_type or _("unknown")}
         )
-    if charge.payment_type == PaymentType.BANK_TRANSFER:
-        fresh = refresh_charge(charge.gateway_id, charge.store_id, account=charge.account)
-        _require_awaiting(fresh.status)
+    fresh = refresh_charge(charge.gateway_id, charge.store_id, account=charge.account)
+    _require_open(fresh)
     try:
         remote = client.issuer_tokens.retrieve(charge.store_id, charge.gateway_id)
     except ConflictError:
         # The charge moved on between our read and the gateway's: say where it is now.
         fresh = refresh_charge(charge.gateway_id, charge.store_id, account=charge.account)
-        _require_awaiting(fresh.status)
+        _require_open(fresh)
         raise
     stored = _store(charge, remote.raw, remote.payment_type or charge.payment_type, remote)
     return stored
@@ -117,6 +118,27 @@ _TEXT_FIELDS = (
 )
 
 
+#: Statuses in which a wallet payment can still be made (pending: not processed yet).
+_WALLET_OPEN = ("pending", "awaiting")
+
+
+def _require_open(charge: Charge) -> None:
+    """Refuse the issuer token of a charge the customer can no longer pay."""
+    if charge.payment_type == PaymentType.BANK_TRANSFER:
+        _require_awaiting(charge.status)
+    elif charge.status not in _WALLET_OPEN:
+        message = _(
+            "The wallet payment can only be continued while it waits for the customer; "
+            "its status is now %(status)s."
+        )
+        raise ChargeStateError(message % {"status": _label(charge.status)}, status=charge.status)
+
+
+def _label(status: str | None) -> str:
+    """The status as staff and customers read it (its code when the gateway sent a new one)."""
+    return str(dict(ChargeStatus.choices).get(status or "", status or _("unknown")))
+
+
 def _require_awaiting(status: str | None, *, three_ds: bool = False) -> None:
     if status == "awaiting":
         return
@@ -130,4 +152,4 @@ def _require_awaiting(status: str | None, *, three_ds: bool = False) -> None:
             "The bank account can only be shown while the charge is awaiting payment; "
             "its status is now %(status)s."
         )
-    raise ChargeStateError(message % {"status": status or _("unknown")}, status=status)
+    raise ChargeStateError(message % {"status": _label(status)}, status=status)

@@ -28,7 +28,7 @@ from ..models import Charge, QuarantinedItem
 from .charges import refresh_charge, store_of
 from .clients import get_client
 from .lifecycle_store import store_cancel, store_refund
-from .quarantine import quarantine, retry_quarantined, unresolved
+from .quarantine import quarantine, report, retry_quarantined
 
 logger = logging.getLogger("django_paycharge.services")
 
@@ -111,7 +111,8 @@ def sync_refunds(
     the account (and store, and created at or after ``since``). A charge whose
     lists cannot be read is counted in ``failed`` and the others go on.
     ``quarantined`` counts the refund and cancel items still quarantined after
-    the run (tried again first).
+    the run (tried again first); ``quarantined_new`` those never reported
+    yet, ``quarantined_retriable`` those the next run tries again.
     """
     name = account or conf.DEFAULT_ACCOUNT
     retry_quarantined(
@@ -133,7 +134,10 @@ def sync_refunds(
         counts["charges"] += 1
         counts["refunds"] += refunds
         counts["cancels"] += cancels
-    counts["quarantined"] = sum(unresolved(name, resource).count() for resource in QUARANTINED)
+    kept = report(name, *QUARANTINED)
+    counts.update(
+        quarantined=kept.kept, quarantined_new=kept.new, quarantined_retriable=kept.retriable
+    )
     return counts
 
 

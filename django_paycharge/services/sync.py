@@ -34,12 +34,12 @@ from .. import conf, observe
 from ..client import PayChargeClient
 from ..client.vocabulary import FINAL_RANK
 from ..exceptions import ConfigurationError, NotFoundError, PayChargeError, SyncInProgressError
-from ..models import Charge, SyncCheckpoint, SyncWindow
+from ..models import Charge, QuarantinedItem, SyncCheckpoint, SyncWindow
 from ._sync_lock import account_lock
 from ._sync_read import Progress, Reading, SyncResult
 from ._windows import PAGE_SIZE, Window
 from .clients import get_client
-from .quarantine import readable_alone, retry_quarantined, unresolved
+from .quarantine import readable_alone, report, retry_quarantined
 from .upsert import upsert_charges
 
 __all__ = ["OVERLAP", "PAGE_SIZE", "Progress", "SyncResult", "sync_charges", "sync_windows"]
@@ -119,7 +119,7 @@ def _run(
     if windows_read:
         _finish_run(checkpoint)
     # Every item still kept, whichever run found it, until stored or dismissed.
-    result.quarantined = unresolved(reading.account).count()
+    result.count_quarantined(report(reading.account, QuarantinedItem.Resource.CHARGE))
     outcome = "complete" if result.complete else "partial"
     observe.sync_finished(reading.account, "charges", outcome, result.elapsed, result.seen)
     return result

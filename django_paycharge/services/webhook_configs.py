@@ -22,7 +22,7 @@ from ..exceptions import ConfigurationError
 from ..models import QuarantinedItem, WebhookConfiguration
 from ..models.fit import fit_row, without_nul
 from .clients import get_client
-from .quarantine import quarantine, retry_quarantined, unresolved
+from .quarantine import quarantine, report, retry_quarantined
 from .sync import Progress, SyncResult
 
 logger = logging.getLogger("django_paycharge.webhooks")
@@ -52,16 +52,13 @@ def sync_webhooks(
     listing = client.webhooks.list(store, merchant_id=settings.merchant_id, rejected=rejected)
     for remote in listing:
         seen.append(remote.id)
-        created = _upsert(remote, name, now, store)
+        outcome = _upsert(remote, name, now, store)
         result.seen += 1
-        if created:
-            result.created += 1
-        else:
-            result.updated += 1
+        setattr(result, outcome, getattr(result, outcome) + 1)
         if progress and result.seen % 100 == 0:
             progress(result)
     quarantine(name, rejected, resource=QuarantinedItem.Resource.WEBHOOK)
-    result.quarantined = unresolved(name).filter(resource=QuarantinedItem.Resource.WEBHOOK).count()
+    result.count_quarantined(report(name, QuarantinedItem.Resource.WEBHOOK))
     result.pages = 1 + result.seen // 100
     result.removed = _mark_removed(name, store, seen, now)
     if progress:
@@ -94,7 +91,9 @@ def _mark_removed(account: str, store: uuid.UUID, seen: list[uuid.UUID], now: da
     )
 
 
-def _upsert(remote: RemoteWebhook, account: str, now: datetime, store: uuid.UUID) -> bool:
+def _upsert(remote: RemoteWebhook, account: str, now: datetime, store: uuid.UUID) -> str:
+    """Store one configuration: ``"created"``, ``"updated"``, or ``"unchanged"`` (only its
+    ``synced_at`` moves when the gateway says what the mirror already holds)."""
     values: dict[str, Any] = {
         "account": account,
         "platform_id": remote.platform_id,
@@ -113,11 +112,17 @@ def _upsert(remote: RemoteWebhook, account: str, now: datetime, store: uuid.UUID
     if remote.auth_token_sha256:
         values["auth_token_digest"] = remote.auth_token_sha256
     values = fit_row(WebhookConfiguration, without_nul(values))
+    rows = WebhookConfiguration.objects.filter(gateway_id=remote.id)
     with transaction.atomic():
-        _, created = WebhookConfiguration.objects.update_or_create(
-            gateway_id=remote.id, defaults=values
-        )
-    return created
+        row = rows.select_for_update().first()
+        if row is None:
+            WebhookConfiguration.objects.create(gateway_id=remote.id, **values)
+            return "created"
+        if all(getattr(row, k) == v for k, v in values.items() if k != "synced_at"):
+            rows.update(synced_at=now)
+            return "unchanged"
+        rows.update(**values)
+    return "updated"
 
 
 # account -> digests of its configured tokens (built once per process and settings).

@@ -33,8 +33,10 @@ from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from .. import conf
-from ..models import IssuerToken
+from ..charge_errors import failure_message
+from ..models import Charge, IssuerToken
 from ..money import format_money
+from ..services.instructions import PaymentInstructions
 
 register = template.Library()
 logger = logging.getLogger("django_paycharge.templatetags")
@@ -46,6 +48,7 @@ _TEMPLATES = {
 _SDK_TEMPLATE = "django_paycharge/issuer_token/sdk.html"
 _BANK_TEMPLATE = "django_paycharge/issuer_token/bank_transfer.html"
 _REFUSED_TEMPLATE = "django_paycharge/issuer_token/refused.html"
+_INSTRUCTIONS_TEMPLATE = "django_paycharge/payment_instructions.html"
 #: Encodings an HTML form can send (a 3-D Secure token names its ``content_type``).
 FORM_ENCODINGS = ("application/x-www-form-urlencoded", "multipart/form-data")
 #: What the shop's own code must do with a token the tag cannot complete in a browser.
@@ -191,6 +194,29 @@ def _for_browser(issuer_token: IssuerToken, ctx: dict[str, Any]) -> SafeString:
 
 
 @register.simple_tag
+def paycharge_payment_instructions(instructions: PaymentInstructions) -> SafeString:
+    """What the customer must do to pay a convenience-store or bank-transfer charge.
+
+    ``{% paycharge_payment_instructions instructions %}``, with what
+    :func:`django_paycharge.services.payment_instructions` returned: the amount,
+    the deadline, the store and where the payment number comes from, or the
+    bank account (as ``paycharge_issuer_token`` renders it).
+    """
+    return render_to_string(_INSTRUCTIONS_TEMPLATE, {"instructions": instructions})
+
+
+@register.filter
+def paycharge_failure(charge: Charge) -> str:
+    """What a customer reads about a charge that took no money ("" for any other).
+
+    ``{{ charge|paycharge_failure }}``: the gateway's reason through the app's
+    error-code table, in the customer's language
+    (:func:`django_paycharge.charge_errors.failure_message`).
+    """
+    return failure_message(charge.status, charge.error)
+
+
+@register.simple_tag
 def paycharge_shop_url() -> str:
     """``PAYCHARGE["SHOP_URL"]``: the way back to the shop from the app's customer pages."""
     return str(conf.get_setting("SHOP_URL"))
@@ -204,13 +230,10 @@ def paycharge_amount(amount: int | None, currency: str | None) -> str:
     (see :func:`django_paycharge.money.format_money`).
 
     An amount the gateway did not send (or sent in a form that could not be
-    read) is "unknown"; without its currency the minor units cannot be placed
-    (1000 is 1,000 yen or 10.00 dollars), so they are shown as such.
+    read) is "unknown" to a customer.
     """
     if amount is None:
         return gettext("unknown")
-    if not currency:
-        return gettext("%(amount)s (currency unknown)") % {"amount": f"{amount:,}"}
     return format_money(amount, currency)
 
 

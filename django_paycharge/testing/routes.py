@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from . import controls, endpoints, provider
+from . import controls, endpoints, expiry, provider
 from .basics import ApiError
 
 if TYPE_CHECKING:
@@ -74,6 +74,7 @@ ROUTES: tuple[Route, ...] = (
     Route("GET", f"{_CHARGE}/cancels/{{item}}", endpoints.get_operation),
     Route("GET", f"{_CHARGE}/issuer_token", provider.issuer_token),
     Route("GET", f"{_CHARGE}/three_ds/issuer_token", provider.three_ds_issuer_token),
+    Route("GET", f"{_CHARGE}/expiry/latest", expiry.latest_expiry),
     *_webhook_routes(),
     # The pages issuer tokens point at (a browser comes without credentials).
     Route("GET", "/_fake/provider/{charge}", provider.provider_page, auth=None),

@@ -1,4 +1,9 @@
-"""The payment page: the issuer token of one of the current customer's charges."""
+"""The payment page: what the current customer does next to pay one of their charges.
+
+A wallet payment or a card's 3-D Secure: on to the provider or the card issuer
+(the issuer token). A convenience-store payment or a bank transfer: what to do,
+where and by when (the payment instructions).
+"""
 
 from __future__ import annotations
 
@@ -17,8 +22,9 @@ from ..exceptions import (
     PaymentDetailsRejectedError,
     UnsupportedPaymentTypeError,
 )
-from ..models import Charge, ChargeStatus, IssuerToken
-from ..services import fetch_issuer_token
+from ..models import Charge, ChargeStatus
+from ..services import fetch_issuer_token, payment_instructions
+from ..services.instructions import INSTRUCTED_TYPES
 
 logger = logging.getLogger("django_paycharge.views")
 
@@ -39,20 +45,25 @@ def charge_not_found(request: HttpRequest) -> HttpResponse:
 
 @never_cache
 def payment_page(request: HttpRequest, charge_id: uuid.UUID) -> HttpResponse:
-    """Fetch the charge's issuer token and render ``django_paycharge/payment.html``.
+    """Render ``django_paycharge/payment.html``: where the customer pays this charge.
 
     Only for a charge the current customer may see (see
     :mod:`django_paycharge.access`); anyone else gets :func:`charge_not_found`.
     Override the template to fit the shop's design; it gets ``charge`` and
-    ``issuer_token``.
+    ``issuer_token`` (wallets, 3-D Secure) or ``instructions`` (convenience
+    stores, bank transfers: a :class:`~django_paycharge.services.PaymentInstructions`).
     """
     charge = Charge.objects.filter(gateway_id=charge_id).first()
     if charge is None or not can_access_charge(request, charge):
         return charge_not_found(request)
+    context: dict[str, object] = {"charge": charge}
     try:
-        token: IssuerToken = fetch_issuer_token(charge)
+        if charge.payment_type in INSTRUCTED_TYPES:
+            context["instructions"] = payment_instructions(charge)
+        else:
+            context["issuer_token"] = fetch_issuer_token(charge)
     except UnsupportedPaymentTypeError:
-        return charge_not_found(request)  # a card or konbini charge has no payment page
+        return charge_not_found(request)  # a payment type with nothing to do here
     except ChargeStateError as exc:
         # The customer reads the status's label in their language; ``status`` stays the code.
         labels = dict(ChargeStatus.choices)
@@ -73,4 +84,4 @@ def payment_page(request: HttpRequest, charge_id: uuid.UUID) -> HttpResponse:
         logger.warning("Payment page of charge %s: %s", charge.gateway_id, type(exc).__name__)
         context = {"charge": charge, "reason": "gateway"}
         return render(request, UNAVAILABLE_TEMPLATE, context, status=503)
-    return render(request, TEMPLATE, {"charge": charge, "issuer_token": token})
+    return render(request, TEMPLATE, context)

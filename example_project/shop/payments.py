@@ -22,9 +22,8 @@ from django.dispatch import receiver
 from django.http import HttpRequest
 from django.urls import reverse
 from django.utils import timezone
-from django.utils.translation import gettext as _
 
-from django_paycharge import services, signals
+from django_paycharge import charge_errors, services, signals
 from django_paycharge.access import grant_charge_access
 from django_paycharge.exceptions import ChargeOutcomeUnknownError
 from django_paycharge.models import Charge, ChargeRequest
@@ -213,15 +212,8 @@ def return_url(request: HttpRequest, charge: Charge) -> str | None:
 
 
 def failure_message(charge: Charge | None) -> str:
-    """The gateway's reason for a failed charge, in words a customer understands."""
+    """The gateway's reason for a failed charge, in words a customer understands (the app's
+    error-code table: never the gateway's English text inside a Japanese sentence)."""
     if charge is None:
         return ""
-    error = charge.error if isinstance(charge.error, dict) else {}
-    reason = str(error.get("message") or error.get("detail") or "").strip()
-    if charge.status == "canceled":
-        return _("The payment was canceled or has expired. No money was taken.")
-    if reason:
-        return _("Your payment did not go through: %(reason)s. No money was taken.") % {
-            "reason": reason
-        }
-    return _("Your payment did not go through. No money was taken.")
+    return charge_errors.failure_message(charge.status, charge.error)

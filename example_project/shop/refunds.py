@@ -20,7 +20,7 @@ from django.views.decorators.http import require_POST
 from django_paycharge import services
 from django_paycharge.exceptions import PayChargeError
 from django_paycharge.models import Charge, RefundReason
-from django_paycharge.money import format_amount
+from django_paycharge.money import format_money
 
 from .models import Order
 
@@ -41,9 +41,9 @@ def staff_refund_context(request: HttpRequest, charge: Charge | None) -> dict[st
     return {
         "staff_refund": {
             "refunds": list(charge.refunds.order_by("-created_on")),
-            "refunded": format_amount(charge.refunded_amount, charge.charged_currency),
+            "refunded": format_money(charge.refunded_amount, charge.charged_currency),
             "left": left,
-            "left_text": format_amount(left, charge.charged_currency),
+            "left_text": format_money(left, charge.charged_currency),
             "can_refund": charge.status == "successful" and left > 0,
             "key": uuid.uuid4().hex,
             "reasons": REASONS,
@@ -84,7 +84,7 @@ def refund(request: HttpRequest, public_id: uuid.UUID) -> HttpResponse:
             request,
             _("Refund of %(amount)s: %(status)s.")
             % {
-                "amount": format_amount(made.amount, made.currency),
+                "amount": format_money(made.amount, made.currency),
                 "status": made.get_status_display(),
             },
         )

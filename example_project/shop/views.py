@@ -25,7 +25,7 @@ from django_paycharge.exceptions import (
     PayChargeError,
     PaymentDetailsRejectedError,
 )
-from django_paycharge.models import IssuerToken
+from django_paycharge.services.instructions import INSTRUCTED_TYPES as INSTRUCTED
 
 from .checkout import checkout_context, rejected_message
 from .models import Order, Product
@@ -155,26 +155,19 @@ def order_detail(request: HttpRequest, public_id: uuid.UUID) -> HttpResponse:
         "needs_three_ds": charge is not None and needs_three_ds(charge),
         **staff_refund_context(request, charge),
     }
-    if (
-        charge is not None
-        and charge.status == "awaiting"
-        and charge.payment_type == "bank_transfer"
-    ):
-        context["issuer_token"] = _issuer_token(charge)
+    if charge is not None and charge.status == "awaiting" and charge.payment_type in INSTRUCTED:
+        context["instructions"] = _instructions(charge)
     return render(request, "shop/order.html", context)
 
 
-def _issuer_token(charge: Any) -> IssuerToken | None:
-    """The stored issuer token, fetched once from the gateway when there is none yet."""
-    stored = IssuerToken.objects.filter(charge=charge).first()
-    if stored is not None:
-        return stored
+def _instructions(charge: Any) -> services.PaymentInstructions | None:
+    """What the customer of a store payment or a transfer must do (the app's service)."""
     try:
-        return services.fetch_issuer_token(charge)
+        return services.payment_instructions(charge)
     except ChargeStateError:
         return None  # paid or expired meanwhile: the status on the page says which
     except PayChargeError as exc:
-        logger.warning("Bank account of charge %s not fetched: %s", charge.gateway_id, exc)
+        logger.warning("Payment instructions of charge %s not read: %s", charge.gateway_id, exc)
         return None
 
 

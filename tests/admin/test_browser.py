@@ -66,7 +66,7 @@ def test_log_in_filter_open_and_refresh(browser_page, live_server, fake_gateway_
     page.click("button[name=index]")
     success = page.locator("ul.messagelist li.success")
     success.first.wait_for()
-    assert f"Charge {shop['awaiting']} refreshed: successful." in success.first.inner_text()
+    assert f"Charge {shop['awaiting']} refreshed: Successful." in success.first.inner_text()
     # The list is still filtered on awaiting: the charge left it.
     assert page.locator(f"[data-charge-id='{shop['awaiting']}']").count() == 0
 

@@ -36,7 +36,7 @@ def test_refresh_updates_the_status(admin_client, fake_gateway, gateway_charge):
     fake_gateway.complete(str(charge.gateway_id))
     response = run_action(admin_client, "refresh_from_gateway", [charge])
     assert response.status_code == 200
-    assert f"Charge {charge.gateway_id} refreshed: successful." in texts(response)
+    assert f"Charge {charge.gateway_id} refreshed: Successful." in texts(response)
     charge.refresh_from_db()
     assert charge.status == "successful"
 
@@ -49,7 +49,7 @@ def test_refresh_reports_each_charge_and_never_fails_the_page(
     response = run_action(admin_client, "refresh_from_gateway", [known, unknown])
     assert response.status_code == 200
     messages = texts(response)
-    assert f"Charge {known.gateway_id} refreshed: successful." in messages
+    assert f"Charge {known.gateway_id} refreshed: Successful." in messages
     [failure] = [m for m in messages if str(unknown.gateway_id) in m]
     # Said in words, not as "(HTTP 404, RESOURCE_NOT_FOUND) (storeId: NOT_FOUND)".
     assert f"the gateway has no such charge in store {unknown.store_id}" in failure
@@ -89,7 +89,7 @@ def test_fetch_issuer_token_online(admin_client, gateway_charge):
     assert token.call_method == "http_post"
     assert f'href="{token.issuer_token}"' in html
     assert "http_post" in html
-    assert f"Charge {charge.gateway_id}: issuer token fetched (online)." in html
+    assert f"Charge {charge.gateway_id}: issuer token fetched (Online wallet)." in html
 
 
 def test_fetch_issuer_token_bank_transfer_awaiting_masks_without_permission(
@@ -121,7 +121,20 @@ def test_fetch_issuer_token_bank_transfer_not_awaiting(admin_client, fake_gatewa
     response = run_action(admin_client, "fetch_issuer_token_action", [charge])
     assert response.status_code == 200
     html = response.content.decode()
-    assert "its status is now successful" in html
+    assert "its status is now Successful" in html
+    assert not IssuerToken.objects.filter(charge=charge).exists()
+
+
+@pytest.mark.parametrize("ending", ["expire", "complete"])
+def test_fetch_issuer_token_of_a_wallet_payment_no_longer_awaiting_is_refused(
+    admin_client, fake_gateway, gateway_charge, ending
+):
+    charge = gateway_charge("online")
+    getattr(fake_gateway, ending)(str(charge.gateway_id))  # canceled (expired), or paid
+    response = run_action(admin_client, "fetch_issuer_token_action", [charge])
+    html = response.content.decode()
+    assert "The wallet payment can only be continued while it waits for the customer" in html
+    assert "/_fake/provider/" not in html  # no live provider URL handed out
     assert not IssuerToken.objects.filter(charge=charge).exists()
 
 

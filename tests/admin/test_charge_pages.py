@@ -301,7 +301,8 @@ def test_the_gateways_formatted_amounts_read_like_the_amounts(admin_client, make
     html = admin_client.get(change_url(charge)).content.decode()
     # The amount, and the gateway's formatted one beside it, alike.
     assert html.count(format_money(240_000, "JPY")) == 2
-    assert html.count(format_money(1999, "USD")) == 2
+    # Charged, its formatted figure, and what is left to refund of it.
+    assert html.count(format_money(1999, "USD")) == 3
     assert "0.0050 USD" in html
     assert "240000.0000" not in html and "19.9900" not in html
 
@@ -326,3 +327,22 @@ def test_the_order_url_hook_links_the_charge_to_the_shops_order(
     response = admin_client.get(change_url(charge))
     assert response.status_code == 200  # a broken hook costs the link, not the page
     assert "ORDER_URL_HOOK failed" in caplog.text
+
+
+@pytest.mark.parametrize("term", ["3f2a", "3F2A-9c1", "3f2a9c1…"])
+def test_a_short_id_search_says_how_to_search_by_id(admin_client, make_charge, term):
+    make_charge(gateway_id=uuid.UUID("3f2a9c1e-0000-4000-8000-000000000001"))
+    response = admin_client.get(CHANGELIST, {"q": term})
+    notices = [str(m) for m in response.context["messages"]]
+    assert notices == [
+        f"“{term}” was looked for as a merchant transaction id only: to search by charge id, "
+        "give its first 8 characters or more (as the list shows them)."
+    ]
+    assert listed(response) == set()
+
+
+@pytest.mark.parametrize("term", ["3f2a9c1e", "order-7", "ZZZZ"])
+def test_other_searches_have_no_hint(admin_client, make_charge, term):
+    make_charge(gateway_id=uuid.UUID("3f2a9c1e-0000-4000-8000-000000000001"))
+    response = admin_client.get(CHANGELIST, {"q": term})
+    assert [str(m) for m in response.context["messages"]] == []

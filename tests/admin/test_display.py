@@ -3,6 +3,8 @@ from __future__ import annotations
 import pytest
 
 from django_paycharge.admin import display
+from django_paycharge.charge_errors import error_code_meaning
+from django_paycharge.money import format_amount
 
 
 @pytest.mark.parametrize(
@@ -21,14 +23,14 @@ from django_paycharge.admin import display
     ],
 )
 def test_format_amount(amount, currency, expected):
-    assert display.format_amount(amount, currency) == expected
+    assert format_amount(amount, currency) == expected
 
 
 def test_error_codes():
-    assert display.error_code_meaning(306) == "card declined"
-    assert display.error_code_meaning("330") == "insufficient funds"
-    assert display.error_code_meaning(12345) is None
-    assert display.error_code_meaning("<b>") is None
+    assert error_code_meaning(306) == "card declined"
+    assert error_code_meaning("330") == "insufficient funds"
+    assert error_code_meaning(12345) is None
+    assert error_code_meaning("<b>") is None
 
 
 def test_describe_error_escapes():

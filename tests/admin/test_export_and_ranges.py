@@ -64,10 +64,34 @@ def test_amount_range_and_other_filters_combine(admin_client, charges):
     assert {c.requested_amount for c in response.context["cl"].result_list} == {1500}
 
 
-@pytest.mark.parametrize("query", ["created_from=yesterday", "amount_min=1.5"])
-def test_a_bad_bound_is_the_admins_invalid_filter_notice(admin_client, charges, query):
+@pytest.mark.parametrize(
+    ("query", "said"),
+    [
+        ("created_from=yesterday&amount_min=2000", "“yesterday” is not a date (YYYY-MM-DD)"),
+        ("amount_min=1.5&created_from=2026-03-10", "“1.5” is not a whole number of minor units"),
+        ("amount_max=99999999999999999999&amount_min=2000", "“99999999999999999999” is not"),
+    ],
+)
+def test_a_bad_bound_is_said_and_left_out_while_the_others_apply(
+    admin_client, charges, query, said
+):
     response = admin_client.get(f"{CHANGELIST}?{query}")
-    assert response.status_code == 302 and response["Location"].endswith("?e=1")
+    assert response.status_code == 200  # not a redirect that drops every filter
+    html = response.content.decode()
+    notices = [str(m) for m in response.context["messages"]]
+    assert any(said in m for m in notices), notices
+    assert html.count(said) == 2  # the message, and beside the filter's inputs
+    assert 'aria-invalid="true"' in html
+    # The good bound still filters.
+    assert {c.requested_amount for c in response.context["cl"].result_list} == {2500, 3500}
+
+
+def test_the_export_refuses_a_bad_bound_and_says_why_on_the_list(admin_client, charges):
+    response = admin_client.get(f"{EXPORT}?amount_min=abc", follow=True)
+    assert response.redirect_chain == [(f"{CHANGELIST}?amount_min=abc", 302)]
+    notices = [str(m) for m in response.context["messages"]]
+    assert notices == ["“abc” is not a whole number of minor units (yen, cents): the “requested "
+                       "amount (minor units)” filter leaves it out."]  # fmt: skip
 
 
 def test_the_export_has_the_filtered_rows_with_exact_amounts(admin_client, charges):
@@ -84,6 +108,7 @@ def test_the_export_has_the_filtered_rows_with_exact_amounts(admin_client, charg
 def test_the_export_link_carries_the_filters_and_drops_the_page(admin_client, charges):
     page = admin_client.get(CHANGELIST, {"amount_min": "2000"}).content.decode()
     assert f'href="{EXPORT}?amount_min=2000"' in page
+    assert page.count("Export CSV") == 1
     response = admin_client.get(f"{EXPORT}?amount_min=2000&p=2")
     assert response.status_code == 302 and response["Location"] == f"{EXPORT}?amount_min=2000"
 

@@ -69,6 +69,8 @@ FILTERS = [
     {"account": "other"},
     {"store": "33333333-3333-4333-8333-333333333333"},
     {"payment_type__exact": "online"},
+    {"refunds": "refunded"},
+    {"refunds": "partially_refunded"},
     {"created_on__gte": "2100-01-01T00:00:00+00:00"},
     {"q": "order-17"},
     {"q": "33333333-3333-4333-8333-333333333333"},

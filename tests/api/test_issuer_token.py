@@ -68,7 +68,7 @@ def test_bank_transfer_outside_awaiting_is_409_with_the_status(gateway, anon, ba
     response = own(anon, bank_charge).get(url(bank_charge))
     body = assert_error(response, 409, "charge_status")
     assert body["status"] == "successful"
-    assert "successful" in body["message"]
+    assert "Successful" in body["message"]  # the label; "status" keeps the code
 
 
 def test_konbini_is_409_unsupported(gateway, staff):

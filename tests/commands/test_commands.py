@@ -143,3 +143,10 @@ def test_recover_fails_when_requests_stay_pending(fake_gateway, settings):
     fake_gateway.add_fault("POST", r"^/charges$", action="status", status=503, count=5)
     with pytest.raises(CommandError, match="still pending"):
         run("paycharge_recover", "--older-than", "0")
+
+
+def test_webhook_sync_against_an_unchanged_gateway_reports_unchanged(fake_gateway):
+    fake_gateway.add_webhook("https://shop.example/payments/webhook/")
+    assert "created 1, updated 0, unchanged 0" in run("paycharge_sync", "--webhooks")
+    for _ in range(2):
+        assert "created 0, updated 0, unchanged 1" in run("paycharge_sync", "--webhooks")

@@ -29,9 +29,9 @@ def charge(fake_gateway, **fields):
 def test_refund_in_part_then_the_rest_with_a_reason(fake_gateway):
     paid = charge(fake_gateway)
     out = run("paycharge_refund", str(paid.gateway_id), "--amount", "250", "--reason", "fraud")
-    assert "of 250 JPY: successful. Left to refund: 750 JPY." in out
+    assert "of ¥250: successful. Left to refund: ¥750." in out
     out = run("paycharge_refund", str(paid.gateway_id), "--message", "the rest")
-    assert "of 750 JPY: successful. Left to refund: 0 JPY." in out
+    assert "of ¥750: successful. Left to refund: ¥0." in out
     assert sorted(Refund.objects.values_list("amount", flat=True)) == [250, 750]
     assert all(r.startswith("command") for r in ChargeActionRequest.objects.values_list(
         "requested_by", flat=True))  # fmt: skip
@@ -57,7 +57,7 @@ def test_refusals_are_one_line_errors(fake_gateway):
 def test_capture_and_cancel(fake_gateway):
     first, second = charge(fake_gateway, capture=False), charge(fake_gateway, capture=False)
     out = run("paycharge_capture", str(first.gateway_id), "--amount", "600")
-    assert f"Charge {first.gateway_id} captured (600 JPY): successful." in out
+    assert f"Charge {first.gateway_id} captured (¥600): successful." in out
     out = run("paycharge_cancel", str(second.gateway_id))
     assert f"of charge {second.gateway_id}: successful." in out
     with pytest.raises(CommandError, match="Only an authorized charge can be captured"):

@@ -3,19 +3,26 @@
 ``django-admin startproject`` makes the reader's project; every marked block of
 README.md is then applied in order (see snippets.py): the fake gateway and
 ``runserver`` run as real processes on free ports. The test then does what a
-reader would try: a card checkout, a convenience-store payment completed at the
-gateway and announced by webhook, a wallet payment that reaches the app's
-payment page, and a sync of charges the gateway already had.
+reader would try: a card checkout, a declined card, a token the gateway does
+not know, a convenience-store payment completed at the gateway and announced by
+webhook, a bank transfer, a wallet payment that reaches the app's payment
+page, and a sync of charges the gateway already had; in Chromium, a card that
+asks for 3-D Secure, its challenge passed and failed.
 """
 
 from __future__ import annotations
 
+import os
 import time
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import requests
+
+from django_paycharge.testing import CARD_DECLINED, CARD_THREE_DS
 
 from .project import REPO, Project
 from .snippets import snippets, unmarked_blocks
@@ -63,8 +70,8 @@ def widget_token(project: Project, payment_type: str, data: dict[str, object]) -
     return token
 
 
-def checkout(project: Project, token: str) -> requests.Response:
-    """The shop's form posting the token's id, with its CSRF cookie."""
+def checkout(project: Project, token: str, *, status: int = 200) -> requests.Response:
+    """The shop's form posting the token's id, with its CSRF cookie; redirects followed."""
     browser = requests.Session()
     browser.get(f"{project.url('shop')}/admin/login/", timeout=10)  # sets the CSRF cookie
     answer = browser.post(
@@ -73,12 +80,25 @@ def checkout(project: Project, token: str) -> requests.Response:
         headers={"X-CSRFToken": browser.cookies["csrftoken"]},
         timeout=60,
     )
-    assert answer.status_code == 200, project.running["shop"].text()[-3000:]
+    assert answer.status_code == status, (answer.text, project.running["shop"].text()[-3000:])
     return answer
 
 
 CARD = {"cardholder": "TARO YAMADA", "card_number": "4242424242424242", "exp_month": 12,
         "exp_year": 2099, "cvv": "123"}  # fmt: skip
+WITHOUT_GATEWAY = " ".join(
+    f"-u {name}" for name in ("PAYCHARGE_BASE_URL", "PAYCHARGE_SECRET", "PAYCHARGE_JWT",
+                              "PAYCHARGE_WIDGET_JWT", "PAYCHARGE_STORE_ID",
+                              "PAYCHARGE_WEBHOOK_TOKEN")
+)  # fmt: skip
+
+
+def latest_charge(project: Project) -> tuple[str, str]:
+    charge_id, status = project.query(
+        "import json; from django_paycharge.models import Charge; c = Charge.objects.latest('id'); "
+        "print(json.dumps([str(c.gateway_id), c.status]))"
+    )
+    return charge_id, status
 
 
 def test_the_readme_quick_start_takes_payments_against_the_fake_gateway(project: Project):
@@ -102,16 +122,26 @@ def test_the_readme_quick_start_takes_payments_against_the_fake_gateway(project:
 
     # A card: the view waits for the result (create_charge answered "pending").
     paid = checkout(project, widget_token(project, "card", CARD))
-    assert paid.text == "Payment successful"
+    assert "Payment successful" in paid.text and "¥1,200 received" in paid.text
 
-    # A convenience store: awaiting until the customer pays; the webhook brings the news.
+    # A declined card: the reason in words, and a way to try again.
+    declined = checkout(
+        project, widget_token(project, "card", {**CARD, "card_number": CARD_DECLINED})
+    )
+    assert "Payment failed" in declined.text and "card declined" in declined.text
+    assert "Try again" in declined.text
+
+    # A token the gateway does not know, or no token at all: a message, never a 5xx.
+    for token in (str(uuid.uuid4()), "not-a-token", ""):
+        refused = checkout(project, token, status=400)
+        assert "Nothing was charged" in refused.text
+
+    # A convenience store: the payment page says where, by when, and where the number comes from.
     store = checkout(project, widget_token(project, "konbini", {
         "customer_name": "TARO YAMADA", "convenience_store": "lawson"}))  # fmt: skip
-    assert store.text == "Payment awaiting"
-    charge_id, status = project.query(
-        "import json; from django_paycharge.models import Charge; c = Charge.objects.latest('id'); "
-        "print(json.dumps([str(c.gateway_id), c.status]))"
-    )
+    assert "/payments/pay/" in store.url
+    assert "LAWSON" in store.text and "Pay by" in store.text and "a@b.jp" in store.text
+    charge_id, status = latest_charge(project)
     assert status == "awaiting"
     completed = requests.post(
         f"{project.url('gateway')}/_fake/charges/{charge_id}/complete", timeout=10
@@ -133,6 +163,11 @@ def test_the_readme_quick_start_takes_payments_against_the_fake_gateway(project:
     # The signal receiver of the quick start heard it (in runserver's log).
     assert "Order A-1001: payment successful" in project.running["shop"].text()
 
+    # A bank transfer: the account and the deadline on the app's payment page.
+    bank = checkout(project, widget_token(project, "bank_transfer", {}))
+    assert "/payments/pay/" in bank.url and "paycharge-account-number" in bank.text
+    assert "Transfer by" in bank.text
+
     # An online wallet: on to the app's payment page, whose form posts to the provider
     # (plain http on this machine: ALLOW_HTTP_ISSUER_URLS, as the quick start sets it).
     wallet = checkout(project, widget_token(project, "online", {
@@ -141,14 +176,16 @@ def test_the_readme_quick_start_takes_payments_against_the_fake_gateway(project:
     provider = f'action="{project.url("gateway")}/_fake/provider/'
     assert provider in wallet.text, wallet.text
 
-    # The testing section's test passed too (the shell block ran pytest in the project).
-    assert any("1 passed" in output for output in project.outputs)
+    # The testing section's tests passed too (the shell block ran pytest in the project),
+    # and still pass on a runner where none of the gateway's variables is set.
+    assert any("2 passed" in output for output in project.outputs)
+    assert "2 passed" in project.run(f"env {WITHOUT_GATEWAY} python -m pytest shop/tests.py")
 
     # docs/fake-gateway.md's tests and webhook steps, in the same project.
     for snippet in snippets(REPO / "docs" / "fake-gateway.md", REPO):
         if snippet.action != "not":
             project.apply(snippet)
-    assert "3 passed" in project.outputs[-2]  # its tests; then paycharge_sync --webhooks
+    assert "4 passed" in project.outputs[-2]  # its tests; then paycharge_sync --webhooks
     assert "Webhook configurations: 1 read" in project.outputs[-1]
 
     # docs/signals.md's idempotent receiver and its test, in the same project.
@@ -156,3 +193,59 @@ def test_the_readme_quick_start_takes_payments_against_the_fake_gateway(project:
         if snippet.action != "not":
             project.apply(snippet)
     assert "1 passed" in project.outputs[-1]
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+@pytest.mark.parametrize("answer", ["pass", "fail"])
+def test_a_new_shop_from_the_readme_takes_a_3ds_card_in_a_browser(
+    project: Project, browser_page: Any, answer: str, tmp_path: Path
+):
+    """The walk a new user makes: the README pasted, a card that asks for 3-D Secure,
+    the card issuer's challenge in Chromium, and back on the shop's payment page."""
+    for snippet in snippets(REPO / "README.md", REPO):
+        if snippet.action in ("env", "append", "file", "background") or (
+            snippet.action == "shell" and "migrate" in snippet.body
+        ):
+            project.apply(snippet)
+    shop, page = project.url("shop"), browser_page
+    token = widget_token(project, "card", {**CARD, "card_number": CARD_THREE_DS})
+    page.goto(f"{shop}/admin/login/")  # the CSRF cookie, as the shop's own checkout page sets it
+    csrf = next(c["value"] for c in page.context.cookies() if c["name"] == "csrftoken")
+    # The shop's checkout form (the widget made the token): posted by the browser.
+    page.evaluate(
+        """([token, csrf]) => {
+            const form = document.createElement("form");
+            form.method = "post"; form.action = "/shop/checkout/";
+            for (const [name, value] of [["transaction_token_id", token],
+                                         ["csrfmiddlewaretoken", csrf]]) {
+                const input = document.createElement("input");
+                input.type = "hidden"; input.name = name; input.value = value;
+                form.appendChild(input);
+            }
+            document.body.appendChild(form); form.submit();
+        }""",
+        [token, csrf],
+    )
+    # The app's payment page sends the browser on to the card issuer's challenge.
+    page.wait_for_url(f"{project.url('gateway')}/_fake/provider/*/3ds")
+    page.click(f"#three-ds-{answer}")
+    page.wait_for_url(f"{shop}/shop/payments/**")
+    status = page.inner_text("#status")
+    if answer == "pass":
+        assert status == "Payment successful"
+        assert "¥1,200 received" in page.inner_text("body")
+    else:
+        assert status == "Payment failed"
+        assert "No money was taken" in page.inner_text("#failure")
+        assert page.get_by_role("link", name="Try again").count() == 1
+    charge_id, stored = latest_charge(project)
+    assert stored == ("successful" if answer == "pass" else "failed")
+    assert charge_id in page.url
+    shots = os.environ.get("PAYCHARGE_DOC_SCREENSHOTS")
+    if shots:
+        page.screenshot(
+            path=str(Path(shots) / f"i32-readme-3ds-return-{answer}.png"), full_page=True
+        )
+    # The browser's own /favicon.ico request aside (the new project serves none).
+    assert [e for e in page.console_errors if "Failed to load resource" not in e] == []

@@ -230,6 +230,10 @@ def test_konbini_waits_for_the_store_payment(demo: Demo, browser_page: Any) -> N
     pay(page, "konbini")
     public_id = landed_order_id(page)
     assert order_state(demo, public_id)["charge"]["status"] == "awaiting"
+    # What the customer must do: where, by when, and where the payment number comes from.
+    assert page.locator(".paycharge-store").inner_text() == "7-Eleven"
+    assert page.locator(".paycharge-deadline time").count() == 1
+    assert "buyer@example.com" in page.locator(".paycharge-number-source").inner_text()
     page.click("#demo-bank-link")
     page.click("#demo-bank-pay")
     page.wait_for_selector("#demo-bank-result[data-state=done]")
@@ -400,14 +404,14 @@ def test_staff_refund_from_the_order_page(demo: Demo, browser_page: Any) -> None
     pay(page, "card", card_number=CARD_SUCCESS)
     public_id = landed_order_id(page)
     charge_id = order_state(demo, public_id)["charge"]["id"]
-    assert page.locator("#refund-left").inner_text() == f"{2 * price:,} JPY"
+    assert page.locator("#refund-left").inner_text() == f"¥{2 * price:,}"
     page.fill("#refund-form input[name=amount]", str(price))
     page.select_option("#refund-form select[name=reason]", "duplicate")
     page.click("#refund-button")
     page.wait_for_url(ORDER_URL, timeout=TIMEOUT_MS)
     assert "Refund of" in page.locator(".messages").inner_text()
-    assert page.locator("#refunded-total").inner_text() == f"{price:,} JPY"
-    assert page.locator("#refund-left").inner_text() == f"{price:,} JPY"
+    assert page.locator("#refunded-total").inner_text() == f"¥{price:,}"
+    assert page.locator("#refund-left").inner_text() == f"¥{price:,}"
     refunds: list[list[Any]] = demo.query(_REFUNDS_QUERY.replace("{charge_id}", charge_id))
     assert refunds == [[price, "successful", "duplicate"]]
     assert_no_console_errors(page)
@@ -449,6 +453,7 @@ def test_a_japanese_customer_reads_japanese_only(demo: Demo, japanese: Any) -> N
     pay(page, "konbini")
     public_id = landed_order_id(page)
     assert page.locator("#order-status").inner_text() == "店頭でのお支払い待ち"
+    assert page.locator(".paycharge-store").inner_text() == "セブン-イレブン"
     assert english_on(page) == []
     page.click("#demo-bank-link")
     assert page.locator("h1").inner_text() == "デモ用コンビニ"

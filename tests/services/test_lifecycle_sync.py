@@ -125,7 +125,8 @@ def test_sync_refunds_reads_each_charges_refunds_and_cancels(fake_gateway):
     paid_charge(fake_gateway, capture=False)  # authorized, nothing to find
     services.sync_charges()  # the mirror learns the charges' statuses first
     counts = services.sync_refunds()
-    assert counts == {"charges": 3, "refunds": 3, "cancels": 1, "failed": 0, "quarantined": 0}
+    assert counts == {"charges": 3, "refunds": 3, "cancels": 1, "failed": 0, "quarantined": 0,
+                      "quarantined_new": 0, "quarantined_retriable": 0}  # fmt: skip
     assert sorted(Refund.objects.values_list("amount", flat=True)) == [100, 200, 300]
     assert Cancel.objects.get().charge_id == authorized.pk
     assert services.sync_refunds() == counts  # again: nothing new, nothing doubled

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import re
 import uuid
@@ -11,8 +12,11 @@ import responses
 from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.urls import reverse
+from django.utils import timezone
 
 from django_paycharge import services
+from django_paycharge.client import Rejected
+from django_paycharge.exceptions import ServiceError
 from django_paycharge.management.commands.paycharge_sync import QUARANTINE_EXIT_STATUS
 from django_paycharge.models import Charge, QuarantinedItem
 from django_paycharge.services import quarantine as quarantine_module
@@ -91,8 +95,8 @@ def test_the_command_counts_them_and_exits_non_zero(listing, capsys):
     with pytest.raises(CommandError) as info:
         call_command("paycharge_sync", "--charges")
     assert info.value.returncode == QUARANTINE_EXIT_STATUS
-    assert "1 item(s)" in str(info.value)
-    assert "quarantined 1" in capsys.readouterr().out
+    assert "1 new item(s)" in str(info.value)
+    assert "quarantined 1 (1 new)" in capsys.readouterr().out
     assert Charge.objects.count() == 1  # the rest of the page was stored
 
 
@@ -106,11 +110,20 @@ def test_the_admin_shows_them_and_dismissing_stops_the_count(listing, admin_clie
     assert page.status_code == 200
     assert b"&lt;script&gt;" in page.content and b"<script>x" not in page.content
     changelist = reverse("admin:django_paycharge_quarantineditem_changelist")
+    chosen = {"action": "dismiss", "_selected_action": [item.pk]}
+    asked = admin_client.post(changelist, chosen)
+    assert asked.status_code == 200 and 'name="reason"' in asked.content.decode()
+    assert QuarantinedItem.objects.get().resolved_at is None  # not without a reason
     answer = admin_client.post(
-        changelist, {"action": "dismiss", "_selected_action": [item.pk]}, follow=True
+        changelist, {**chosen, "post": "yes", "reason": "test data of the gateway"}, follow=True
     )
     assert answer.status_code == 200
-    assert QuarantinedItem.objects.get().resolved_at is not None
+    dismissed = QuarantinedItem.objects.get()
+    assert dismissed.resolved_at is not None and dismissed.resolution == "dismissed"
+    assert (dismissed.resolution_note, dismissed.resolved_by) == (
+        "test data of the gateway",
+        "admin",
+    )
     # Listed again: counted on its row, but a dismissed item stays dismissed.
     assert services.sync_charges().quarantined == 0
     assert QuarantinedItem.objects.get().times_seen == 2
@@ -132,3 +145,130 @@ def test_an_open_charge_without_a_store_does_not_fail_the_sync(fake_gateway, cre
     result = services.sync_charges()  # once an AssertionError on every run
     assert result.failed == 0
     assert Charge.objects.get(gateway_id=orphan.id).store_id is None
+
+
+# -- settling them: reported once, stored by id or dismissed with a reason ----------------------
+
+
+def sync_command(*args):
+    """``paycharge_sync`` as cron runs it: (exit status, what it printed)."""
+    out = io.StringIO()
+    try:
+        call_command("paycharge_sync", *args, stdout=out)
+    except CommandError as exc:
+        return exc.returncode, out.getvalue() + str(exc)
+    return 0, out.getvalue()
+
+
+def test_items_without_an_id_are_reported_once_then_wait_for_staff(listing):
+    """The gateway served 49 items without an id, then clean data: cron hears of them once."""
+    listing["items"] = [{"status": "pending", "n": n} for n in range(49)] + [_good()]
+    status, out = sync_command("--charges")
+    assert status == QUARANTINE_EXIT_STATUS and "49 new item(s)" in out
+    listing["items"] = [_good() for _ in range(3)]  # the gateway's data is clean again
+    for _ in range(2):
+        status, out = sync_command("--charges")
+        assert status == 0, out
+        assert "quarantined 49 (0 new)" in out
+        assert "49 quarantined item(s) reported before wait for staff" in out
+    assert QuarantinedItem.objects.filter(resolved_at__isnull=True).count() == 49
+    # Staff dismiss them with a reason: nothing is said any more.
+    settled = services.quarantine.dismiss(
+        QuarantinedItem.objects.all(), "the gateway's test data of 3 March", by="staff"
+    )
+    assert settled == 49
+    status, out = sync_command("--charges")
+    assert status == 0 and "quarantined" not in out and "wait for staff" not in out
+    assert set(QuarantinedItem.objects.values_list("resolution_note", flat=True)) == {
+        "the gateway's test data of 3 March"
+    }
+
+
+def test_a_dismissal_needs_a_reason(listing):
+    listing["items"] = [{"status": "pending"}]
+    services.sync_charges()
+    with pytest.raises(ServiceError):
+        services.quarantine.dismiss(QuarantinedItem.objects.all(), "  ")
+    assert QuarantinedItem.objects.get().resolved_at is None
+
+
+def test_an_item_with_an_id_is_retried_and_reported_until_stored(fake_gateway):
+    """A refund listed before its charge is mirrored: the app can still store it."""
+    from django_paycharge.services.lifecycle_sync import sync_refunds
+
+    token = fake_gateway.create_transaction_token("card")["id"]
+    created = fake_gateway.create_charge(token, amount=1000)
+    refund = {"id": str(uuid.uuid4()), "charge_id": created["id"], "status": "successful",
+              "amount": 100, "currency": "JPY"}  # fmt: skip
+    services.quarantine.quarantine(
+        "default", [Rejected(refund, "its charge_id names no charge of the mirror")],
+        resource=QuarantinedItem.Resource.REFUND,
+    )  # fmt: skip
+    item = QuarantinedItem.objects.get()
+    assert item.retriable
+    for _ in range(2):  # reported as new once, then as one the next run tries again
+        counts = sync_refunds()
+        assert counts["quarantined"] == counts["quarantined_retriable"] == 1
+    services.refresh_charge(created["id"])
+    counts = sync_refunds(charges=[])
+    assert counts["quarantined"] == 0
+    stored = QuarantinedItem.objects.get()
+    assert (stored.resolution, str(stored.resolved_id)) == ("stored", refund["id"])
+
+
+def test_staff_store_an_item_by_the_id_they_found(fake_gateway, admin_client):
+    token = fake_gateway.create_transaction_token("card")["id"]
+    remote = fake_gateway.create_charge(token, amount=1800)
+    services.quarantine.quarantine(
+        "default", [Rejected({"status": "successful", "requested_amount": 1800}, "no id")]
+    )
+    item = QuarantinedItem.objects.get()
+    changelist = reverse("admin:django_paycharge_quarantineditem_changelist")
+    chosen = {"action": "store_from_gateway", "_selected_action": [item.pk], "post": "yes"}
+    unknown = admin_client.post(changelist, {**chosen, "charge_id": str(uuid.uuid4())})
+    assert unknown.status_code == 200 and "errorlist" in unknown.content.decode()
+    assert QuarantinedItem.objects.get().resolved_at is None
+    done = admin_client.post(changelist, {**chosen, "charge_id": remote["id"]}, follow=True)
+    assert any("Stored as charge" in str(m) for m in done.context["messages"])
+    item.refresh_from_db()
+    assert (item.resolution, str(item.resolved_id), item.resolved_by) == (
+        "stored", remote["id"], "admin"
+    )  # fmt: skip
+    assert Charge.objects.get(gateway_id=remote["id"]).requested_amount == 1800
+
+
+def test_the_upgrade_counts_items_kept_before_as_reported(transactional_db):
+    from django.db import connection
+    from django.db.migrations.executor import MigrationExecutor
+
+    executor = MigrationExecutor(connection)
+    before = [("django_paycharge", "0006_refunds_cancels")]
+    executor.migrate(before)
+    old = executor.loader.project_state(before).apps.get_model(
+        "django_paycharge", "QuarantinedItem"
+    )
+    now = timezone.now()
+    common = {"account": "default", "resource": "refund", "reason": "r", "first_seen_at": now,
+              "last_seen_at": now}  # fmt: skip
+    old.objects.create(payload="{}", payload_digest="a", **common)
+    old.objects.create(payload=json.dumps({"id": str(uuid.uuid4())}), payload_digest="b", **common)
+    old.objects.create(payload="{}", payload_digest="c", resolved_at=now, **common)
+    executor = MigrationExecutor(connection)
+    executor.migrate([("django_paycharge", "0009_quarantine_settlement")])
+    rows = {q.payload_digest: q for q in QuarantinedItem.objects.all()}
+    assert all(q.reported_at is not None for q in rows.values())
+    assert (rows["a"].retriable, rows["b"].retriable) == (False, True)
+    assert rows["c"].resolution == "dismissed"
+    executor = MigrationExecutor(connection)
+    executor.migrate(executor.loader.graph.leaf_nodes())
+
+
+def test_a_sync_that_reports_to_no_one_leaves_the_items_new_for_the_command(listing):
+    """The admin's Sync now and paycharge_periodic count the items; paycharge_sync still
+    alerts about them once."""
+    listing["items"] = [{"status": "pending"}]
+    assert services.sync_charges().quarantined_new == 1
+    assert services.sync_charges().quarantined_new == 1  # told to no one yet
+    status, out = sync_command("--charges")
+    assert status == QUARANTINE_EXIT_STATUS and "1 new item(s)" in out
+    assert sync_command("--charges")[0] == 0

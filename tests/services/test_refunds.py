@@ -259,7 +259,8 @@ def test_a_refund_that_fails_later_reports_its_status(
     fake_gateway.state.fail_refund(str(refund.gateway_id))
     with django_capture_on_commit_callbacks(execute=True):
         counts = services.sync_refunds()
-    assert counts == {"charges": 1, "refunds": 1, "cancels": 0, "failed": 0, "quarantined": 0}
+    assert counts == {"charges": 1, "refunds": 1, "cancels": 0, "failed": 0, "quarantined": 0,
+                      "quarantined_new": 0, "quarantined_retriable": 0}  # fmt: skip
     refund.refresh_from_db()
     assert refund.status == "failed" and refund.error["code"] == 329
     assert services.refundable_amount(paid) == 1000  # a failed one gave nothing back

@@ -192,7 +192,16 @@ def test_webhook_configurations_are_mirrored_and_removed_ones_marked(fake_gatewa
     fake_gateway.add_webhook("https://shop.example/hook2", auth_token="tok-2")
     result = services.sync_webhooks()
     assert result.created == 2
+    # Read again from an unchanged gateway: unchanged, not "updated" on every run.
+    again = services.sync_webhooks()
+    assert (again.created, again.updated, again.unchanged) == (0, 0, 2)
+    fake_gateway.request(
+        "PATCH", f"/stores/{first['store_id']}/webhooks/{first['id']}", {"active": False}
+    )
+    changed = services.sync_webhooks()
+    assert (changed.created, changed.updated, changed.unchanged) == (0, 1, 1)
     stored = WebhookConfiguration.objects.get(gateway_id=first["id"])
+    assert stored.active is False
     assert stored.triggers == first["triggers"]
     assert stored.auth_token_digest == services.token_digest("tok-1")
     assert "tok-1" not in str(stored.raw)

@@ -38,7 +38,7 @@ def test_bank_transfer_page_shows_the_account(client, fake_gateway):
     assert response.status_code == 200
     token = IssuerToken.objects.get(charge=charge)
     assert token.account_number and token.account_number in response.content.decode()
-    assert "Please transfer ¥2,500 to:" in response.content.decode()
+    assert "Please transfer exactly ¥2,500 to this account:" in response.content.decode()
     assert response["Cache-Control"].startswith("max-age=0")
 
 
@@ -49,6 +49,16 @@ def test_bank_transfer_no_longer_awaiting_renders_the_status(client, fake_gatewa
     response = client.get(url(charge))
     assert response.status_code == 409
     assert "successful" in response.content.decode()
+
+
+def test_a_canceled_wallet_payment_is_not_continued(client, fake_gateway):
+    charge = create(fake_gateway, "online", brand="paypay", call_method="http_post")
+    fake_gateway.expire(str(charge.gateway_id))
+    grant(client, charge)
+    response = client.get(url(charge))
+    assert response.status_code == 409 and response.context["status"] == "canceled"
+    assert "/_fake/provider/" not in response.content.decode()
+    assert not IssuerToken.objects.exists()
 
 
 def test_a_card_charge_not_awaiting_3ds_has_nothing_to_continue(client, fake_gateway):

@@ -1,5 +1,5 @@
-"""Capture, metadata update and 3-D Secure issuer tokens: the charge operations mixed into
-``client.charges`` (:class:`ChargeOperations`) and ``client.issuer_tokens``
+"""Capture, metadata update, expiry and 3-D Secure issuer tokens: the charge operations mixed
+into ``client.charges`` (:class:`ChargeOperations`) and ``client.issuer_tokens``
 (:class:`ThreeDSIssuerTokens`).
 
 Requests that change a charge carry an ``Idempotency-Key`` (the caller's, or a
@@ -13,8 +13,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..lifecycle_params import capture_body, metadata_body
-from ..lifecycle_parsing import parse_capture, parse_three_ds_issuer_token
-from ..lifecycle_types import Capture, ThreeDSIssuerToken
+from ..lifecycle_parsing import parse_capture, parse_charge_expiry, parse_three_ds_issuer_token
+from ..lifecycle_types import Capture, ChargeExpiry, ThreeDSIssuerToken
 from ..parsing import parse_charge
 from ..transport import Transport
 from ..types import Charge
@@ -24,7 +24,7 @@ __all__ = ["ChargeOperations", "ThreeDSIssuerTokens"]
 
 
 class ChargeOperations:
-    """Capture and metadata update, mixed into ``client.charges``."""
+    """Capture, metadata update and expiry, mixed into ``client.charges``."""
 
     __slots__ = ()
     _transport: Transport
@@ -81,6 +81,13 @@ class ChargeOperations:
             body=body,
             idempotency_key=key,
         )
+
+    def expiry(self, store_id: uuid.UUID | str, charge_id: uuid.UUID | str) -> ChargeExpiry:
+        """When a convenience-store or bank-transfer charge must be paid by
+        (``GET .../charges/{id}/expiry/latest``; a 404 for charges without one)."""
+        store, charge = path_ids(store_id=store_id, charge_id=charge_id)
+        path = f"/stores/{store}/charges/{charge}/expiry/latest"
+        return self._transport.request("GET", path, parse_charge_expiry)
 
 
 class ThreeDSIssuerTokens:

@@ -7,7 +7,7 @@ from typing import Any
 from django.core.management.base import CommandParser
 
 from ... import services
-from ...money import format_amount
+from ...money import format_money
 from ._charge_action import ChargeActionCommand
 
 
@@ -25,7 +25,7 @@ class Command(ChargeActionCommand):
             idempotency_key=options["idempotency_key"],
             requested_by=self.who(),
         )
-        charged = format_amount(charge.charged_amount, charge.charged_currency)
+        charged = format_money(charge.charged_amount, charge.charged_currency)
         self.stdout.write(
             self.style.SUCCESS(f"Charge {charge.gateway_id} captured ({charged}): {charge.status}.")
         )

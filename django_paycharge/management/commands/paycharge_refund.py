@@ -8,7 +8,7 @@ from django.core.management.base import CommandParser
 
 from ... import services
 from ...client.vocabulary import REFUND_REASONS
-from ...money import format_amount
+from ...money import format_money
 from ._charge_action import ChargeActionCommand
 
 
@@ -37,8 +37,8 @@ class Command(ChargeActionCommand):
         charge.refresh_from_db()  # read from the gateway by the service
         self.stdout.write(
             self.style.SUCCESS(
-                f"Refund {refund.gateway_id} of {format_amount(refund.amount, refund.currency)}: "
+                f"Refund {refund.gateway_id} of {format_money(refund.amount, refund.currency)}: "
                 f"{refund.status}. Left to refund: "
-                f"{format_amount(services.refundable_amount(charge), refund.currency)}."
+                f"{format_money(services.refundable_amount(charge), refund.currency)}."
             )
         )

@@ -11,10 +11,14 @@ from django.utils.dateparse import parse_datetime
 
 from ... import conf, services
 from ...exceptions import PayChargeError, SyncInProgressError
+from ...models import QuarantinedItem
 from ...services import SyncResult
+from ...services.quarantine import Report, mark_reported
 from ._base import PayChargeCommand, explain
 
-#: Exit status of a run that stored everything it could but quarantined some items.
+#: Exit status of a run that stored everything it could but quarantined items that are
+#: new (never reported before) or that the next run tries again. Items reported before
+#: that only staff can settle (no usable id) are said in the output, not in the status.
 QUARANTINE_EXIT_STATUS = 3
 
 
@@ -105,7 +109,8 @@ class Command(PayChargeCommand):
         since = _parse_since(options["since"])
         self._tty = sys.stdout.isatty() and options.get("verbosity", 1) >= 1
         self._every = 1 if options["progress"] else 50
-        quarantined = 0
+        kept = Report()
+        synced: list[str] = []  # the quarantined resources this run reports on
         if options["charges"] or both:
             try:
                 result = services.sync_charges(
@@ -126,11 +131,13 @@ class Command(PayChargeCommand):
                     f"Stopped after {result.pages} pages (--max-pages): the next sync goes on "
                     "from there."
                 )
-            quarantined += result.quarantined
+            kept += _report(result.as_dict())
+            synced.append(QuarantinedItem.Resource.CHARGE)
         if options["webhooks"] or both:
             result = services.sync_webhooks(options["account"], options["store"])
             self._summary("Webhook configurations", result)
-            quarantined += result.quarantined
+            kept += _report(result.as_dict())
+            synced.append(QuarantinedItem.Resource.WEBHOOK)
         if options["refunds"]:
             counts = services.sync_refunds(options["account"], options["store"], since=since)
             self.stdout.write(
@@ -138,17 +145,29 @@ class Command(PayChargeCommand):
                 f"refunds, {counts['cancels']} cancels, {counts['failed']} failed, "
                 f"{counts['quarantined']} quarantined."
             )
-            quarantined += counts["quarantined"]
+            kept += _report(counts)
+            synced += [QuarantinedItem.Resource.REFUND, QuarantinedItem.Resource.CANCEL]
         if options["fill_payment_types"]:
             filled = services.fill_payment_types(
                 options["account"], limit=options["fill_payment_types"]
             )
             self.stdout.write(f"Payment types filled in for {filled} charges.")
-        if quarantined:
+        # Said now, by the exit status below: the next run reports only what is new then.
+        mark_reported(options["account"] or conf.DEFAULT_ACCOUNT, *synced)
+        earlier = kept.kept - kept.new
+        if earlier and not kept.needs_attention:
+            self.stdout.write(
+                f"{earlier} quarantined item(s) reported before wait for staff (Quarantined "
+                "items in the admin: store each from the gateway by its id, or dismiss it with "
+                "a reason)."
+            )
+        if kept.needs_attention:
             # Everything else was stored; a non-zero status makes a scheduler show it.
             raise CommandError(
-                f"{quarantined} item(s) from the gateway could not be stored and are quarantined "
-                "(see Quarantined items in the admin); they are tried again on the next run.",
+                f"{kept.new} new item(s) from the gateway could not be stored and are "
+                f"quarantined, {kept.retriable} of all kept will be tried again on the next run "
+                f"({kept.kept} kept in all; see Quarantined items in the admin: store each from "
+                "the gateway by its id, or dismiss it with a reason).",
                 returncode=QUARANTINE_EXIT_STATUS,
             )
 
@@ -175,10 +194,18 @@ class Command(PayChargeCommand):
                 f"updated {result.updated}, unchanged {result.unchanged}, "
                 f"stale {result.stale}, failed {result.failed}"
                 + (f", removed {result.removed}" if result.removed else "")
-                + (f", quarantined {result.quarantined}" if result.quarantined else "")
+                + (
+                    f", quarantined {result.quarantined} ({result.quarantined_new} new)"
+                    if result.quarantined
+                    else ""
+                )
                 + "."
             )
         )
+
+
+def _report(counts: dict[str, Any]) -> Report:
+    return Report(counts["quarantined"], counts["quarantined_new"], counts["quarantined_retriable"])
 
 
 def _parse_since(value: str | None) -> datetime | None:
