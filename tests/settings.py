@@ -118,3 +118,8 @@ LOGGING = {
     "disable_existing_loggers": False,
     "loggers": {"django_paycharge": {"level": "DEBUG"}},
 }
+
+# Staff users are made and logged in by hundreds of tests: the default hasher spends about
+# a third of a CPU second on each password, the fast one nothing (Django's own advice for
+# test settings). No test here is about password hashing.
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
