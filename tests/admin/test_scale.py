@@ -25,6 +25,11 @@ def fill(n, **fields):
 
 def test_exact_count_off_postgresql_or_below_the_threshold(settings):
     fill(30)
+    if connection.vendor == "postgresql":
+        # The planner's figure as autovacuum would leave it: the 100,000-row test may have
+        # run on this database before, and its ANALYZE outlives its rolled-back rows.
+        with connection.cursor() as cursor:
+            cursor.execute("ANALYZE django_paycharge_charge")
     paginator = EstimatedCountPaginator(Charge.objects.all(), 10)
     assert paginator.count == 30
     assert not paginator.estimated
