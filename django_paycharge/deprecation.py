@@ -68,6 +68,9 @@ MOVED: dict[str, dict[str, str]] = {
         "EventFilter": _P + "admin.deliveries.EventFilter",
     },
     _P + "admin.display": {"ERROR_CODES": _P + "charge_errors.ERROR_CODES"},
+    _P + "admin.charge_lifecycle": {
+        "ACTION_PERMISSIONS": _P + "admin.charge_page.ACTION_PERMISSIONS",
+    },
 }
 
 

@@ -18,6 +18,7 @@ from django.core.exceptions import PermissionDenied
 from django.db.models import Q, QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponseBase, HttpResponseRedirect
 from django.shortcuts import get_object_or_404
+from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
 from django.utils.translation import gettext_lazy
 
@@ -34,7 +35,7 @@ from .filters import (
     range_problems,
 )
 from .gateway import limited, refresh_one, run_sync_now
-from .issuer_tokens import fetch_issuer_token_action
+from .issuer_tokens import fetch_issuer_token_action, results_page
 from .paginator import EstimatedCountPaginator
 from .readonly import ReadOnlyAdmin
 from .search import id_prefix_range, short_id_hint
@@ -220,6 +221,10 @@ class ChargeAdmin(ReadOnlyAdmin):
         charges = limited(self, request, queryset)
         for charge in charges:
             refresh_one(self, request, charge)
+
+    def issuer_token_results(self, request: HttpRequest, results: list[Any]) -> TemplateResponse:
+        """The "Fetch issuer token" action's page (a hook: override it to show your own)."""
+        return results_page(self, request, results)
 
     # -- custom views --------------------------------------------------------------------------
 

@@ -77,6 +77,14 @@ def fetch_issuer_token_action(
                 % {"id": charge.gateway_id, "type": result.type_label},
                 messages.SUCCESS,
             )
+    response: HttpResponse = model_admin.issuer_token_results(request, results)
+    return response
+
+
+def results_page(
+    model_admin: Any, request: HttpRequest, results: list[TokenResult]
+) -> TemplateResponse:
+    """The page of what the action fetched (account numbers masked unless permitted)."""
     context = {
         **model_admin.admin_site.each_context(request),
         "opts": model_admin.opts,
