@@ -7,7 +7,9 @@ Ids are stable and never reused once retired:
 - E003 JWT does not have a JWT's shape
 - E004 BASE_URL uses plain HTTP outside DEBUG (loopback hosts excepted)
 - E005 STORE_ID or MERCHANT_ID is not a UUID
-- E006 TIMEOUT, MAX_RETRIES, RETRY_BACKOFF or RETRY_BACKOFF_MAX is malformed
+- E006 a client option of an account (TIMEOUT, MAX_RETRIES, RETRY_BACKOFF,
+  RETRY_BACKOFF_MAX, MAX_RETRY_AFTER, POLLING_TIMEOUT, POOL_SIZE, USER_AGENT)
+  is malformed
 - E007 PAYCHARGE or PAYCHARGE['ACCOUNTS'] is not a dict
 - E008 a webhook or app-wide key is malformed (an account's WEBHOOK_AUTH_TOKENS,
   WEBHOOK_LEASE_SECONDS, RETURN_URL, SHOP_URL, ORDER_URL_HOOK...)
@@ -37,16 +39,13 @@ from . import conf
 from .exceptions import ConfigurationError
 
 _KEY_IDS = {
+    **dict.fromkeys(conf.CLIENT_OPTIONS, "E006"),  # the client options, but for:
     "SECRET": "E001",
     "JWT": "E001",
     "JWT_SHAPE": "E003",
     "BASE_URL": "E002",
     "STORE_ID": "E005",
     "MERCHANT_ID": "E005",
-    "TIMEOUT": "E006",
-    "MAX_RETRIES": "E006",
-    "RETRY_BACKOFF": "E006",
-    "RETRY_BACKOFF_MAX": "E006",
 }
 
 
@@ -282,7 +281,7 @@ def _lease_messages() -> list[CheckMessage]:
     connect, read = account.timeout
     # One gateway request with every retry: a lease shorter than that can run out
     # under a live worker, and its delivery would be processed twice.
-    longest = (connect + read) * (account.max_retries + 1) + account.retry_backoff_max * (
+    longest = (connect + read) * (account.max_retries + 1) + account.backoff_max * (
         account.max_retries
     )
     if lease >= longest:

@@ -24,7 +24,8 @@ from django.dispatch import receiver
 from django.utils.translation import gettext as _
 from django.views.decorators.debug import sensitive_variables
 
-from .client.options import option_problems, timeout_pair
+from .client.options import ClientOptions, option_problems
+from .deprecation import deprecated
 from .exceptions import ConfigurationError
 
 DEFAULT_ACCOUNT = "default"
@@ -41,6 +42,10 @@ DEFAULTS: dict[str, Any] = {
     "MAX_RETRIES": 3,
     "RETRY_BACKOFF": 0.5,
     "RETRY_BACKOFF_MAX": 8.0,
+    "MAX_RETRY_AFTER": 30.0,
+    "POLLING_TIMEOUT": 60.0,
+    "POOL_SIZE": 20,
+    "USER_AGENT": None,
     # The JWT of a browser app token, for the payment widget (the page sees it).
     "WIDGET_JWT": None,
     # App-wide.
@@ -91,23 +96,10 @@ DEFAULTS: dict[str, Any] = {
     "API_RETRY_AFTER": 30,
 }
 
-ACCOUNT_KEYS = (
-    "BASE_URL",
-    "SECRET",
-    "JWT",
-    "STORE_ID",
-    "MERCHANT_ID",
-    "TIMEOUT",
-    "MAX_RETRIES",
-    "RETRY_BACKOFF",
-    "RETRY_BACKOFF_MAX",
-    "WIDGET_JWT",
-)
-# Credentials and the default store are never inherited by a named account:
-# mixing two accounts' credentials is the mistake this would invite.
-_NOT_INHERITED = ("SECRET", "JWT", "STORE_ID", "MERCHANT_ID", "WIDGET_JWT")
-_CREDENTIALS = ("SECRET", "JWT", "WIDGET_JWT")
-#: The account keys that are client options, checked by the client's own rules.
+#: The account keys that are client options (every field of
+#: :class:`~django_paycharge.client.options.ClientOptions`), checked by the
+#: client's own rules. The back-off's two keys keep the names they were
+#: documented under.
 CLIENT_OPTIONS = {
     "BASE_URL": "base_url",
     "SECRET": "secret",
@@ -116,27 +108,51 @@ CLIENT_OPTIONS = {
     "MAX_RETRIES": "max_retries",
     "RETRY_BACKOFF": "backoff_base",
     "RETRY_BACKOFF_MAX": "backoff_max",
+    "MAX_RETRY_AFTER": "max_retry_after",
+    "POLLING_TIMEOUT": "polling_timeout",
+    "POOL_SIZE": "pool_size",
+    "USER_AGENT": "user_agent",
 }
+ACCOUNT_KEYS = (*CLIENT_OPTIONS, "STORE_ID", "MERCHANT_ID", "WIDGET_JWT")
+# Credentials and the default store are never inherited by a named account:
+# mixing two accounts' credentials is the mistake this would invite.
+_NOT_INHERITED = ("SECRET", "JWT", "STORE_ID", "MERCHANT_ID", "WIDGET_JWT")
+_CREDENTIALS = ("SECRET", "JWT", "WIDGET_JWT")
 # Tighter than the client's own limits: in a settings file, 100 retries or a
-# backoff of an hour is a typo, not a choice.
-_SETTING_MAXIMA = {"MAX_RETRIES": 10, "RETRY_BACKOFF": 300, "RETRY_BACKOFF_MAX": 300}
+# back-off of an hour is a typo, not a choice. Key: (whole number?, low, high).
+_SETTING_RANGES: dict[str, tuple[bool, float, float]] = {
+    "MAX_RETRIES": (True, 0, 10),
+    "RETRY_BACKOFF": (False, 0, 300),
+    "RETRY_BACKOFF_MAX": (False, 0, 300),
+    "MAX_RETRY_AFTER": (False, 0, 300),
+    "POLLING_TIMEOUT": (False, 1, 300),
+    "POOL_SIZE": (True, 1, 1000),
+}
 _LOOPBACK_HOSTS = {"127.0.0.1", "localhost", "::1"}
 
 
-@dataclass(frozen=True, slots=True)
-class Account:
-    """One configured gateway account. ``repr`` never shows the credentials."""
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Account(ClientOptions):
+    """One configured gateway account: its client's options, its name and its ids.
+
+    ``repr`` never shows the credentials.
+    """
 
     name: str
-    base_url: str
-    secret: str = field(repr=False)
-    jwt: str = field(repr=False)
-    store_id: uuid.UUID | None
-    merchant_id: uuid.UUID | None
-    timeout: tuple[float, float]
-    max_retries: int
-    retry_backoff: float = 0.5
-    retry_backoff_max: float = 8.0
+    store_id: uuid.UUID | None = None
+    merchant_id: uuid.UUID | None = None
+
+    @property
+    def retry_backoff(self) -> float:
+        """Deprecated: ``backoff_base`` (the client option's name)."""
+        deprecated("Account.retry_backoff", "Account.backoff_base")
+        return self.backoff_base
+
+    @property
+    def retry_backoff_max(self) -> float:
+        """Deprecated: ``backoff_max`` (the client option's name)."""
+        deprecated("Account.retry_backoff_max", "Account.backoff_max")
+        return self.backoff_max
 
 
 class Hidden(str):
@@ -269,9 +285,9 @@ def account_problems(where: str, raw: Mapping[str, Any]) -> list[tuple[str, str]
     """
     problems: list[tuple[str, str]] = []
 
-    def add(key: str, message: str, setting: str | None = None) -> None:
+    def add(key: str, message: str, setting: str | None = None, **values: float) -> None:
         # Messages name the setting as it is written in settings.py: PAYCHARGE['KEY'].
-        problems.append((key, message % {"setting": f"{where}['{setting or key}']"}))
+        problems.append((key, message % {"setting": f"{where}['{setting or key}']", **values}))
 
     bad = {e.field for e in option_problems({o: raw.get(k) for k, o in CLIENT_OPTIONS.items()})}
     if "base_url" in bad:
@@ -298,11 +314,15 @@ def account_problems(where: str, raw: Mapping[str, Any]) -> list[tuple[str, str]
                 "(connect, read) pair of them."
             ),
         )
-    if "max_retries" in bad or raw["MAX_RETRIES"] > _SETTING_MAXIMA["MAX_RETRIES"]:
-        add("MAX_RETRIES", _("%(setting)s must be an integer from 0 to 10."))
-    for key in ("RETRY_BACKOFF", "RETRY_BACKOFF_MAX"):
-        if CLIENT_OPTIONS[key] in bad or raw[key] > _SETTING_MAXIMA[key]:
-            add(key, _("%(setting)s must be a number of seconds from 0 to 300."))
+    for key, (whole, low, high) in _SETTING_RANGES.items():
+        if CLIENT_OPTIONS[key] in bad or not low <= raw[key] <= high:
+            if whole:
+                message = _("%(setting)s must be an integer from %(low)d to %(high)d.")
+            else:
+                message = _("%(setting)s must be a number of seconds from %(low)g to %(high)g.")
+            add(key, message, low=low, high=high)
+    if "user_agent" in bad:
+        add("USER_AGENT", _("%(setting)s must be one line of printable ASCII text, or None."))
     return problems
 
 
@@ -314,19 +334,12 @@ def get_account(name: str | None = None) -> Account:
     problems = account_problems(where, raw)
     if problems:
         raise ConfigurationError(problems[0][1])
-    timeout = timeout_pair(raw["TIMEOUT"])
-    assert timeout is not None
+    options = ClientOptions.checked(**{o: raw[key] for key, o in CLIENT_OPTIONS.items()})
     return Account(
+        **options.values(),
         name=name or DEFAULT_ACCOUNT,
-        base_url=str(raw["BASE_URL"]).rstrip("/"),
-        secret=raw["SECRET"],
-        jwt=raw["JWT"],
         store_id=_as_uuid(raw["STORE_ID"]),
         merchant_id=_as_uuid(raw["MERCHANT_ID"]),
-        timeout=timeout,
-        max_retries=raw["MAX_RETRIES"],
-        retry_backoff=float(raw["RETRY_BACKOFF"]),
-        retry_backoff_max=float(raw["RETRY_BACKOFF_MAX"]),
     )
 
 

@@ -30,6 +30,7 @@ from django.utils.module_loading import import_string
 from django.utils.translation import gettext
 
 from . import conf, services
+from .client.backoff import Backoff
 from .exceptions import ConfigurationError, SyncInProgressError
 from .models import WebhookDelivery
 from .services import announcements, deliveries, leases
@@ -76,8 +77,7 @@ class _InlineOnly:
 
 
 # Cached: installed modules do not change while the process runs, and the webhook
-# receiver asks on every delivery (find_spec twice cost it 0.03 ms of CPU;
-# bench/webhooks.py, "receipt cost").
+# receiver asks on every delivery (docs/benchmarks.md, "receipt cost").
 @functools.cache
 def tasks_framework() -> Any | None:
     """``django.tasks`` on Django 6, the ``django_tasks`` backport on 5.2, or None."""
@@ -339,6 +339,11 @@ announcements.retry_scheduler = schedule_announcement
 announcements.lease_watcher = _watch_announcement_lease
 
 
+#: A failed delivery's retry (full jitter: deliveries that failed together, while
+#: the gateway was down, do not come back together).
+DELIVERY_RETRY_BACKOFF = Backoff(base=5.0, cap=300.0)
+
+
 def _retry_later(delivery_pk: int) -> None:
     attempts = WebhookDelivery.objects.filter(pk=delivery_pk).values_list("attempts", flat=True)
     done = attempts.first() or deliveries.MAX_ATTEMPTS
@@ -349,7 +354,7 @@ def _retry_later(delivery_pk: int) -> None:
     # ``paycharge_process_webhooks --failed`` (and the periodic sweep) instead.
     if not task.get_backend().supports_defer:
         return
-    delay = timedelta(seconds=min(300, 5 * 2**done))
+    delay = timedelta(seconds=DELIVERY_RETRY_BACKOFF.delay(done))
     task.using(run_after=timezone.now() + delay).enqueue(delivery_pk, True)
 
 
@@ -449,8 +454,8 @@ def _ensure_sweep(expiry: datetime) -> None:
 def _task_waiting(task: Any, due: datetime | None = None) -> bool:
     """Whether ``task`` is queued in django-tasks-db and not started (due by ``due``, if given).
 
-    Raw SQL on the receiver's path: the ORM's version of this query costs
-    several times the statement (bench/webhooks.py, "receipt cost").
+    Raw SQL on the receiver's path: the ORM's version of this query costs more
+    than the statement (docs/benchmarks.md, "receipt cost").
     """
     from django_tasks_db.models import DBTaskResult
 

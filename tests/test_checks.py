@@ -33,6 +33,10 @@ def test_missing_setting():
         ({"BASE_URL": "http://api.example.com"}, "E004", "PAYCHARGE['BASE_URL']"),
         ({"STORE_ID": "x"}, "E005", "PAYCHARGE['STORE_ID']"),
         ({"TIMEOUT": "5"}, "E006", "PAYCHARGE['TIMEOUT']"),
+        ({"POOL_SIZE": 0}, "E006", "PAYCHARGE['POOL_SIZE']"),
+        ({"POLLING_TIMEOUT": None}, "E006", "PAYCHARGE['POLLING_TIMEOUT']"),
+        ({"MAX_RETRY_AFTER": -1}, "E006", "PAYCHARGE['MAX_RETRY_AFTER']"),
+        ({"USER_AGENT": "a\tb"}, "E006", "PAYCHARGE['USER_AGENT']"),
         ({"ACCOUNTS": []}, "E007", "PAYCHARGE['ACCOUNTS']"),
         ({"WEBHOOK_AUTH_TOKENS": "tok"}, "E008", "WEBHOOK_AUTH_TOKENS"),
         ({"SYNC_WINDOWS": 0}, "E008", "PAYCHARGE['SYNC_WINDOWS']"),
@@ -52,6 +56,14 @@ def test_each_problem_has_its_id_and_names_the_key(change, expected_id, names):
         messages = check_paycharge_settings()
     assert [m.id for m in messages] == [f"django_paycharge.{expected_id}"]
     assert names in messages[0].msg
+
+
+def test_a_named_accounts_client_options_are_checked_as_its_own():
+    own = {"SECRET": "s2", "JWT": BASE["JWT"] + "x", "POOL_SIZE": 5000, "USER_AGENT": "shop/1"}
+    with override_settings(PAYCHARGE={**BASE, "ACCOUNTS": {"b": own}}):
+        messages = check_paycharge_settings()
+    problems = [(m.id, m.msg) for m in messages if m.id == "django_paycharge.E006"]
+    assert len(problems) == 1 and "PAYCHARGE['ACCOUNTS']['b']['POOL_SIZE']" in problems[0][1]
 
 
 def test_an_importable_or_callable_order_url_hook_passes():

@@ -136,3 +136,59 @@ def test_a_settings_error_page_does_not_show_the_credentials(rf, settings):
     assert "TIMEOUT" in html
     assert BASE["SECRET"] not in html
     assert BASE["JWT"] not in html
+
+
+def test_an_account_is_its_clients_options():
+    from django_paycharge.client.options import ClientOptions
+
+    account = conf.get_account()
+    assert isinstance(account, ClientOptions)
+    assert (account.pool_size, account.polling_timeout, account.max_retry_after) == (20, 60.0, 30.0)
+    assert account.user_agent is None
+
+
+def test_an_accounts_client_options_override_the_app_wide_ones():
+    accounts = {
+        "tokyo": {
+            "SECRET": "s2",
+            "JWT": OTHER_JWT,
+            "POOL_SIZE": 4,
+            "POLLING_TIMEOUT": 20,
+            "MAX_RETRY_AFTER": 5,
+        }
+    }
+    app_wide = {"POOL_SIZE": 50, "USER_AGENT": "shop/3.1", "ACCOUNTS": accounts}
+    with override_settings(PAYCHARGE={**BASE, **app_wide}):
+        tokyo = conf.get_account("tokyo")
+        default = conf.get_account()
+    assert (tokyo.pool_size, tokyo.polling_timeout, tokyo.max_retry_after) == (4, 20.0, 5.0)
+    assert tokyo.user_agent == "shop/3.1"  # not set for tokyo: the app-wide value
+    assert (default.pool_size, default.polling_timeout) == (50, 60.0)
+    assert default.user_agent == "shop/3.1"
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "message"),
+    [
+        ("POOL_SIZE", 0, r"\['POOL_SIZE'\] must be an integer from 1 to 1000"),
+        ("POOL_SIZE", 2.5, r"\['POOL_SIZE'\]"),
+        ("POLLING_TIMEOUT", 0, r"\['POLLING_TIMEOUT'\] must be a number of seconds from 1 to 300"),
+        ("MAX_RETRY_AFTER", 3600, r"\['MAX_RETRY_AFTER'\]"),
+        ("MAX_RETRY_AFTER", "30", r"\['MAX_RETRY_AFTER'\]"),
+        ("USER_AGENT", "shop\n", r"\['USER_AGENT'\] must be one line"),
+    ],
+)
+def test_malformed_client_options_raise_an_error_naming_the_key(key, value, message):
+    accounts = {"osaka": {"SECRET": "s3", "JWT": OTHER_JWT, key: value}}
+    with override_settings(PAYCHARGE={**BASE, "ACCOUNTS": accounts}):
+        conf.get_account()  # the default account is fine
+        with pytest.raises(ConfigurationError, match=r"\['ACCOUNTS'\]\['osaka'\]" + message):
+            conf.get_account("osaka")
+
+
+def test_the_backoff_options_old_names_are_deprecated():
+    account = conf.get_account()
+    with pytest.warns(DeprecationWarning, match="Account.backoff_base"):
+        assert account.retry_backoff == account.backoff_base == BASE["RETRY_BACKOFF"]
+    with pytest.warns(DeprecationWarning, match="Account.backoff_max"):
+        assert account.retry_backoff_max == account.backoff_max == BASE["RETRY_BACKOFF_MAX"]

@@ -1,4 +1,10 @@
-"""The charge admin: a read-only mirror with gateway actions, fast at any table size."""
+"""The charge admin: a read-only mirror with gateway actions, fast at any table size.
+
+One class, read top to bottom: the list, the page, the permissions, the
+changelist, the actions and the custom views. Its columns and fields are plain
+functions of a charge (:mod:`.charge_fields`); its page's sections, inlines and
+buttons are plain data and functions (:mod:`.charge_page`).
+"""
 
 from __future__ import annotations
 
@@ -14,25 +20,11 @@ from django.http import HttpRequest, HttpResponse, HttpResponseBase, HttpRespons
 from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
-from django.utils.html import format_html
-from django.utils.safestring import SafeString
-from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
-from .. import services
-from ..exceptions import NotFoundError, PayChargeError
-from ..models import (
-    REFUNDED_ANNOTATION,
-    Charge,
-    IssuerToken,
-    RefundState,
-    refund_state,
-    with_refunded_amounts,
-)
-from . import display, export
+from ..models import Charge, with_refunded_amounts
+from . import charge_fields, charge_page, export
 from .charge_actions import cancel_charges, capture_charges, refund_charges
-from .charge_extras import ChargeExtrasMixin, order_url_hook_is_set
-from .charge_lifecycle import ChargeLifecycleMixin
 from .filters import (
     AccountFilter,
     AmountRangeFilter,
@@ -42,9 +34,8 @@ from .filters import (
     StoreFilter,
     range_problems,
 )
-from .gateway import limited, run_sync_now
-from .inlines import IssuerTokenInline, WebhookDeliveryInline, can_see_account_numbers
-from .issuer_tokens import fetch_issuer_token_action
+from .gateway import limited, refresh_one, run_sync_now
+from .issuer_tokens import fetch_issuer_token_action, results_page
 from .paginator import EstimatedCountPaginator
 from .readonly import ReadOnlyAdmin
 from .search import id_prefix_range, short_id_hint
@@ -74,7 +65,9 @@ class ChargeChangeList(ChangeList):
         return super().get_queryset(request, exclude_parameters).only(*LIST_COLUMNS)
 
 
-class ChargeAdmin(ChargeLifecycleMixin, ChargeExtrasMixin, ReadOnlyAdmin):
+class ChargeAdmin(ReadOnlyAdmin):
+    # -- the list --------------------------------------------------------------------------------
+
     list_display = (
         "short_id",
         "status_badge",
@@ -117,112 +110,72 @@ class ChargeAdmin(ChargeLifecycleMixin, ChargeExtrasMixin, ReadOnlyAdmin):
         cancel_charges,
         refund_charges,
     )
-    inlines = (IssuerTokenInline, WebhookDeliveryInline)
-    fieldsets = (
-        (
-            None,
-            {
-                "fields": (
-                    "gateway_id",
-                    "status_badge",
-                    "mode_marker",
-                    "payment_type",
-                    "account",
-                    "store_id",
-                    "store_name",
-                    "merchant_name",
-                    "merchant_transaction_id",
-                    "created_on",
-                )
-            },
-        ),
-        (
-            gettext_lazy("Amounts"),
-            {
-                # Each amount from its minor units, beside the gateway's own formatted
-                # figure: the same money, one format (money.format_money).
-                "fields": (
-                    ("amount", "requested_formatted"),
-                    ("charged", "charged_formatted"),
-                    ("fee", "fee_formatted"),
-                    "only_direct_currency",
-                )
-            },
-        ),
-        (
-            gettext_lazy("Error and metadata"),
-            {"fields": ("error_pretty", "metadata_pretty")},
-        ),
-        (
-            gettext_lazy("Token and payment"),
-            {
-                "fields": (
-                    "transaction_token_id",
-                    "token_type",
-                    "subscription_id",
-                    "capture_at",
-                    "descriptor",
-                    "descriptor_phone_number",
-                    "three_ds_pretty",
-                    "redirect_pretty",
-                )
-            },
-        ),
-        (
-            gettext_lazy("Mirror"),
-            {
-                "fields": (
-                    "synced_at",
-                    "first_seen_at",
-                    "status_rank",
-                    "raw_digest_display",
-                    "raw_folded",
-                )
-            },
-        ),
-    )
-    readonly_fields = (
-        "status_badge",
-        "mode_marker",
-        "amount",
-        "charged",
-        "fee",
-        "error_pretty",
-        "metadata_pretty",
-        "three_ds_pretty",
-        "redirect_pretty",
-        "raw_folded",
-        "status_rank",
-        "raw_digest_display",
-        "order",
-        "requested_formatted",
-        "charged_formatted",
-        "fee_formatted",
-        "token_type",
-    )
+
+    # -- the page: read-only, its sections and inlines depending on the charge ---------------
+
+    fieldsets = charge_page.FIELDSETS
+    readonly_fields = charge_page.READONLY_FIELDS
+    inlines = charge_page.INLINES
+
+    def get_fieldsets(self, request: HttpRequest, obj: Any = None) -> Any:
+        return charge_page.fieldsets(obj)
+
+    def get_inlines(self, request: HttpRequest, obj: Any) -> list[Any]:
+        return charge_page.inlines(obj)
+
+    def change_view(
+        self,
+        request: HttpRequest,
+        object_id: str,
+        form_url: str = "",
+        extra_context: dict[str, Any] | None = None,
+    ) -> HttpResponse:
+        context = {**charge_page.change_context(request), **(extra_context or {})}
+        return super().change_view(request, object_id, form_url, context)
+
+    # -- columns and fields: plain functions of a charge ---------------------------------------
+
+    short_id = staticmethod(charge_fields.short_id)
+    status_badge = staticmethod(charge_fields.status_badge)
+    amount = staticmethod(charge_fields.amount)
+    mode_marker = staticmethod(charge_fields.mode_marker)
+    store = staticmethod(charge_fields.store)
+    issuer_token_column = staticmethod(charge_fields.issuer_token_column)
+    order = staticmethod(charge_fields.order)
+    charged = staticmethod(charge_fields.charged)
+    fee = staticmethod(charge_fields.fee)
+    requested_formatted = staticmethod(charge_fields.requested_formatted)
+    charged_formatted = staticmethod(charge_fields.charged_formatted)
+    fee_formatted = staticmethod(charge_fields.fee_formatted)
+    refunded_total = staticmethod(charge_fields.refunded_total)
+    refundable_total = staticmethod(charge_fields.refundable_total)
+    token_type = staticmethod(charge_fields.token_type)
+    error_pretty = staticmethod(charge_fields.error_pretty)
+    metadata_pretty = staticmethod(charge_fields.metadata_pretty)
+    three_ds_pretty = staticmethod(charge_fields.three_ds_pretty)
+    redirect_pretty = staticmethod(charge_fields.redirect_pretty)
+    raw_digest_display = staticmethod(charge_fields.raw_digest_display)
+    raw_folded = staticmethod(charge_fields.raw_folded)
+
+    # -- permissions of the gateway actions (Django asks has_<name>_permission) ----------------
 
     def has_call_gateway_permission(self, request: HttpRequest) -> bool:
-        return request.user.has_perm("django_paycharge.call_gateway")
+        return charge_page.may(request, "call_gateway")
+
+    def has_capture_permission(self, request: HttpRequest) -> bool:
+        return charge_page.may(request, "capture")
+
+    def has_cancel_permission(self, request: HttpRequest) -> bool:
+        return charge_page.may(request, "cancel")
+
+    def has_refund_permission(self, request: HttpRequest) -> bool:
+        return charge_page.may(request, "refund")
+
+    # -- changelist ----------------------------------------------------------------------------
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Charge]:
         # Each charge's refunded total, for the refund badge and filter (one subquery a row).
         return with_refunded_amounts(super().get_queryset(request))
-
-    def get_fieldsets(self, request: HttpRequest, obj: Any = None) -> Any:
-        fieldsets = super().get_fieldsets(request, obj)
-        if not order_url_hook_is_set():
-            return fieldsets
-        # The shop's order, first thing on the page: PAYCHARGE["ORDER_URL_HOOK"].
-        (name, options), *rest = fieldsets
-        return [(name, {**options, "fields": ("order", *options["fields"])}), *rest]
-
-    def get_inline_instances(self, request: HttpRequest, obj: Any = None) -> list[Any]:
-        inlines = super().get_inline_instances(request, obj)
-        if obj is None or not IssuerToken.objects.filter(charge=obj).exists():
-            inlines = [i for i in inlines if not isinstance(i, IssuerTokenInline)]
-        return inlines
-
-    # -- changelist ----------------------------------------------------------------------------
 
     def get_changelist(self, request: HttpRequest, **kwargs: Any) -> type[ChangeList]:
         return ChargeChangeList
@@ -261,127 +214,17 @@ class ChargeAdmin(ChargeLifecycleMixin, ChargeExtrasMixin, ReadOnlyAdmin):
                 self.message_user(request, problem, messages.ERROR)
         return response
 
-    def change_view(
-        self,
-        request: HttpRequest,
-        object_id: str,
-        form_url: str = "",
-        extra_context: dict[str, Any] | None = None,
-    ) -> HttpResponse:
-        context = {
-            "can_call_gateway": self.has_call_gateway_permission(request),
-            **(extra_context or {}),
-        }
-        return super().change_view(request, object_id, form_url, context)
-
-    # -- columns and fields --------------------------------------------------------------------
-
-    @admin.display(description=gettext_lazy("charge id"))
-    def short_id(self, charge: Charge) -> SafeString | str:
-        # The full id is in the title and on the detail page; the search takes these 8 too.
-        return display.short_id(charge.gateway_id, charge=True)
-
-    @admin.display(description=gettext_lazy("status"), ordering="status")
-    def status_badge(self, charge: Charge) -> SafeString:
-        badge = display.status_badge(charge.status, charge.get_status_display())
-        state = refund_state(charge.charged_amount, getattr(charge, REFUNDED_ANNOTATION, None))
-        if not state:
-            return badge
-        return format_html("{}{}", badge, display.refund_badge(state, RefundState(state).label))
-
-    @admin.display(description=gettext_lazy("amount"))
-    def amount(self, charge: Charge) -> str:
-        return display.format_money(charge.requested_amount, charge.requested_currency)
-
-    @admin.display(description=gettext_lazy("charged"))
-    def charged(self, charge: Charge) -> str:
-        return display.format_money(charge.charged_amount, charge.charged_currency)
-
-    @admin.display(description=gettext_lazy("fee"))
-    def fee(self, charge: Charge) -> str:
-        return display.format_money(charge.fee_amount, charge.fee_currency)
-
-    @admin.display(description=gettext_lazy("mode"), ordering="mode")
-    def mode_marker(self, charge: Charge) -> SafeString | str:
-        return display.test_marker() if charge.is_test else (charge.get_mode_display() or "-")
-
-    @admin.display(description=gettext_lazy("store"))
-    def store(self, charge: Charge) -> SafeString | str:
-        # Only list pages carry the store's name (single reads do not): else its short id.
-        return charge.store_name or display.short_id(charge.store_id)
-
-    @admin.display(description=gettext_lazy("issuer token"))
-    def issuer_token_column(self, charge: Charge) -> str:
-        # Joined by list_select_related: no query per row.
-        try:
-            token = charge.issuer_token
-        except IssuerToken.DoesNotExist:
-            return "-"
-        return token.call_method or token.payment_type or str(display.UNKNOWN)
-
-    @admin.display(description=gettext_lazy("error"))
-    def error_pretty(self, charge: Charge) -> SafeString:
-        return display.describe_error(charge.error)
-
-    @admin.display(description=gettext_lazy("metadata"))
-    def metadata_pretty(self, charge: Charge) -> SafeString:
-        return display.pretty_json(charge.metadata)
-
-    @admin.display(description=gettext_lazy("3-D Secure"))
-    def three_ds_pretty(self, charge: Charge) -> SafeString:
-        return display.pretty_json(charge.three_ds)
-
-    @admin.display(description=gettext_lazy("redirect"))
-    def redirect_pretty(self, charge: Charge) -> SafeString:
-        return display.pretty_json(charge.redirect)
-
-    @admin.display(description=gettext_lazy("raw payload digest"))
-    def raw_digest_display(self, charge: Charge) -> str:
-        # The field has no verbose name (adding one needs a migration): label it here.
-        return charge.raw_digest or "-"
-
-    @admin.display(description=gettext_lazy("raw payload"))
-    def raw_folded(self, charge: Charge) -> SafeString:
-        return display.folded_json(_("As the gateway last sent it"), charge.raw)
-
     # -- actions -------------------------------------------------------------------------------
 
     @admin.action(description=gettext_lazy("Refresh from gateway"), permissions=["call_gateway"])
     def refresh_from_gateway(self, request: HttpRequest, queryset: QuerySet[Charge]) -> None:
         charges = limited(self, request, queryset)
         for charge in charges:
-            self._refresh_one(request, charge)
+            refresh_one(self, request, charge)
 
-    def _refresh_one(self, request: HttpRequest, charge: Charge) -> None:
-        try:
-            fresh = services.refresh_charge(
-                charge.gateway_id, charge.store_id, account=charge.account
-            )
-        except NotFoundError:
-            self.message_user(
-                request,
-                _(
-                    "Charge %(id)s: the gateway has no such charge in store %(store)s "
-                    "(account %(account)s). It may belong to another store or account. "
-                    "The copy here was left as it was."
-                )
-                % {"id": charge.gateway_id, "store": charge.store_id, "account": charge.account},
-                messages.ERROR,
-            )
-        except PayChargeError as exc:
-            self.message_user(
-                request,
-                _("Charge %(id)s: not refreshed: %(error)s")
-                % {"id": charge.gateway_id, "error": exc},
-                messages.ERROR,
-            )
-        else:
-            self.message_user(
-                request,
-                _("Charge %(id)s refreshed: %(status)s.")
-                % {"id": charge.gateway_id, "status": fresh.get_status_display() or fresh.status},
-                messages.SUCCESS,
-            )
+    def issuer_token_results(self, request: HttpRequest, results: list[Any]) -> TemplateResponse:
+        """The "Fetch issuer token" action's page (a hook: override it to show your own)."""
+        return results_page(self, request, results)
 
     # -- custom views --------------------------------------------------------------------------
 
@@ -428,19 +271,7 @@ class ChargeAdmin(ChargeLifecycleMixin, ChargeExtrasMixin, ReadOnlyAdmin):
         if not self.has_view_permission(request):
             raise PermissionDenied
         charge = get_object_or_404(Charge, pk=object_id)
-        self._refresh_one(request, charge)
+        refresh_one(self, request, charge)
         return HttpResponseRedirect(
             reverse("admin:django_paycharge_charge_change", args=[charge.pk])
-        )
-
-    def issuer_token_results(self, request: HttpRequest, results: list[Any]) -> TemplateResponse:
-        context = {
-            **self.admin_site.each_context(request),
-            "opts": self.opts,
-            "title": _("Issuer tokens"),
-            "results": results,
-            "full_numbers": can_see_account_numbers(request),
-        }
-        return TemplateResponse(
-            request, "admin/django_paycharge/charge/issuer_tokens.html", context
         )

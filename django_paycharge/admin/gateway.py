@@ -1,4 +1,5 @@
-"""What the admin's gateway actions share: a cap on calls per request, and the sync button."""
+"""What the admin's gateway actions share: a cap on calls per request, a charge's refresh,
+and the sync button."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ from django.http import HttpRequest
 from django.utils.translation import gettext as _
 
 from .. import conf, services, tasks
-from ..exceptions import PayChargeError, SyncInProgressError
+from ..exceptions import NotFoundError, PayChargeError, SyncInProgressError
+from ..models import Charge
 
 
 def limited(
@@ -36,6 +38,36 @@ def limited(
         )
         return []
     return list(queryset.model._default_manager.filter(pk__in=pks).order_by("-pk"))
+
+
+def refresh_one(model_admin: admin.ModelAdmin[Any], request: HttpRequest, charge: Charge) -> None:
+    """Read ``charge`` from the gateway again, and say what came of it."""
+    try:
+        fresh = services.refresh_charge(charge.gateway_id, charge.store_id, account=charge.account)
+    except NotFoundError:
+        model_admin.message_user(
+            request,
+            _(
+                "Charge %(id)s: the gateway has no such charge in store %(store)s "
+                "(account %(account)s). It may belong to another store or account. "
+                "The copy here was left as it was."
+            )
+            % {"id": charge.gateway_id, "store": charge.store_id, "account": charge.account},
+            messages.ERROR,
+        )
+    except PayChargeError as exc:
+        model_admin.message_user(
+            request,
+            _("Charge %(id)s: not refreshed: %(error)s") % {"id": charge.gateway_id, "error": exc},
+            messages.ERROR,
+        )
+    else:
+        model_admin.message_user(
+            request,
+            _("Charge %(id)s refreshed: %(status)s.")
+            % {"id": charge.gateway_id, "status": fresh.get_status_display() or fresh.status},
+            messages.SUCCESS,
+        )
 
 
 def run_sync_now(model_admin: admin.ModelAdmin[Any], request: HttpRequest) -> None:

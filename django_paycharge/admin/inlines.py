@@ -1,4 +1,8 @@
-"""The charge page's inlines: its issuer token (account number masked) and its deliveries."""
+"""The charge page's inlines: its issuer token (account number masked) and its deliveries.
+
+Its refunds, cancels and requests are in :mod:`.refunds`; all are read-only
+(:class:`~.readonly.ReadOnlyInline`).
+"""
 
 from __future__ import annotations
 
@@ -13,6 +17,7 @@ from django.utils.translation import gettext_lazy
 
 from ..models import Charge, IssuerToken, WebhookDelivery
 from . import display
+from .readonly import ReadOnlyInline
 
 # Django's admin classes are generic only to type checkers (django-stubs);
 # subscripting them at run time fails without django_stubs_ext.monkeypatch().
@@ -22,11 +27,8 @@ else:
     _IssuerTokenInlineBase = admin.StackedInline
 
 
-class IssuerTokenInline(_IssuerTokenInlineBase):
+class IssuerTokenInline(ReadOnlyInline, _IssuerTokenInlineBase):
     model = IssuerToken
-    extra = 0
-    max_num = 0
-    can_delete = False
     verbose_name_plural = gettext_lazy("issuer token")
     _common = (
         "payment_type",
@@ -54,19 +56,6 @@ class IssuerTokenInline(_IssuerTokenInlineBase):
     def masked_account_number(self, token: IssuerToken) -> str:
         return token.masked_account_number
 
-    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        # Part of the charge: whoever may see the charge sees its token (the number stays masked).
-        return request.user.has_perm("django_paycharge.view_charge")
-
-    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
 
 # Django's admin classes are generic only to type checkers (django-stubs);
 # subscripting them at run time fails without django_stubs_ext.monkeypatch().
@@ -76,11 +65,9 @@ else:
     _DeliveryInlineBase = admin.TabularInline
 
 
-class WebhookDeliveryInline(_DeliveryInlineBase):
+class WebhookDeliveryInline(ReadOnlyInline, _DeliveryInlineBase):
     model = WebhookDelivery
-    extra = 0
-    max_num = 0
-    can_delete = False
+    view_permission = None  # the delivery log's own, as on its list page
     fields = ("delivery_link", "event", "status", "received_at", "attempts", "last_error")
     readonly_fields = fields
     ordering = ("-received_at",)
@@ -89,15 +76,6 @@ class WebhookDeliveryInline(_DeliveryInlineBase):
     def delivery_link(self, delivery: WebhookDelivery) -> SafeString:
         url = reverse("admin:django_paycharge_webhookdelivery_change", args=[delivery.pk])
         return format_html('<a href="{}">{}</a>', url, str(delivery))
-
-    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
 
 
 def can_see_account_numbers(request: HttpRequest) -> bool:

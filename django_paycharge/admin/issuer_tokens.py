@@ -9,6 +9,7 @@ from urllib.parse import urlsplit
 from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
+from django.template.response import TemplateResponse
 from django.utils.safestring import SafeString
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
@@ -18,6 +19,7 @@ from ..exceptions import PayChargeError
 from ..models import Charge, IssuerToken, PaymentType
 from . import display
 from .gateway import limited
+from .inlines import can_see_account_numbers
 
 
 @dataclass
@@ -77,3 +79,17 @@ def fetch_issuer_token_action(
             )
     response: HttpResponse = model_admin.issuer_token_results(request, results)
     return response
+
+
+def results_page(
+    model_admin: Any, request: HttpRequest, results: list[TokenResult]
+) -> TemplateResponse:
+    """The page of what the action fetched (account numbers masked unless permitted)."""
+    context = {
+        **model_admin.admin_site.each_context(request),
+        "opts": model_admin.opts,
+        "title": _("Issuer tokens"),
+        "results": results,
+        "full_numbers": can_see_account_numbers(request),
+    }
+    return TemplateResponse(request, "admin/django_paycharge/charge/issuer_tokens.html", context)

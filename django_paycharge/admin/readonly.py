@@ -1,4 +1,4 @@
-"""The base of every admin of the app: the mirror is read-only (the gateway decides)."""
+"""The bases of every admin of the app: the mirror is read-only (the gateway decides)."""
 
 from __future__ import annotations
 
@@ -23,6 +23,34 @@ class ReadOnlyAdmin(_ModelAdminBase):
         js = ("django_paycharge/admin.js",)
 
     def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+class ReadOnlyInline:
+    """Mixed into an inline (before Django's class): shown, never added, changed or deleted.
+
+    What the inline shows is part of the charge, so whoever may see the charge
+    sees it; an inline whose rows need their own view permission names it in
+    ``view_permission`` (None: Django's, the inline model's own).
+    """
+
+    extra = 0
+    max_num: int | None = 0
+    can_delete = False
+    view_permission: str | None = "django_paycharge.view_charge"
+
+    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        if self.view_permission is None:
+            return bool(super().has_view_permission(request, obj))  # type: ignore[misc]
+        return bool(request.user.has_perm(self.view_permission))
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
 
     def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:

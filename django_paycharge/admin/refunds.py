@@ -18,7 +18,7 @@ from ..models import Cancel, Charge, ChargeActionRequest, Refund
 from ..money import format_money
 from . import display
 from .filters import AccountFilter
-from .readonly import ReadOnlyAdmin
+from .readonly import ReadOnlyAdmin, ReadOnlyInline
 
 if TYPE_CHECKING:
     _RefundInlineBase = admin.TabularInline[Refund, Charge]
@@ -33,27 +33,7 @@ def _charge_link(charge: Charge) -> SafeString:
     return format_html('<a href="{}">{}…</a>', url, str(charge.gateway_id)[:8])
 
 
-class _ReadOnlyInline:
-    """Part of the charge: whoever may see the charge sees them; nothing is edited here."""
-
-    extra = 0
-    max_num: int | None = 0
-    can_delete = False
-
-    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return bool(request.user.has_perm("django_paycharge.view_charge"))
-
-    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-
-class RefundInline(_ReadOnlyInline, _RefundInlineBase):
+class RefundInline(ReadOnlyInline, _RefundInlineBase):
     model = Refund
     fields = ("gateway_id", "status", "amount_display", "reason", "message", "created_on")
     readonly_fields = fields
@@ -64,7 +44,7 @@ class RefundInline(_ReadOnlyInline, _RefundInlineBase):
         return format_money(refund.amount, refund.currency)
 
 
-class CancelInline(_ReadOnlyInline, _CancelInlineBase):
+class CancelInline(ReadOnlyInline, _CancelInlineBase):
     model = Cancel
     fields = ("gateway_id", "status", "error", "created_on")
     readonly_fields = fields
@@ -84,7 +64,7 @@ def requested_amount(request: ChargeActionRequest) -> str:
         return str(request.amount)
 
 
-class ActionRequestInline(_ReadOnlyInline, _RequestInlineBase):
+class ActionRequestInline(ReadOnlyInline, _RequestInlineBase):
     model = ChargeActionRequest
     fields = ("kind", "state", "amount_display", "requested_by", "created_at", "attempts", "error")
     readonly_fields = fields

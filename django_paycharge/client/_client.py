@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import random as _random
 import time
 from collections.abc import Callable
 from types import TracebackType
@@ -12,6 +11,7 @@ import requests
 import requests.utils
 from requests.adapters import HTTPAdapter
 
+from .backoff import system_random
 from .observe import Observer
 from .options import DEFAULT_TIMEOUT, ClientOptions
 from .resources import Cancels, Charges, IssuerTokens, Refunds, Tokens, Webhooks
@@ -30,17 +30,23 @@ class PayChargeClient:
     ``timeout`` is seconds, or a ``(connect, read)`` pair. ``max_retries`` is
     the number of retries after the first attempt. The retry delay is
     ``random() * min(backoff_max, backoff_base * 2**n)`` for the n-th retry
-    (full jitter), or the gateway's ``Retry-After`` when it sends one; a
-    ``Retry-After`` beyond ``max_retry_after`` seconds ends the retries at
-    once. ``sleep`` and ``random`` can be replaced to make retries
-    deterministic in tests. ``observer`` is told about every call and its
-    attempts (see :mod:`.observe`): metrics and traces connect there.
+    (the full-jitter :class:`~.backoff.Backoff`), or the gateway's
+    ``Retry-After`` when it sends one; a ``Retry-After`` beyond
+    ``max_retry_after`` seconds ends the retries at once. ``sleep`` and
+    ``random`` can be replaced to make retries deterministic in tests.
+    ``observer`` is told about every call and its attempts (see
+    :mod:`.observe`): metrics and traces connect there.
     ``polling_timeout`` is the read time-out of
     ``charges.retrieve(..., polling=True)``. ``pool_size`` is the number of
     kept-alive connections per host of the session this client creates, and
     the most requests the client sends at once (from any number of threads;
     a 429 lowers that for a while and pauses them all, see :mod:`.throttle`); a
     given ``session`` is used as it is and not closed by :meth:`close`.
+    ``user_agent`` replaces ``django-paycharge/<version>``.
+
+    The options are checked as one :class:`~.options.ClientOptions`; a
+    client can also be built from one (:meth:`from_options`), as the app
+    builds each account's.
 
     Use it as a context manager, or call :meth:`close`, to release the
     connections. Thread-safe as far as ``requests.Session`` is.
@@ -62,7 +68,7 @@ class PayChargeClient:
         pool_size: int = 20,
         user_agent: str | None = None,
         sleep: Callable[[float], object] = time.sleep,
-        random: Callable[[], float] = _random.random,
+        random: Callable[[], float] = system_random,
         observer: Observer | None = None,
     ) -> None:
         options = ClientOptions.checked(
@@ -81,7 +87,7 @@ class PayChargeClient:
         self._owns_session = session is None
         self.base_url = options.base_url
         self.session = (
-            session if session is not None else _pooled_session(base_url, options.pool_size)
+            session if session is not None else _pooled_session(self.base_url, options.pool_size)
         )
         self._transport = Transport(
             options,
@@ -98,6 +104,21 @@ class PayChargeClient:
         self.tokens = Tokens(self._transport)
         self.refunds = Refunds(self._transport, polling_timeout)
         self.cancels = Cancels(self._transport, polling_timeout)
+
+    @classmethod
+    def from_options(
+        cls,
+        options: ClientOptions,
+        *,
+        session: requests.Session | None = None,
+        sleep: Callable[[float], object] = time.sleep,
+        random: Callable[[], float] = system_random,
+        observer: Observer | None = None,
+    ) -> PayChargeClient:
+        """A client of checked ``options`` (a :class:`~django_paycharge.conf.Account` is one)."""
+        return cls(
+            **options.values(), session=session, sleep=sleep, random=random, observer=observer
+        )
 
     def __repr__(self) -> str:
         return f"PayChargeClient(base_url={self.base_url!r})"

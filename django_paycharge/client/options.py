@@ -1,8 +1,10 @@
-"""The options of a :class:`~django_paycharge.client.PayChargeClient`, checked in one place.
+"""A :class:`~django_paycharge.client.PayChargeClient`'s options: one type, checked in one place.
 
-:class:`ClientOptions` is what the client is built from; ``conf`` checks an
-account's settings with the same rules (:func:`option_problems`), so a
-setting the system checks accept is one the client accepts.
+:class:`ClientOptions` is what the client is built from. ``conf``'s
+:class:`~django_paycharge.conf.Account` is a ``ClientOptions`` (plus the
+account's name and ids), read from the account's keys with the same rules
+(:func:`option_problems`): a setting the system checks accept is one the
+client accepts, and every option can be set per account.
 """
 
 from __future__ import annotations
@@ -67,6 +69,13 @@ def _credential(value: Any) -> bool:
     )
 
 
+def _header_text(value: Any) -> bool:
+    # None: the client's own; a header value must be one line of visible ASCII.
+    return value is None or (
+        isinstance(value, str) and value.isascii() and value.isprintable() and bool(value.strip())
+    )
+
+
 #: Each option's rule and the reason given when a value breaks it.
 _RULES: dict[str, tuple[Callable[[Any], bool], str]] = {
     "base_url": (_base_url, "must be an absolute http or https URL"),
@@ -79,6 +88,7 @@ _RULES: dict[str, tuple[Callable[[Any], bool], str]] = {
     "max_retry_after": (_non_negative, "must be a number >= 0"),
     "polling_timeout": (_non_negative, "must be a number >= 0"),
     "pool_size": (lambda v: _whole(v, 1), "must be an integer >= 1"),
+    "user_agent": (_header_text, "must be one line of printable ASCII text, or None"),
 }
 
 
@@ -97,8 +107,10 @@ class ClientOptions:
 
     Build it with :meth:`checked`, which raises one
     :class:`~django_paycharge.exceptions.InvalidParametersError` naming every
-    broken option. See :class:`~django_paycharge.client.PayChargeClient` for
-    what each option means.
+    broken option, and give it to
+    :meth:`PayChargeClient.from_options <django_paycharge.client.PayChargeClient.from_options>`.
+    See :class:`~django_paycharge.client.PayChargeClient` for what each option
+    means.
     """
 
     base_url: str
@@ -143,3 +155,11 @@ class ClientOptions:
             pool_size=given["pool_size"],
             user_agent=given["user_agent"],
         )
+
+    def values(self) -> dict[str, Any]:
+        """The options by name, as :meth:`checked` takes them (a subclass's own fields left out)."""
+        return {name: getattr(self, name) for name in OPTION_NAMES}
+
+
+#: The options' names, in field order.
+OPTION_NAMES = tuple(f.name for f in fields(ClientOptions))

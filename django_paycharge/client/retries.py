@@ -1,13 +1,13 @@
-"""Which failed attempts are tried again, and after how long.
+"""Which failed attempts are tried again, and when the gateway asks for a wait.
 
 Pure functions of what came back, so that the rules can be read and tested
-apart from the sending (:mod:`~django_paycharge.client.transport`).
+apart from the sending (:mod:`~django_paycharge.client.transport`). How long
+to wait otherwise is the one back-off, :mod:`~django_paycharge.client.backoff`.
 """
 
 from __future__ import annotations
 
 import email.utils
-from collections.abc import Callable
 from datetime import UTC, datetime
 
 import requests
@@ -74,14 +74,6 @@ def retry_decision(
     if deadline is not None:
         return now + (retry_after or 0.0) < deadline
     return True
-
-
-def full_jitter(attempt: int, base: float, cap: float, random: Callable[[], float]) -> float:
-    """The delay before retry number ``attempt + 1``: random, up to ``base * 2**attempt``, capped.
-
-    Random (not fixed) so that clients that failed together do not retry together.
-    """
-    return float(random() * min(cap, base * 2**attempt))
 
 
 def parse_retry_after(value: str | None) -> float | None:

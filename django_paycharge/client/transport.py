@@ -27,11 +27,11 @@ from django_paycharge import __version__
 from django_paycharge.exceptions import APIError, NetworkError
 
 from ._errors import api_error, network_error, read_body, without_tracebacks
+from .backoff import Backoff
 from .observe import GatewayAttempt, GatewayCall, Observer, route_of, safe_code
 from .options import ClientOptions
 from .request_log import failure_level, log_attempt, log_path
 from .retries import (
-    full_jitter,
     parse_retry_after,
     retry_decision,
     retryable_answer,
@@ -84,13 +84,11 @@ class Transport:
         "_auth",
         "_auth_headers",
         "_redact",
-        "backoff_base",
-        "backoff_max",
+        "backoff",
         "base_url",
         "max_retries",
         "max_retry_after",
         "observer",
-        "random",
         "session",
         "sleep",
         "throttle",
@@ -113,11 +111,9 @@ class Transport:
         self.timeout = options.timeout
         self.max_retries = options.max_retries
         self.session = session
-        self.backoff_base = options.backoff_base
-        self.backoff_max = options.backoff_max
+        self.backoff = Backoff(options.backoff_base, options.backoff_max, random=random)
         self.max_retry_after = options.max_retry_after
         self.sleep = sleep
-        self.random = random
         secret, jwt = options.secret, options.jwt
         self._auth = _BearerAuth(f"{secret}.{jwt}")
         self._auth_headers = {
@@ -261,21 +257,18 @@ class Transport:
         if retryable:
             retry_after = parse_retry_after(response.headers.get("Retry-After"))
         if retry_after is None and status == 429:
-            retry_after = self._backoff(attempt)
+            retry_after = self.backoff.delay(attempt)
         # A 429 slows every request of the client down, not only this one.
         self.throttle.release(limited=status == 429, pause=retry_after or 0.0)
         return _Attempt(status, started, request_id, None, error, retryable, retry_after)
 
     def _wait(self, sent: _Attempt, attempt: int, deadline: float | None) -> None:
         """Sleep ``Retry-After`` or the backoff; give up if that ends past ``deadline``."""
-        delay = sent.retry_after if sent.retry_after is not None else self._backoff(attempt)
+        delay = sent.retry_after if sent.retry_after is not None else self.backoff.delay(attempt)
         if deadline is not None and time.monotonic() + delay >= deadline:
             assert sent.error is not None
             raise sent.error
         self.sleep(delay)
-
-    def _backoff(self, attempt: int) -> float:
-        return full_jitter(attempt, self.backoff_base, self.backoff_max, self.random)
 
     def _headers(self, json_body: bool, idempotency_key: str | None) -> dict[str, str]:
         headers = dict(self._auth_headers)

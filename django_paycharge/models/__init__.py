@@ -1,5 +1,8 @@
 """The local mirror of the gateway: what the shop keeps. Models never call the gateway."""
 
+from typing import TYPE_CHECKING
+
+from ..deprecation import module_getattr
 from .announcements import Announcement
 from .charges import (
     OPEN_REQUEST_STATES,
@@ -67,3 +70,7 @@ __all__ = [
     "refunded_charge_ids",
     "with_refunded_amounts",
 ]
+
+
+if not TYPE_CHECKING:  # names removed since 0.1.0, with a warning (deprecation.MOVED)
+    __getattr__ = module_getattr(__name__)

@@ -1,11 +1,12 @@
 from __future__ import annotations
 
 import uuid
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
+from ..deprecation import deprecated, module_getattr
 from .payload import PayloadEncoder
 
 
@@ -163,6 +164,16 @@ class Charge(models.Model):
         return f"{self.gateway_id} ({self.get_status_display() or self.status or _('unknown')})"
 
     @property
+    def is_final(self) -> bool:
+        """Deprecated: ``charge.status in client.vocabulary.FINAL_STATUSES``."""
+        from ..client.vocabulary import FINAL_STATUSES
+
+        deprecated(
+            "Charge.is_final", "charge.status in django_paycharge.client.vocabulary.FINAL_STATUSES"
+        )
+        return self.status in FINAL_STATUSES
+
+    @property
     def is_test(self) -> bool:
         return self.mode == ChargeMode.TEST
 
@@ -293,3 +304,7 @@ def mask_account_number(number: Any) -> str:
     if len(text) <= 4:
         return "•" * len(text)
     return "•" * (len(text) - 4) + text[-4:]
+
+
+if not TYPE_CHECKING:  # names removed since 0.1.0, with a warning (deprecation.MOVED)
+    __getattr__ = module_getattr(__name__)

@@ -27,7 +27,6 @@ import uuid
 from collections import Counter
 from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta
-from secrets import SystemRandom
 from typing import Any
 
 from asgiref.sync import async_to_sync
@@ -38,18 +37,19 @@ from django.utils import timezone
 from django.utils.translation import gettext
 
 from .. import conf
-from ..client.retries import full_jitter
+from ..client.backoff import Backoff
 from ..models import Announcement
 from . import leases
 
 logger = logging.getLogger("django_paycharge.signals")
 
 Status = Announcement.Status
-#: The back-off's base and cap in seconds (``full_jitter``); the first retry also
-#: comes no later than the lease.
+#: A failed receiver's back-off (full jitter: receivers that failed together, say
+#: while a service they call was down, do not come back together); the first
+#: retry also comes no later than the lease.
 RETRY_BASE = 10.0
 RETRY_CAP = 3600.0
-_random = SystemRandom().random
+RETRY_BACKOFF = Backoff(RETRY_BASE, RETRY_CAP)
 
 #: Called with ``(pk, when)`` once a receiver failed and is due again then;
 #: ``tasks.py`` sets it to wake a worker at that time (without it the periodic
@@ -200,7 +200,7 @@ def _failed(row: Announcement, exc: Exception) -> str:
 
 def backoff(attempts: int) -> timedelta:
     """How long to wait after the ``attempts``-th failed run; the first retry within the lease."""
-    delay = full_jitter(attempts - 1, RETRY_BASE, RETRY_CAP, _random)
+    delay = RETRY_BACKOFF.delay(attempts - 1)
     if attempts <= 1:
         delay = min(delay, conf.webhook_lease().total_seconds())
     return timedelta(seconds=delay)

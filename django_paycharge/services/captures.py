@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.db import router, transaction
 from django.utils.translation import gettext
@@ -11,6 +11,7 @@ from django.utils.translation import gettext
 from .. import signals
 from ..client.lifecycle_params import capture_body, check_fields
 from ..client.vocabulary import ALREADY_CAPTURED, UNPAID_FINAL_STATUSES
+from ..deprecation import module_getattr
 from ..exceptions import ChargeStateError, FieldError, InvalidParametersError
 from ..models import Charge, ChargeActionRequest
 from .charges import store_of
@@ -115,3 +116,7 @@ def capture_charge(
         CAPTURE, charge, given=given, idempotency_key=idempotency_key, requested_by=requested_by
     )
     return captured
+
+
+if not TYPE_CHECKING:  # names removed since 0.1.0, with a warning (deprecation.MOVED)
+    __getattr__ = module_getattr(__name__)

@@ -6,13 +6,16 @@ import logging
 import time
 import uuid
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from django.db import router
 from django.utils.translation import gettext
 
 from .. import conf
 from ..client import PayChargeClient
+from ..client.backoff import Backoff
 from ..client.types import Charge as RemoteCharge
+from ..deprecation import module_getattr
 from ..exceptions import NetworkError, PayChargeError, RateLimitError, ServerError, ServiceError
 from ..models import Charge
 from .clients import get_client
@@ -105,9 +108,9 @@ def refresh_charge(
 
 
 #: Pause after a polling answer that came back still ``pending`` without being held
-#: (a gateway or proxy that ignores ``polling=true``), doubled each time up to the cap.
-WAIT_BACKOFF = 0.1
-WAIT_BACKOFF_MAX = 2.0
+#: (a gateway or proxy that ignores ``polling=true``), doubled each time up to the cap;
+#: not jittered: one customer waits, and the pauses bound how often the gateway is read.
+WAIT_BACKOFF = Backoff(0.1, 2.0, jitter="none")
 #: A polling answer back sooner than this was not held.
 _HELD = 0.5
 
@@ -128,7 +131,7 @@ def wait_for_charge(
     """
     deadline = time.monotonic() + timeout
     current = charge
-    backoff = WAIT_BACKOFF
+    pauses = 0
     polling = False  # the first read is a plain one: the charge may have moved on already
     while current.status == "pending" or not polling:
         if time.monotonic() >= deadline:
@@ -152,7 +155,11 @@ def wait_for_charge(
             if current.status != "pending":
                 break
         if (polling or failed) and time.monotonic() - asked < _HELD:
-            sleep(max(0.0, min(backoff, deadline - time.monotonic())))
-            backoff = min(backoff * 2, WAIT_BACKOFF_MAX)
+            sleep(max(0.0, min(WAIT_BACKOFF.delay(pauses), deadline - time.monotonic())))
+            pauses += 1
         polling = True
     return current
+
+
+if not TYPE_CHECKING:  # names removed since 0.1.0, with a warning (deprecation.MOVED)
+    __getattr__ = module_getattr(__name__)

@@ -20,20 +20,11 @@ def get_client(account: str | None = None) -> PayChargeClient:
     client = _clients.get(name)
     if client is not None:
         return client
-    settings = conf.get_account(name)
+    options = conf.get_account(name)  # an account is its client's options
     with _lock:
         client = _clients.get(name)
         if client is None:
-            client = PayChargeClient(
-                base_url=settings.base_url,
-                secret=settings.secret,
-                jwt=settings.jwt,
-                timeout=settings.timeout,
-                max_retries=settings.max_retries,
-                backoff_base=settings.retry_backoff,
-                backoff_max=settings.retry_backoff_max,
-                observer=observe.gateway_observer(name),
-            )
+            client = PayChargeClient.from_options(options, observer=observe.gateway_observer(name))
             _clients[name] = client
     return client
 

@@ -27,7 +27,6 @@ import logging
 import time
 from dataclasses import dataclass
 from datetime import timedelta
-from secrets import SystemRandom
 from typing import Any, Protocol, TypeVar
 
 from django.db.models import F
@@ -35,6 +34,7 @@ from django.utils import timezone
 
 from .. import conf, observe
 from ..client import IN_PROGRESS_CODE
+from ..client.backoff import Backoff
 from ..exceptions import (
     APIError,
     InvalidParametersError,
@@ -57,7 +57,6 @@ State = RequestState
 DONE, REFUSED, UNKNOWN = "done", "refused", "unknown"
 # Answers that do not say whether the gateway did the work (or say "not yet").
 _UNKNOWN_STATUSES = frozenset({408, 425, 429})
-_jitter = SystemRandom()
 
 
 class RequestKind(Protocol):
@@ -145,10 +144,12 @@ def ask(request: Any, *, budget: float) -> Asked:
     """Send ``request`` with its key; while the answer is unknown, ask again for ``budget`` s.
 
     Each round is the client's own attempt with its retries; rounds are spaced by
-    the account's backoff. Nothing is sent once the row has left the open states.
+    the account's back-off, half fixed so that a struggling gateway is not asked
+    again at once. Nothing is sent once the row has left the open states.
     """
     kind = kind_of(request)
     account = conf.get_account(request.account)
+    backoff = Backoff(account.backoff_base, account.backoff_max, jitter="equal")
     deadline = time.monotonic() + budget
     rounds = 0
     while True:
@@ -164,8 +165,7 @@ def ask(request: Any, *, budget: float) -> Asked:
             except PayChargeError as unread:  # the refusal could not be checked by reading
                 error = unread
         update_request(request, (State.UNKNOWN,), error=error_record(error, UNKNOWN))
-        cap = min(account.retry_backoff_max, account.retry_backoff * 2**rounds)
-        pause = cap * (0.5 + _jitter.random() / 2)
+        pause = backoff.delay(rounds)
         rounds += 1
         if time.monotonic() + pause >= deadline:
             logger.warning(

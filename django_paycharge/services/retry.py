@@ -18,12 +18,12 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from secrets import SystemRandom
 from typing import TypeVar
 
 from django.db import DEFAULT_DB_ALIAS, OperationalError, connections, router, transaction
 from django.db.models import F
 
+from ..client.backoff import Backoff
 from ..models import ChargeRequest
 
 T = TypeVar("T")
@@ -34,8 +34,6 @@ logger = logging.getLogger("django_paycharge.services")
 ATTEMPTS = 8
 PAUSE = 0.05
 PAUSE_MAX = 1.0
-
-_jitter = SystemRandom()
 
 # SQLSTATEs of PostgreSQL's conflicts that a retry resolves.
 _PG_RETRY_STATES = frozenset({"40001", "40P01", "55P03"})  # serialization, deadlock, lock
@@ -85,8 +83,7 @@ def retry_transient(
                 raise
             # Half fixed, half random: writers spread out, and the pauses add up to a
             # known minimum (about 1.8 s over the eight attempts) however the dice fall.
-            cap = min(PAUSE_MAX, PAUSE * 2**attempt)
-            pause = cap / 2 + _jitter.random() * cap / 2
+            pause = Backoff(PAUSE, PAUSE_MAX, jitter="equal").delay(attempt)
             logger.info(
                 "Write on %s met %s (attempt %d of %d): trying again in %.0f ms",
                 using,

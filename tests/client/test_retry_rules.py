@@ -11,7 +11,6 @@ import requests
 from django_paycharge.client.request_log import failure_level
 from django_paycharge.client.retries import (
     IN_PROGRESS_CODE,
-    full_jitter,
     retry_decision,
     retryable_answer,
     retryable_failure,
@@ -94,13 +93,6 @@ def test_retryable_answer(
 )
 def test_retryable_failure(exc: requests.RequestException, safe: bool, expected: bool) -> None:
     assert retryable_failure(exc, safe=safe) is expected
-
-
-def test_full_jitter_scales_the_random_fraction_and_caps_it() -> None:
-    assert full_jitter(0, 0.5, 8.0, lambda: 1.0) == 0.5
-    assert full_jitter(3, 0.5, 8.0, lambda: 0.5) == 2.0
-    assert full_jitter(10, 0.5, 8.0, lambda: 1.0) == 8.0
-    assert full_jitter(10, 0.5, 8.0, lambda: 0.0) == 0.0
 
 
 @pytest.mark.parametrize(

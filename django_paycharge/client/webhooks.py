@@ -1,0 +1,13 @@
+"""Deprecated: the webhook configurations' resource lives in :mod:`.resources.webhook_configs`.
+
+``client.webhooks`` reaches it as before.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..deprecation import module_getattr
+
+if not TYPE_CHECKING:  # names removed since 0.1.0, with a warning (deprecation.MOVED)
+    __getattr__ = module_getattr(__name__)

@@ -1,0 +1,101 @@
+"""Public names removed since 0.1.0, still importable for a while.
+
+Each use warns (:class:`DeprecationWarning`) and names what replaces it; the
+CHANGELOG lists them under "Deprecated". :data:`MOVED` is the one table of
+names that moved: each module that held one looks it up here from its
+``__getattr__`` (hidden from type checkers, which should see only current
+names). No Django and no settings here: the client's modules use it too.
+"""
+
+from __future__ import annotations
+
+import importlib
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+_P = "django_paycharge."
+_VOCABULARY = _P + "client.vocabulary."
+
+#: module -> {old name: its replacement's dotted path}
+MOVED: dict[str, dict[str, str]] = {
+    _P + "models": {
+        "FINAL_STATUSES": _VOCABULARY + "FINAL_STATUSES",
+        "status_rank": _VOCABULARY + "status_rank",
+    },
+    _P + "models.charges": {
+        "FINAL_STATUSES": _VOCABULARY + "FINAL_STATUSES",
+        "status_rank": _VOCABULARY + "status_rank",
+    },
+    _P + "client.lifecycle_types": {
+        name: _VOCABULARY + name
+        for name in (
+            "REFUND_STATUSES",
+            "CANCEL_STATUSES",
+            "FINAL_OPERATION_STATUSES",
+            "REFUND_REASONS",
+            "REPORTED_REFUND_REASONS",
+            "REFUND_EVENT",
+            "CANCEL_EVENT",
+            "NON_REFUNDABLE_PAYMENT_TYPES",
+            "operation_rank",
+        )
+    },
+    _P + "client.lifecycle": {
+        "ChargeOperations": _P + "client.resources.charge_operations.ChargeOperations",
+        "ThreeDSIssuerTokens": _P + "client.resources.charge_operations.ThreeDSIssuerTokens",
+        "Refunds": _P + "client.resources.refunds_cancels.Refunds",
+        "Cancels": _P + "client.resources.refunds_cancels.Cancels",
+    },
+    _P + "client.webhooks": {"Webhooks": _P + "client.resources.webhook_configs.Webhooks"},
+    _P + "services.actions": {
+        "recover_action_requests": _P + "services.recover_action_requests",
+        "store_of": _P + "services.charges.store_of",
+    },
+    _P + "services.three_ds": {
+        "fetch_three_ds_issuer_token": _P + "services.fetch_three_ds_issuer_token",
+    },
+    _P + "services.charges": {
+        "create_charge": _P + "services.create_charge",
+        "recover_charge_requests": _P + "services.recover_charge_requests",
+    },
+    _P + "services.captures": {
+        "cancel_charge": _P + "services.cancel_charge",
+        "update_charge_metadata": _P + "services.update_charge_metadata",
+    },
+    _P + "admin.webhooks": {
+        "WebhookDeliveryAdmin": _P + "admin.deliveries.WebhookDeliveryAdmin",
+        "EventFilter": _P + "admin.deliveries.EventFilter",
+    },
+    _P + "admin.display": {"ERROR_CODES": _P + "charge_errors.ERROR_CODES"},
+    _P + "admin.charge_lifecycle": {
+        "ACTION_PERMISSIONS": _P + "admin.charge_page.ACTION_PERMISSIONS",
+    },
+}
+
+
+def deprecated(old: str, new: str, *, stacklevel: int = 3) -> None:
+    """Warn that ``old`` is deprecated in favour of ``new`` (the caller's caller is blamed)."""
+    warnings.warn(
+        f"{old} is deprecated and will be removed; use {new} instead.",
+        DeprecationWarning,
+        stacklevel=stacklevel,
+    )
+
+
+def module_getattr(module: str) -> Callable[[str], Any]:
+    """The ``__getattr__`` of ``module``: finds its names that moved (see :data:`MOVED`), warning.
+
+    Any other name raises :class:`AttributeError`, as a module without one would.
+    """
+    names = MOVED[module]
+
+    def __getattr__(name: str) -> Any:
+        target = names.get(name)
+        if target is None:
+            raise AttributeError(f"module {module!r} has no attribute {name!r}")
+        deprecated(f"{module}.{name}", target)
+        where, _, attribute = target.rpartition(".")
+        return getattr(importlib.import_module(where), attribute)
+
+    return __getattr__

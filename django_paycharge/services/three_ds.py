@@ -1,0 +1,10 @@
+"""Deprecated: ``fetch_three_ds_issuer_token`` is in :mod:`.issuer_tokens` (and ``services``)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..deprecation import module_getattr
+
+if not TYPE_CHECKING:  # names removed since 0.1.0, with a warning (deprecation.MOVED)
+    __getattr__ = module_getattr(__name__)

@@ -1,0 +1,49 @@
+"""Public names removed since 0.1.0 still import, warn, and name what replaces them."""
+
+from __future__ import annotations
+
+import importlib
+
+import pytest
+
+from django_paycharge import deprecation
+from django_paycharge.client import vocabulary
+from django_paycharge.models import Charge
+
+MOVED = [
+    (module, name, target)
+    for module, names in deprecation.MOVED.items()
+    for name, target in names.items()
+]
+
+
+@pytest.mark.parametrize(("module", "name", "target"), MOVED)
+def test_a_moved_name_is_the_replacement_with_a_warning(module, name, target):
+    where, _, attribute = target.rpartition(".")
+    replacement = getattr(importlib.import_module(where), attribute)
+    with pytest.warns(DeprecationWarning, match=rf"{module}\.{name} .* use {target} instead"):
+        value = getattr(importlib.import_module(module), name)
+    assert value is replacement
+
+
+def test_from_import_of_a_moved_name_warns_at_the_importer():
+    with pytest.warns(DeprecationWarning) as caught:
+        from django_paycharge.models import FINAL_STATUSES
+    assert FINAL_STATUSES is vocabulary.FINAL_STATUSES
+    assert caught[0].filename == __file__  # the warning points at the import, not at us
+
+
+def test_other_missing_names_are_still_attribute_errors():
+    from django_paycharge.services import actions
+
+    with pytest.raises(AttributeError, match="open_request"):
+        actions.open_request  # noqa: B018  (no replacement: gone, see the CHANGELOG)
+    with pytest.raises(ImportError):
+        from django_paycharge.models import NoSuchModel  # noqa: F401
+
+
+@pytest.mark.parametrize(("status", "final"), [("successful", True), ("pending", False)])
+def test_charge_is_final_warns_and_still_answers(status, final):
+    charge = Charge(gateway_id="00000000-0000-4000-8000-000000000001", status=status)
+    with pytest.warns(DeprecationWarning, match="FINAL_STATUSES"):
+        assert charge.is_final is final
