@@ -57,21 +57,30 @@ def _charge_json(status: str) -> dict:
 CHARGE = uuid.uuid4()
 
 
+class _Enough(Exception):
+    """Ends a wait from its sleep once the pauses to check were taken."""
+
+
 def test_answers_that_do_not_hold_are_followed_by_growing_pauses(settings):
     settings.PAYCHARGE = {**settings.PAYCHARGE, "BASE_URL": TEST_BASE_URL}
     url = f"{TEST_BASE_URL}/stores/{TEST_STORE_ID}/charges/{CHARGE}"
     pauses: list[float] = []
+
+    def sleep(seconds: float) -> None:  # records the pause instead of taking it
+        pauses.append(seconds)
+        if len(pauses) == 5:
+            raise _Enough
+
     with responses.RequestsMock() as rsps:
         rsps.get(url, json=_charge_json("pending"))
         charge = services.refresh_charge(CHARGE, TEST_STORE_ID)
-        services.wait_for_charge(
-            charge, timeout=1.0, sleep=lambda s: (pauses.append(s), time.sleep(s))
-        )
-        calls = len(rsps.calls)
-    assert sum(pauses) <= 1.0  # no pause reaches past the time-out
-    # 0.1, 0.2, 0.4 ... seconds: a handful of reads in a second, not thousands.
-    assert calls <= 8, calls
-    assert pauses[:3] == pytest.approx([0.1, 0.2, 0.4], abs=0.01)
+        # The deadline is far away, so no pause is cut short by it, however busy the machine.
+        with pytest.raises(_Enough):
+            services.wait_for_charge(charge, timeout=600, sleep=sleep)
+        reads = len(rsps.calls) - 1
+    # 0.1, 0.2, 0.4 ... seconds, capped: a pause between every two reads, never a busy loop.
+    assert pauses == pytest.approx([0.1, 0.2, 0.4, 0.8, 1.6], abs=1e-9)
+    assert reads == len(pauses) + 1  # the plain read first, then a read after each pause
 
 
 @pytest.mark.parametrize(
@@ -102,5 +111,7 @@ def test_failed_reads_are_waited_out_not_raised(settings, failure):
     assert current.status == "pending" and current.gateway_id == charge.gateway_id
     assert sum(pauses) <= 1.0  # no pause reaches past the time-out
     assert failed_reads <= 8, failed_reads  # paused between, not a busy loop
-    assert pauses[:2] == pytest.approx([0.1, 0.2], abs=0.01)
+    # Growing from 0.1 s (the deadline may only cut the last one short).
+    assert pauses and pauses[0] <= 0.1
+    assert all(later <= 2 * earlier + 1e-9 for earlier, later in zip(pauses, pauses[1:]))
     assert done.status == "successful"
