@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import time
 import uuid
 
@@ -113,5 +114,5 @@ def test_failed_reads_are_waited_out_not_raised(settings, failure):
     assert failed_reads <= 8, failed_reads  # paused between, not a busy loop
     # Growing from 0.1 s (the deadline may only cut the last one short).
     assert pauses and pauses[0] <= 0.1
-    assert all(later <= 2 * earlier + 1e-9 for earlier, later in zip(pauses, pauses[1:]))
+    assert all(later <= 2 * earlier + 1e-9 for earlier, later in itertools.pairwise(pauses))
     assert done.status == "successful"
