@@ -153,7 +153,7 @@ def tests(session: nox.Session, django: str, db: str, which: str) -> None:
     # tests/queues needs the queues group (celery, rq) even to be collected: it has its
     # own session below; tests/gates needs the checkout and its tools: scripts/test runs it.
     args = ["-m", "not queues" if which == "all" else "not queues and not slow"]
-    args += ["--ignore=tests/queues", "--ignore=tests/gates", "-n", _workers()]
+    args += ["--ignore=tests/queues", "--ignore=tests/gates", "-n", _workers(), "--dist=loadgroup"]
     # Fuzz and property tests draw all their examples where every test runs, a quarter
     # of them on the other legs (tests/conftest.py's Hypothesis profiles).
     env = {"PAYCHARGE_HYPOTHESIS": "thorough" if which == "all" else "quick"}

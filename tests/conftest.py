@@ -4,7 +4,8 @@ Also which tests are ``slow`` (see CONTRIBUTING.md): every test of the folders b
 which start processes (shops, workers, servers, pytest itself) or run whole stories,
 every test that drives Chromium, and the tests marked ``@pytest.mark.slow`` one by one.
 The quick run and the newer-Django legs leave them out; the oldest Django leg and the
-PostgreSQL leg run them all.
+PostgreSQL leg run them all. Under pytest-xdist (``--dist loadgroup``) each module of
+those folders runs on one worker, so its module fixtures start once.
 """
 
 from __future__ import annotations
@@ -25,8 +26,13 @@ _TESTS = Path(__file__).resolve().parent
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
-        folder = Path(str(item.path)).resolve().relative_to(_TESTS).parts[0]
-        if folder in SLOW_FOLDERS or "chromium" in getattr(item, "fixturenames", ()):
+        path = Path(str(item.path)).resolve().relative_to(_TESTS)
+        if path.parts[0] in SLOW_FOLDERS:
+            item.add_marker(pytest.mark.slow)
+            # One xdist worker runs the module (``--dist loadgroup``): its shop, demo or
+            # stack (module fixtures) starts once, not once on each worker.
+            item.add_marker(pytest.mark.xdist_group(str(path)))
+        elif "chromium" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.slow)
 
 
