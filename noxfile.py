@@ -50,6 +50,8 @@ MATRIX = [
     ("3.13", "6.1", "postgres", "all"),
 ]
 QUEUE_MATRIX = [("3.11", "5.2"), ("3.13", "6.1")]
+# Where coverage is measured: the fast tests on the newest Python (cheap with sys.monitoring).
+COVERAGE_LEG = ("3.13", "sqlite", "fast")
 WHEEL_MUST_CONTAIN = [
     "django_paycharge/py.typed",
     "django_paycharge/migrations/0001_initial.py",
@@ -157,6 +159,11 @@ def tests(session: nox.Session, django: str, db: str, which: str) -> None:
     # Fuzz and property tests draw all their examples where every test runs, a quarter
     # of them on the other legs (tests/conftest.py's Hypothesis profiles).
     env = {"PAYCHARGE_HYPOTHESIS": "thorough" if which == "all" else "quick"}
+    if (session.python, db, which) == COVERAGE_LEG:
+        # The floor is pyproject.toml's [tool.coverage.report] fail_under; sys.monitoring
+        # (3.12+) keeps the measuring cheap.
+        args += ["--cov=django_paycharge", f"--cov-config={ROOT / 'pyproject.toml'}"]
+        env["COVERAGE_CORE"] = "sysmon"
     _run_suite(session, db, [*args, *session.posargs], env)
 
 

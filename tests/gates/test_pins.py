@@ -33,3 +33,28 @@ def test_pre_commit_runs_the_pinned_tools_of_the_venv() -> None:
     assert {"ruff-check", "ruff-format", "migrations"} <= set(re.findall(r"id: (\S+)", config))
     assert entries and all(".venv/bin/" in entry for entry in entries)
     assert "pre-commit" in PINS and "ruff" in PINS
+
+
+def test_the_coverage_floor_only_rises() -> None:
+    """Each commit that changed ``fail_under`` raised it (the history of pyproject.toml)."""
+    import subprocess
+
+    log = subprocess.run(
+        ["git", "log", "--reverse", "-p", "--format=commit %H", "--", "pyproject.toml"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    floors = [
+        (sign, int(value))
+        for sign, value in re.findall(r"^([+-])fail_under = (\d+)$", log, re.MULTILINE)
+    ]
+    current = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["coverage"]
+    assert floors and floors[-1] == ("+", current["report"]["fail_under"])
+    lowered = [
+        (old, new)
+        for (s1, old), (s2, new) in zip(floors, floors[1:], strict=False)
+        if (s1, s2) == ("-", "+") and new < old
+    ]
+    assert lowered == []
