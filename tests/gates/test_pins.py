@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 import tomllib
 
@@ -54,7 +55,7 @@ def test_the_coverage_floor_only_rises() -> None:
     assert floors and floors[-1] == ("+", current["report"]["fail_under"])
     lowered = [
         (old, new)
-        for (s1, old), (s2, new) in zip(floors, floors[1:], strict=False)
+        for (s1, old), (s2, new) in itertools.pairwise(floors)
         if (s1, s2) == ("-", "+") and new < old
     ]
     assert lowered == []
