@@ -3,7 +3,8 @@
     python -m bench._sync_workers limit [--limit N]
 
 **The limit**: every page is fetched from the fake gateway and converted into
-the mirror's rows by the app's own code (``prepare_charges``) *off the clock*;
+the mirror's rows by the sync's own code (``prepare_page``) *off the clock*
+(their CPU is reported apart: what any sync must spend before it writes);
 then only the writes are timed, a page per transaction, the same guarded
 upsert as the sync (``set_changed``: a stale read never takes a status back):
 
@@ -94,32 +95,40 @@ def mirror_digest() -> str:
     return digest.hexdigest()
 
 
-def _pages(limit: int) -> list[Any]:
-    """Every page's prepared rows, fetched and converted by the app's own code."""
-    from django.utils import timezone
-
+def _pages(limit: int) -> tuple[list[Any], float, float]:
+    """Every page's prepared rows, fetched and converted by the sync's own code; and the CPU
+    seconds of the fetches (request and JSON decoding) and of the conversions."""
     from django_paycharge.services.clients import get_client
-    from django_paycharge.services.upsert import prepare_charges
+    from django_paycharge.services.upsert import prepare_page
 
     client = get_client()
     pages, cursor, total = [], None, 0
-    now = timezone.now()
+    fetching = converting = 0.0
     while total < limit:
+        started = client_cpu()
         raw = client.charges.fetch_page(limit=100, cursor=cursor, cursor_direction="asc")
-        page = raw.parse()
-        pages.append(prepare_charges(page.items, account="default", now=now).rows)
-        total += len(page.items)
-        if not raw.has_more or not page.items:
+        fetched = client_cpu()
+        prepared, _rejected = prepare_page(
+            raw.items, account="default", keep=lambda _created: True, on_error=_refuse
+        )
+        fetching, converting = fetching + fetched - started, converting + client_cpu() - fetched
+        pages.append(prepared.rows)
+        total += len(raw.items)
+        if not raw.has_more or not raw.items:
             break
         cursor = raw.cursor
-    return pages
+    return pages, fetching, converting
+
+
+def _refuse(item: Any, error: Exception) -> None:
+    raise error
 
 
 def limit(limit: int) -> dict[str, Any]:
     """Write the pages the database's fastest way; time and count only the writes."""
     from django.db import connection
 
-    pages = _pages(limit)
+    pages, fetching, converting = _pages(limit)
     write = _postgresql if connection.vendor == "postgresql" else _sqlite
     connection.ensure_connection()
     prepared = write(connection, pages)
@@ -139,6 +148,8 @@ def limit(limit: int) -> dict[str, Any]:
         "cpu": cpu,
         "db_cpu": None if db_cpu is None or after is None else after - db_cpu,
         "mirror": mirror_digest(),
+        "fetch_cpu": fetching,
+        "rows_cpu": converting,
     }
 
 

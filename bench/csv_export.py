@@ -13,7 +13,9 @@ and exports every charge, taking turns over ``--rounds`` rounds:
 - on PostgreSQL, the database's limit: ``COPY (SELECT <the exported fields>
   ... ORDER BY <the changelist's order>) TO STDOUT (FORMAT csv, HEADER)``,
   read chunk by chunk through psycopg: the same rows as text, with no cell
-  formatted in Python.
+  formatted in Python; and "COPY + refunds", the same with each charge's
+  refunded total and refund activity, the subqueries the export's refund
+  cells are read from.
 
 Time is measured without tracing, with the client process's CPU (every
 thread) and PostgreSQL's (every process of its cluster) beside it; "ours /
@@ -27,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import functools
 import io
 import statistics
 import tempfile
@@ -67,16 +70,21 @@ def baseline(_client: Any) -> int:
     return len(response.content)
 
 
-def copy_stdout(_client: Any) -> int:
-    """Bytes of ``COPY (...) TO STDOUT``: the exported fields, in the changelist's order."""
+def copy_stdout(_client: Any, refunds: bool = False) -> int:
+    """Bytes of ``COPY (...) TO STDOUT``: the exported fields, in the changelist's order
+    (``refunds``: and each charge's refunded total and refund activity, as the export reads
+    them)."""
     from django.db import connection
 
     from django_paycharge.admin import export
     from django_paycharge.models import Charge
 
     fields = [field for _name, field in export.COLUMNS]
-    query = Charge.objects.order_by("-created_on", "-id").values(*fields)
-    sql, params = query.query.sql_with_params()
+    query = Charge.objects.order_by("-created_on", "-id")
+    if refunds:
+        query = export._with_refunds(query)
+        fields += [export.REFUNDED_ANNOTATION, export._ACTIVITY]
+    sql, params = query.values(*fields).query.sql_with_params()
     with (
         connection.cursor() as cursor,
         cursor.copy(f"COPY ({sql}) TO STDOUT (FORMAT csv, HEADER)", params) as copy,
@@ -116,6 +124,7 @@ def worker(total: int, rounds: int) -> None:
     variants = {"ours": ours, "baseline": baseline}
     if connection.vendor == "postgresql":
         variants["COPY"] = copy_stdout
+        variants["COPY + refunds"] = functools.partial(copy_stdout, refunds=True)
     sizes = {name: run(client) for name, run in variants.items()}  # warm-up
     times: dict[str, list[float]] = {name: [] for name in variants}
     cpu: dict[str, list[float]] = {name: [] for name in variants}
@@ -155,23 +164,31 @@ def _per_row(values: list[float], rows: int) -> str:
     return f"{statistics.median(values) / rows * 1e6:.1f}" if values else "-"
 
 
+COPIES = ("COPY", "COPY + refunds")
+
+
+def _ratio(seconds: list[float], copy: list[float] | None) -> str:
+    """The median of the rounds' own ratios to a COPY contender, with their range."""
+    if not copy:
+        return ""
+    ratios = [a / b for a, b in zip(seconds, copy, strict=True)]
+    return f"{statistics.median(ratios):.2f}x ({min(ratios):.2f}x-{max(ratios):.2f}x)"
+
+
 def _rows(vendor: str, small: dict[str, Any], large: dict[str, Any]) -> list[list[Any]]:
     rows: list[list[Any]] = []
     n = large["rows"]
     for name in large["seconds"]:
         seconds = large["seconds"][name]
-        peak = name != "COPY"  # COPY's memory is the server's and psycopg's, not Python's
-        ratio = ""
-        if "COPY" in large["seconds"]:
-            ratios = [a / b for a, b in zip(seconds, large["seconds"]["COPY"], strict=True)]
-            ratio = f"{statistics.median(ratios):.2f}x ({min(ratios):.2f}x-{max(ratios):.2f}x)"
+        peak = not name.startswith("COPY")  # COPY's memory is the server's and psycopg's
+        ratios = [_ratio(seconds, large["seconds"].get(copy)) for copy in COPIES]
         rows.append(
             [
                 vendor,
                 name,
                 f"{large['bytes'][name] / 2**20:.1f}",
                 _spread(seconds),
-                ratio,
+                *ratios,
                 _per_row(large["cpu"][name], n),
                 _per_row(large["db_cpu"][name], n),
                 f"{small['peak_mb'][name]:.1f}" if peak else "-",
@@ -180,7 +197,7 @@ def _rows(vendor: str, small: dict[str, Any], large: dict[str, Any]) -> list[lis
             ]
         )
     ratio = large["peak_mb"]["ours"] / large["peak_mb"]["baseline"]
-    rows.append([vendor, "ours / baseline peak", "", "", "", "", "", "", f"{ratio:.3f}", ""])
+    rows.append([vendor, "ours / baseline peak", "", "", "", "", "", "", "", f"{ratio:.3f}", ""])
     return rows
 
 
@@ -227,6 +244,7 @@ def main() -> None:
                 "MB of CSV",
                 "seconds: median (range)",
                 "/ COPY",
+                "/ COPY + refunds",
                 "client CPU µs/row",
                 "DB CPU µs/row",
                 f"peak MB at {args.small:,}",

@@ -172,6 +172,7 @@ def main() -> None:
     context = machine()
     rows: list[list[Any]] = []
     limit_rows: list[list[Any]] = []
+    limit_runs: dict[str, list[dict[str, Any]]] = {}
     with tempfile.TemporaryDirectory() as tmp, fake_server() as fake:
         bench = Bench(args, fake, Path(tmp))
         if not args.update:
@@ -192,6 +193,7 @@ def main() -> None:
                             runs.setdefault(latency, {}).setdefault(contender, []).append(result)
                     if not args.skip_limit and n % 2 == 1:
                         limits.append(bench.run_limit(vendor))
+                limit_runs[vendor] = limits
                 for latency in latencies:
                     for phase in bench.phases():
                         got = {c: [r[phase] for r in runs[latency].get(c, [])] for c in CONTENDERS}
@@ -212,6 +214,7 @@ def main() -> None:
     if limit_rows:
         print()
         print(table(_limit_title(args.rounds), LIMIT_HEADERS, limit_rows))
+        print(_before_writing(limit_runs))
     if memory:
         print()
         print(
@@ -274,6 +277,17 @@ def _limit_title(rounds: int) -> str:
         "guarded upsert a page; SQLite: executemany a page), inserts, medians of "
         f"{rounds} rounds (range)"
     )
+
+
+def _before_writing(limit_runs: dict[str, list[dict[str, Any]]]) -> str:
+    """The CPU the limit's fetches and conversions took off the clock, a row (medians)."""
+    parts = [
+        f"{vendor}: fetching {_per_row(runs, 'fetch_cpu')} and converting "
+        f"{_per_row(runs, 'rows_cpu')} ms/row"
+        for vendor, runs in limit_runs.items()
+        if runs
+    ]
+    return "\nClient CPU before any write (the limit's pages, off its clock): " + "; ".join(parts)
 
 
 def _per_row(results: list[dict[str, Any]], key: str) -> str:

@@ -1,8 +1,7 @@
-"""The CSV export's first cells written by PostgreSQL, and the COPY that sends its rows.
+"""The CSV export's lines written by PostgreSQL, and the COPY that sends them.
 
-``export.row`` says what each cell is; this says the same in SQL, for the
-cells up to the metadata (ids, texts, the creation time, amounts and their
-decimal form), each already quoted for CSV, joined into one text per row:
+``export.row`` says what each cell is; this says the same in SQL, each cell
+already quoted for CSV, joined into the line's text:
 
 - a text from outside starts with an apostrophe when a spreadsheet would run it
   as a formula (``export._FORMULA_START``: the same characters);
@@ -11,10 +10,15 @@ decimal form), each already quoted for CSV, joined into one text per row:
 - a time is ``datetime.isoformat()`` in the connection's time zone
   (microseconds only when there are some);
 - an amount's decimal form has its currency's ISO-4217 decimals
-  (``money.CURRENCY_EXPONENTS``, written into the SQL; 2 otherwise).
+  (``money.CURRENCY_EXPONENTS``, written into the SQL; 2 otherwise);
+- the refund cells, but for a successful charge with refunds or refund requests
+  (left to Python: ``services.refundable_amount``).
 
-``tests/admin/test_export_sql.py`` holds the two ways to the same text, cell
-by cell, on awkward values.
+The metadata cell between them is Python's (``json.dumps``): PostgreSQL's JSON
+text orders keys otherwise, and writing it in SQL cost the server more than it
+saved Python.
+
+``tests/admin/test_export_sql.py`` holds the two ways to the same text on awkward values.
 """
 
 from __future__ import annotations
@@ -24,18 +28,15 @@ from collections.abc import Collection, Iterator, Sequence
 from typing import Any
 
 from django.db import connections
-from django.db.models import QuerySet, TextField
-from django.db.models.expressions import RawSQL
+from django.db.models import QuerySet
 
 from ..models import Charge
 from ..money import CURRENCY_EXPONENTS, DEFAULT_EXPONENT
 
-#: The annotation holding a row's server-written cells, joined by commas.
-HEAD = "csv_head"
-
 # What makes Python's csv module quote a cell, as a regular expression (the line breaks
 # written with chr(), so that no character of the SQL needs escaping).
 _QUOTED = "('[\",' || chr(13) || chr(10) || ']')"
+_WORD = re.compile("[a-z_]+")
 
 
 def _text(expr: str, formula_start: Sequence[str]) -> str:
@@ -52,79 +53,120 @@ def _quoted(expr: str) -> str:
 
 
 def _time(expr: str) -> str:
-    micro = f"CASE WHEN mod(date_part('microseconds', {expr})::bigint, 1000000) <> 0 "
-    micro += f"THEN to_char({expr}, '.US') ELSE '' END"
-    return (
-        f"COALESCE(to_char({expr}, 'YYYY-MM-DD\"T\"HH24:MI:SS') || {micro} "
-        f"|| to_char({expr}, 'TZH:TZM'), '')"
-    )
+    # One to_char: ".000000" is what isoformat() leaves out (no other dot in the text).
+    text = f"to_char({expr}, 'YYYY-MM-DD\"T\"HH24:MI:SS.USTZH:TZM')"
+    return f"COALESCE(replace({text}, '.000000', ''), '')"
 
 
-def _exponent(currency: str) -> str:
-    """``money.currency_exponent`` of a currency column (its codes: three ASCII letters)."""
+def _unit(currency: str) -> str:
+    """One minor unit of ``currency`` as a numeric whose scale is ISO-4217's decimals:
+    multiplied by it, an amount in minor units reads as ``str(money.to_major(...))``."""
     assert all(re.fullmatch("[A-Z]{3}", code) for code in CURRENCY_EXPONENTS)
-    cases = " ".join(f"WHEN '{code}' THEN {e}" for code, e in CURRENCY_EXPONENTS.items())
-    return f"(CASE upper(COALESCE({currency}, '')) {cases} ELSE {DEFAULT_EXPONENT} END)"
+    by_exponent: dict[int, list[str]] = {}
+    for code, exponent in CURRENCY_EXPONENTS.items():
+        by_exponent.setdefault(exponent, []).append(f"'{code}'")
+    code = f"upper(COALESCE({currency}, ''))"
+    cases = " ".join(
+        f"WHEN {code} IN ({', '.join(codes)}) THEN {_one(exponent)}"
+        for exponent, codes in by_exponent.items()
+    )
+    return f"(CASE {cases} ELSE {_one(DEFAULT_EXPONENT)} END)"
+
+
+def _one(exponent: int) -> str:
+    return "1" if exponent == 0 else f"0.{'0' * (exponent - 1)}1"
 
 
 def _decimal(amount: str, currency: str) -> str:
     """``str(money.to_major(amount, currency))``, or empty for NULL."""
-    exponent = _exponent(currency)
-    return f"COALESCE(round({amount}::numeric / (10::numeric ^ {exponent}), {exponent})::text, '')"
+    return f"COALESCE(({amount}::numeric * {_unit(currency)})::text, '')"
 
 
-def head_sql(
-    columns: Sequence[tuple[str, str]], amounts: Collection[str], formula_start: Sequence[str]
-) -> str:
-    """The SQL of a row's cells of ``columns`` (``export.COLUMNS``), joined by commas.
+def line_sql(
+    columns: Sequence[tuple[str, str]],
+    amounts: Collection[str],
+    formula_start: Sequence[str],
+    refund_states: tuple[str, str],
+    refunded: str,
+    activity: str,
+) -> tuple[str, str]:
+    """The SQL of a line's cells of ``columns`` (``export.COLUMNS`` but the metadata), and
+    of its refund cells (NULL where Python writes them); over the subquery ``selected``,
+    whose columns Django names after the fields and annotations.
 
-    Only model metadata and the constants above are written into it: no parameter.
+    Only model metadata and the constants above are written into them: no parameter.
     """
-    table = f'"{Charge._meta.db_table}"'
     cells = []
-
-    def column(name: str) -> str:
-        return f'{table}."{Charge._meta.get_field(name).column}"'
-
     for _header, name in columns:
         kind = Charge._meta.get_field(name).get_internal_type()
         if name in amounts:
-            currency = column(name.replace("_amount", "_currency"))
-            cells.append(f"COALESCE({column(name)}::text, '')")
-            cells.append(_decimal(column(name), currency))
+            cells.append(f"COALESCE({_selected(name)}::text, '')")
+            cells.append(_decimal(_selected(name), _selected(name.replace("_amount", "_currency"))))
         elif kind == "UUIDField":
-            cells.append(f"COALESCE({column(name)}::text, '')")
+            cells.append(f"COALESCE({_selected(name)}::text, '')")
         elif kind == "DateTimeField":
-            cells.append(_time(column(name)))
+            cells.append(_time(_selected(name)))
         elif kind == "JSONField":
-            raise ValueError(f"{name}: JSON cells are written by Python (export._text)")
+            raise ValueError(f"{name}: the metadata is the tail's")
         else:
-            cells.append(_text(column(name), formula_start))
-    return "concat_ws(',', " + ", ".join(cells) + ")"
+            cells.append(_text(_selected(name), formula_start))
+    head = "concat_ws(',', " + ", ".join(cells) + ")"
+    assert all(_WORD.fullmatch(state) for state in refund_states)
+    whole, part = refund_states
+    charged, total = _selected("charged_amount"), _selected(refunded)
+    currency = f"COALESCE(NULLIF({_selected('charged_currency')}, ''), "
+    currency += f"{_selected('requested_currency')})"
+    state = (
+        f"CASE WHEN {total} <= 0 THEN '' WHEN {charged} IS NOT NULL AND {total} >= {charged} "
+        f"THEN '{whole}' ELSE '{part}' END"
+    )
+    left = f"COALESCE({charged}, 0)"
+    successful = f"{_selected('status')} = 'successful'"
+    tail = (
+        f"CASE WHEN {successful} AND {_selected(activity)} THEN NULL ELSE "
+        f"{state} || ',' || {total}::text || ',' || {_decimal(total, currency)} || ',' || "
+        f"CASE WHEN {successful} THEN {left}::text || ',' || {_decimal(left, currency)} "
+        "ELSE ',' END END"
+    )
+    return head, tail
 
 
 def copy_rows(
     queryset: QuerySet[Charge],
-    columns: Sequence[tuple[str, str]],
-    amounts: Collection[str],
-    formula_start: Sequence[str],
-    names: Sequence[str],
-    types: Sequence[str],
-) -> Iterator[dict[str, Any]]:
-    """``names`` of each row of ``queryset`` (:data:`HEAD` among them), sent by COPY and read
-    as ``types`` (PostgreSQL's type names).
+    sql: tuple[str, str],
+    fields: Sequence[str],
+    rest: Sequence[tuple[str, str]],
+) -> Iterator[tuple[Any, ...]]:
+    """Each row of ``queryset`` as (its ``line_sql`` texts, its metadata's JSON text, then
+    each field of ``rest``, NULL unless Python writes the refund cells), sent by COPY.
+    ``fields``: those the SQL reads; ``rest``: a field or annotation and PostgreSQL's type.
 
-    The server produces rows while the caller writes the previous ones; psycopg
-    reads them as they come, so memory stays flat.
+    The line is written over the rows the query selected and ordered (a subquery):
+    computed before the sort, its text would be sorted with the rows, on disk past
+    ``work_mem``. The server produces rows while the caller writes the previous ones;
+    psycopg reads them as they come, so memory stays flat.
     """
-    sql = head_sql(columns, amounts, formula_start)
-    head = RawSQL(sql, [], output_field=TextField())  # noqa: S611 - no value in it (head_sql)
-    query = queryset.annotate(**{HEAD: head}).values_list(*names).query
-    statement, values = query.get_compiler(using=queryset.db).as_sql()
+    names = dict.fromkeys([*fields, "metadata", *(name for name, _type in rest)])
+    inner = queryset.values_list(*names).query
+    statement, params = inner.get_compiler(using=queryset.db).as_sql()
+    head, tail = sql
+    needed = ", ".join(f'CASE WHEN tail IS NULL THEN lines."{n}" END' for n, _type in rest)
+    # OFFSET 0 keeps the lines a subquery of their own: pulled up, ``tail`` would be
+    # written again for each reference to it.
+    select = (
+        f"SELECT head, tail, metadata, {needed} FROM (SELECT {head} AS head, {tail} AS tail, "  # noqa: S608
+        f"selected.* FROM ({statement}) selected OFFSET 0) lines"
+    )
     with (
         connections[queryset.db].cursor() as cursor,
-        cursor.copy(f"COPY ({statement}) TO STDOUT", values) as copy,
+        cursor.copy(f"COPY ({select}) TO STDOUT", params) as copy,
     ):
-        copy.set_types(types)
-        for row in copy.rows():
-            yield dict(zip(names, row, strict=True))
+        copy.set_types(["text", "text", "text", *(kind for _name, kind in rest)])
+        yield from copy.rows()
+
+
+def _selected(name: str) -> str:
+    """A field's or an annotation's column in the subquery ``selected``: Django's
+    ``values_list`` names each after what it was asked for."""
+    assert '"' not in name
+    return f'selected."{name}"'

@@ -34,6 +34,7 @@ from ..models import (
     Charge,
     ChargeActionRequest,
     Refund,
+    RefundState,
     refund_state,
     with_refunded_amounts,
 )
@@ -75,6 +76,10 @@ CHUNK = 2000
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
+# json.dumps(value, ensure_ascii=False, sort_keys=True), without building an encoder a call.
+_JSON = json.JSONEncoder(ensure_ascii=False, sort_keys=True).encode
+
+
 class _Echo:
     """A file-like object that hands back what is written (csv.writer into a generator)."""
 
@@ -95,7 +100,7 @@ def _text(value: Any) -> str:
     if value is None:
         return ""
     if isinstance(value, dict | list):
-        value = json.dumps(value, ensure_ascii=False, sort_keys=True)
+        value = _JSON(value)
     elif hasattr(value, "isoformat"):
         return str(value.isoformat())
     text = str(value)
@@ -143,33 +148,44 @@ def lines(queryset: QuerySet[Charge]) -> Iterator[str]:
 
 
 # PostgreSQL writes every cell before the metadata, the last of COLUMNS.
-_SERVER_COLUMNS = COLUMNS[:-1]
+_HEAD_COLUMNS = COLUMNS[:-1]
 assert COLUMNS[-1][1] == "metadata"
-#: What the Python side of a copied row needs, after the server-written cells, and its types.
-_TAIL = {
-    "metadata": "text",  # as the JSON field reads it: decoded here
-    "pk": "int8",
-    "status": "text",
-    "charged_amount": "int8",
-    "charged_currency": "text",
-    "requested_currency": "text",
-    REFUNDED_ANNOTATION: "int8",
-    _ACTIVITY: "bool",
-}
+#: What Python needs to write a line's refund cells itself (where the SQL leaves them).
+_REST = (
+    ("pk", "int8"),
+    ("status", "text"),
+    ("charged_amount", "int8"),
+    ("charged_currency", "text"),
+    ("requested_currency", "text"),
+    (REFUNDED_ANNOTATION, "int8"),
+    (_ACTIVITY, "bool"),
+)
 
 
 def _copied_lines(queryset: QuerySet[Charge], writer: Any) -> Iterator[str]:
-    """PostgreSQL: the first cells of each line written by the server, sent by COPY."""
-    names, types = [_export_sql.HEAD, *_TAIL], ["text", *_TAIL.values()]
-    rows = _export_sql.copy_rows(queryset, _SERVER_COLUMNS, _AMOUNTS, _FORMULA_START, names, types)
+    """PostgreSQL: lines written by the server and sent by COPY, but for the metadata (and
+    the refund cells of charges with refund activity), written here."""
+    states = (RefundState.REFUNDED.value, RefundState.PARTIALLY_REFUNDED.value)
+    sql = _export_sql.line_sql(
+        _HEAD_COLUMNS, _AMOUNTS, _FORMULA_START, states, REFUNDED_ANNOTATION, _ACTIVITY
+    )
+    fields = [field for _name, field in _HEAD_COLUMNS]
+    rows = _export_sql.copy_rows(queryset, sql, fields, _REST)
+    names = [name for name, _type in _REST]
+    _decode = json.JSONDecoder().decode  # what the metadata's JSONField decodes with
     while batch := list(itertools.islice(rows, CHUNK)):
-        left = _left_to_refund(batch)
+        busy = [dict(zip(names, rest, strict=True)) for _h, t, _m, *rest in batch if t is None]
+        left = _left_to_refund(busy)
+        by_pk = {values["pk"]: values for values in busy}
         out = []
-        for values in batch:
-            meta = values["metadata"]
-            cells = [_text(None if meta is None else json.loads(meta))]
-            cells += _refund_cells(values, left.get(values["pk"]))
-            out.append(values[_export_sql.HEAD] + "," + str(writer.writerow(cells)))
+        for head, tail, meta, pk, *_rest in batch:
+            cell = _text(None if meta is None else _decode(meta))
+            if cell:
+                cell = writer.writerow((cell,))[:-2]  # quoted as the csv module quotes
+            if tail is None:
+                values = by_pk[pk]
+                tail = writer.writerow(_refund_cells(values, left.get(pk)))[:-2]
+            out.append(f"{head},{cell},{tail}\r\n")
         yield "".join(out)
 
 

@@ -22,7 +22,18 @@ pytestmark = [
 
 ODD_TEXTS = ["=1+1", "+cmd", "-2", "@x", "\tt", "\rr", 'a "quoted", cell', "two\nlines", "", "名前"]
 CURRENCIES = ["JPY", "USD", "usd", "BHD", "CLF", "", None, "X", "KWD"]
-METADATA = [{}, None, {"b": 1, "aa": 2}, {"=x": "-1"}, [1, 2], "=cmd", 5, 1.5, {"n": 'a\n"q",'}]
+METADATA = [
+    {},
+    None,
+    {"b": 1, "aa": 2, "Z": -30, "é": True, "z": None},  # keys: code points, not lengths
+    {"=x": "-1", "名前": "山田", "c": "\u0001\t\\"},
+    [1, 2],
+    "=cmd",
+    5,
+    1.5,
+    {"n": 'a\n"q",', "deep": {"b": 1, "a": [2.50, "x"]}},
+    {"k": 1.25, "big": 10**20},
+]
 
 
 @pytest.fixture
