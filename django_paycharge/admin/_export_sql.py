@@ -1,23 +1,22 @@
-"""The CSV export's lines written by PostgreSQL, and the COPY that sends them.
+"""The CSV export's rows as PostgreSQL sends them, by COPY, with some cells written in SQL.
 
-``export.row`` says what each cell is; this says the same in SQL, each cell
-already quoted for CSV, joined into the line's text:
+``export.row`` says what each cell is. Python writes the texts from outside
+(``export._text``: a formula never starts a cell), the metadata and the
+quoting; PostgreSQL sends the other cells as text, and writes three kinds
+itself, the same as ``export.row``:
 
-- a text from outside starts with an apostrophe when a spreadsheet would run it
-  as a formula (``export._FORMULA_START``: the same characters);
-- a cell with a comma, a double quote or a line break is quoted as
-  Python's ``csv`` module quotes it (``QUOTE_MINIMAL``); NULL is an empty cell;
-- a time is ``datetime.isoformat()`` in the connection's time zone
-  (microseconds only when there are some);
-- an amount's decimal form has its currency's ISO-4217 decimals
+- a time, ``datetime.isoformat()`` in the connection's time zone (microseconds
+  only when there are some);
+- an amount's decimal form, with its currency's ISO-4217 decimals
   (``money.CURRENCY_EXPONENTS``, written into the SQL; 2 otherwise);
-- the refund cells, but for a successful charge with refunds or refund requests
-  (left to Python: ``services.refundable_amount``).
+- the refund cells, joined by commas (numbers and fixed words: nothing to
+  quote), but for a successful charge with refunds or refund requests (NULL:
+  Python writes them, ``services.refundable_amount``).
 
-The metadata cell between them is Python's (``json.dumps``): PostgreSQL's JSON
-text orders keys otherwise, and writing it in SQL cost the server more than it
-saved Python.
-
+Where each cell is written is a matter of cost: an expression a cell costs the
+server about a microsecond a row, a text's check costs Python a tenth of that;
+the server and Python work side by side, so the split keeps both about as busy
+(``docs/benchmarks.md``, "Admin CSV export").
 ``tests/admin/test_export_sql.py`` holds the two ways to the same text on awkward values.
 """
 
@@ -33,29 +32,7 @@ from django.db.models import QuerySet
 from ..models import Charge
 from ..money import CURRENCY_EXPONENTS, DEFAULT_EXPONENT
 
-# What makes Python's csv module quote a cell, as a regular expression (the line breaks
-# written with chr(), so that no character of the SQL needs escaping).
-_QUOTED = "('[\",' || chr(13) || chr(10) || ']')"
 _WORD = re.compile("[a-z_]+")
-
-
-def _text(expr: str, formula_start: Sequence[str]) -> str:
-    """``export._text`` of a text column: neutralised, quoted, NULL as empty."""
-    starts = ", ".join(f"chr({ord(c)})" for c in formula_start)
-    return _quoted(f"CASE WHEN left({expr}, 1) IN ({starts}) THEN '''' || {expr} ELSE {expr} END")
-
-
-def _quoted(expr: str) -> str:
-    return (
-        f"COALESCE(CASE WHEN {expr} ~ {_QUOTED} THEN '\"' || replace({expr}, '\"', '\"\"') "
-        f"|| '\"' ELSE {expr} END, '')"
-    )
-
-
-def _time(expr: str) -> str:
-    # One to_char: ".000000" is what isoformat() leaves out (no other dot in the text).
-    text = f"to_char({expr}, 'YYYY-MM-DD\"T\"HH24:MI:SS.USTZH:TZM')"
-    return f"COALESCE(replace({text}, '.000000', ''), '')"
 
 
 def _unit(currency: str) -> str:
@@ -73,99 +50,88 @@ def _unit(currency: str) -> str:
     return f"(CASE {cases} ELSE {_one(DEFAULT_EXPONENT)} END)"
 
 
+def _time(expr: str) -> str:
+    """``value.isoformat()`` of a time, in the connection's time zone, or NULL."""
+    # One to_char: ".000000" is what isoformat() leaves out (no other dot in the text).
+    return f"replace(to_char({expr}, 'YYYY-MM-DD\"T\"HH24:MI:SS.USTZH:TZM'), '.000000', '')"
+
+
 def _one(exponent: int) -> str:
     return "1" if exponent == 0 else f"0.{'0' * (exponent - 1)}1"
 
 
 def _decimal(amount: str, currency: str) -> str:
-    """``str(money.to_major(amount, currency))``, or empty for NULL."""
-    return f"COALESCE(({amount}::numeric * {_unit(currency)})::text, '')"
+    """``str(money.to_major(amount, currency))``, or NULL."""
+    return f"({amount}::numeric * {_unit(currency)})::text"
 
 
-def line_sql(
-    columns: Sequence[tuple[str, str]],
-    amounts: Collection[str],
-    formula_start: Sequence[str],
-    refund_states: tuple[str, str],
-    refunded: str,
-    activity: str,
-) -> tuple[str, str]:
-    """The SQL of a line's cells of ``columns`` (``export.COLUMNS`` but the metadata), and
-    of its refund cells (NULL where Python writes them); over the subquery ``selected``,
-    whose columns Django names after the fields and annotations.
-
-    Only model metadata and the constants above are written into them: no parameter.
-    """
-    cells = []
+def cells_sql(
+    columns: Sequence[tuple[str, str]], amounts: Collection[str]
+) -> list[tuple[str, str, str | None]]:
+    """(SQL, PostgreSQL type, field) of each cell of ``columns`` (``export.COLUMNS`` but the
+    metadata), over the subquery ``selected``: a field as it is, or (field None) a cell
+    written in SQL: a time, an amount's decimal form."""
+    cells: list[tuple[str, str, str | None]] = []
     for _header, name in columns:
         kind = Charge._meta.get_field(name).get_internal_type()
+        if kind == "JSONField":
+            raise ValueError(f"{name}: JSON is written by Python")
+        if kind == "DateTimeField":
+            cells.append((_time(selected(name)), "text", None))
+            continue
+        cells.append((selected(name), "text", name))
         if name in amounts:
-            cells.append(f"COALESCE({_selected(name)}::text, '')")
-            cells.append(_decimal(_selected(name), _selected(name.replace("_amount", "_currency"))))
-        elif kind == "UUIDField":
-            cells.append(f"COALESCE({_selected(name)}::text, '')")
-        elif kind == "DateTimeField":
-            cells.append(_time(_selected(name)))
-        elif kind == "JSONField":
-            raise ValueError(f"{name}: the metadata is the tail's")
-        else:
-            cells.append(_text(_selected(name), formula_start))
-    head = "concat_ws(',', " + ", ".join(cells) + ")"
+            currency = selected(name.replace("_amount", "_currency"))
+            cells.append((_decimal(selected(name), currency), "text", None))
+    return cells
+
+
+def refund_sql(refund_states: tuple[str, str], refunded: str, activity: str) -> str:
+    """The refund cells of ``export.REFUND_COLUMNS`` joined by commas, or NULL where
+    Python writes them (a successful charge with refund activity)."""
     assert all(_WORD.fullmatch(state) for state in refund_states)
     whole, part = refund_states
-    charged, total = _selected("charged_amount"), _selected(refunded)
-    currency = f"COALESCE(NULLIF({_selected('charged_currency')}, ''), "
-    currency += f"{_selected('requested_currency')})"
+    charged, total = selected("charged_amount"), selected(refunded)
+    currency = f"COALESCE(NULLIF({selected('charged_currency')}, ''), "
+    currency += f"{selected('requested_currency')})"
     state = (
         f"CASE WHEN {total} <= 0 THEN '' WHEN {charged} IS NOT NULL AND {total} >= {charged} "
         f"THEN '{whole}' ELSE '{part}' END"
     )
     left = f"COALESCE({charged}, 0)"
-    successful = f"{_selected('status')} = 'successful'"
-    tail = (
-        f"CASE WHEN {successful} AND {_selected(activity)} THEN NULL ELSE "
+    successful = f"{selected('status')} = 'successful'"
+    return (
+        f"CASE WHEN {successful} AND {selected(activity)} THEN NULL ELSE "
         f"{state} || ',' || {total}::text || ',' || {_decimal(total, currency)} || ',' || "
         f"CASE WHEN {successful} THEN {left}::text || ',' || {_decimal(left, currency)} "
         "ELSE ',' END END"
     )
-    return head, tail
 
 
 def copy_rows(
-    queryset: QuerySet[Charge],
-    sql: tuple[str, str],
-    fields: Sequence[str],
-    rest: Sequence[tuple[str, str]],
-) -> Iterator[tuple[Any, ...]]:
-    """Each row of ``queryset`` as (its ``line_sql`` texts, its metadata's JSON text, then
-    each field of ``rest``, NULL unless Python writes the refund cells), sent by COPY.
-    ``fields``: those the SQL reads; ``rest``: a field or annotation and PostgreSQL's type.
+    queryset: QuerySet[Charge], columns: Sequence[tuple[str, str]], fields: Sequence[str]
+) -> Iterator[tuple[Any, ...]]:  # the columns: (SQL, PostgreSQL type)
+    """Each row of ``queryset`` as ``columns`` (SQL and type) say, sent by COPY;
+    ``fields``: the fields and annotations the SQL reads.
 
-    The line is written over the rows the query selected and ordered (a subquery):
-    computed before the sort, its text would be sorted with the rows, on disk past
+    The cells are written over the rows the query selected and ordered (a subquery):
+    computed before the sort, their text would be sorted with the rows, on disk past
     ``work_mem``. The server produces rows while the caller writes the previous ones;
     psycopg reads them as they come, so memory stays flat.
     """
-    names = dict.fromkeys([*fields, "metadata", *(name for name, _type in rest)])
-    inner = queryset.values_list(*names).query
+    inner = queryset.values_list(*dict.fromkeys(fields)).query
     statement, params = inner.get_compiler(using=queryset.db).as_sql()
-    head, tail = sql
-    needed = ", ".join(f'CASE WHEN tail IS NULL THEN lines."{n}" END' for n, _type in rest)
-    # OFFSET 0 keeps the lines a subquery of their own: pulled up, ``tail`` would be
-    # written again for each reference to it.
-    select = (
-        f"SELECT head, tail, metadata, {needed} FROM (SELECT {head} AS head, {tail} AS tail, "  # noqa: S608
-        f"selected.* FROM ({statement}) selected OFFSET 0) lines"
-    )
+    select = ", ".join(sql for sql, _type in columns)
+    select = f"SELECT {select} FROM ({statement}) selected"  # noqa: S608 - names, no value
     with (
         connections[queryset.db].cursor() as cursor,
         cursor.copy(f"COPY ({select}) TO STDOUT", params) as copy,
     ):
-        copy.set_types(["text", "text", "text", *(kind for _name, kind in rest)])
+        copy.set_types([kind for _sql, kind in columns])
         yield from copy.rows()
 
 
-def _selected(name: str) -> str:
+def selected(name: str) -> str:
     """A field's or an annotation's column in the subquery ``selected``: Django's
     ``values_list`` names each after what it was asked for."""
     assert '"' not in name

@@ -74,6 +74,7 @@ CHUNK = 2000
 # A spreadsheet runs a cell that starts with one of these as a formula ("CSV injection"):
 # text from outside (metadata, merchant ids) gets a leading apostrophe instead.
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+_FORMULA_CHARS = frozenset(_FORMULA_START)
 
 
 # json.dumps(value, ensure_ascii=False, sort_keys=True), without building an encoder a call.
@@ -147,7 +148,7 @@ def lines(queryset: QuerySet[Charge]) -> Iterator[str]:
         yield "".join(str(writer.writerow(row(v, left.get(v["pk"])))) for v in batch)
 
 
-# PostgreSQL writes every cell before the metadata, the last of COLUMNS.
+# The metadata, last of COLUMNS, and the refund cells follow what the SQL sends.
 _HEAD_COLUMNS = COLUMNS[:-1]
 assert COLUMNS[-1][1] == "metadata"
 #: What Python needs to write a line's refund cells itself (where the SQL leaves them).
@@ -160,33 +161,49 @@ _REST = (
     (REFUNDED_ANNOTATION, "int8"),
     (_ACTIVITY, "bool"),
 )
+_STATES = (RefundState.REFUNDED.value, RefundState.PARTIALLY_REFUNDED.value)
 
 
 def _copied_lines(queryset: QuerySet[Charge], writer: Any) -> Iterator[str]:
-    """PostgreSQL: lines written by the server and sent by COPY, but for the metadata (and
-    the refund cells of charges with refund activity), written here."""
-    states = (RefundState.REFUNDED.value, RefundState.PARTIALLY_REFUNDED.value)
-    sql = _export_sql.line_sql(
-        _HEAD_COLUMNS, _AMOUNTS, _FORMULA_START, states, REFUNDED_ANNOTATION, _ACTIVITY
-    )
-    fields = [field for _name, field in _HEAD_COLUMNS]
-    rows = _export_sql.copy_rows(queryset, sql, fields, _REST)
-    names = [name for name, _type in _REST]
-    _decode = json.JSONDecoder().decode  # what the metadata's JSONField decodes with
+    """PostgreSQL: rows sent by COPY, with the decimals and most refund cells written by
+    the server (``_export_sql``); the texts, times, metadata and quoting written here."""
+    cells = _export_sql.cells_sql(_HEAD_COLUMNS, _AMOUNTS)
+    # The cells that take _text here: texts from outside (never a formula).
+    texts = [n for n, (_sql, _type, field) in enumerate(cells) if field and _takes_text(field)]
+    selected = _export_sql.selected
+    columns = [
+        *((sql, kind) for sql, kind, _field in cells),
+        (_export_sql.refund_sql(_STATES, REFUNDED_ANNOTATION, _ACTIVITY), "text"),
+        (selected("metadata"), "text"),
+        *((selected(name), kind) for name, kind in _REST),
+    ]
+    fields = [field for _name, field in COLUMNS] + [name for name, _type in _REST]
+    rows = _export_sql.copy_rows(queryset, columns, fields)
+    size, names = len(cells), [name for name, _type in _REST]
+    decode = json.JSONDecoder().decode  # what the metadata's JSONField decodes with
     while batch := list(itertools.islice(rows, CHUNK)):
-        busy = [dict(zip(names, rest, strict=True)) for _h, t, _m, *rest in batch if t is None]
+        busy = [dict(zip(names, r[size + 2 :], strict=True)) for r in batch if r[size] is None]
         left = _left_to_refund(busy)
         by_pk = {values["pk"]: values for values in busy}
         out = []
-        for head, tail, meta, pk, *_rest in batch:
-            cell = _text(None if meta is None else _decode(meta))
-            if cell:
-                cell = writer.writerow((cell,))[:-2]  # quoted as the csv module quotes
+        for row_ in batch:
+            line = list(row_[:size])
+            for n in texts:  # _text of a text, inline: the loop's costliest step otherwise
+                value = line[n]
+                if value and value[0] in _FORMULA_CHARS:
+                    line[n] = "'" + value
+            meta = row_[size + 1]
+            line.append(_text(None if meta is None else decode(meta)))
+            tail = row_[size]
             if tail is None:
-                values = by_pk[pk]
-                tail = writer.writerow(_refund_cells(values, left.get(pk)))[:-2]
-            out.append(f"{head},{cell},{tail}\r\n")
+                pk = row_[size + 2]
+                tail = writer.writerow(_refund_cells(by_pk[pk], left.get(pk)))[:-2]
+            out.append(f"{writer.writerow(line)[:-2]},{tail}\r\n")
         yield "".join(out)
+
+
+def _takes_text(field: str) -> bool:
+    return Charge._meta.get_field(field).get_internal_type() in ("CharField", "TextField")
 
 
 def _with_refunds(queryset: QuerySet[Charge]) -> QuerySet[Charge]:
