@@ -2,7 +2,7 @@
 
     bench/run sync [--n 10000] [--baseline-n 2000] [--rounds 3] [--latencies 0,30,50,150]
                    [--windows W] [--reference COMMIT] [--update] [--memory-check]
-                   [--skip-sdk] [--skip-reference] [--skip-limit] [--sqlite-only]
+                   [--skip-sdk] [--skip-reference] [--skip-limit] [--sqlite-only|--postgres-only]
 
 The fake's latency control makes every API request (list pages and reads)
 wait that many milliseconds: a gateway that far away. For each database
@@ -161,6 +161,7 @@ def main() -> None:
         help="also ours' peak RSS at 10,000 and 100,000 charges (SQLite, 0 ms)",
     )
     parser.add_argument("--sqlite-only", action="store_true")
+    parser.add_argument("--postgres-only", action="store_true")
     parser.add_argument("--skip-sdk", action="store_true", help="leave the baseline out")
     parser.add_argument("--skip-reference", action="store_true", help="leave today's code out")
     parser.add_argument("--skip-limit", action="store_true", help="leave the database's limit out")
@@ -168,7 +169,8 @@ def main() -> None:
     if args.rounds < 1:
         parser.error("--rounds must be at least 1")
     latencies = [int(x) for x in args.latencies.split(",")]
-    vendors = ["sqlite"] + ([] if args.sqlite_only or not have_postgres() else ["postgres"])
+    vendors = [] if args.postgres_only else ["sqlite"]
+    vendors += [] if args.sqlite_only or not have_postgres() else ["postgres"]
     context = machine()
     rows: list[list[Any]] = []
     limit_rows: list[list[Any]] = []
