@@ -90,16 +90,32 @@ def insert_new(
     if last:
         cursor.execute(INSERT, ["[" + ",".join(map(encode, rows)) + "]"])
         return {value for (value,) in cursor.fetchall()}
+    taken_id = _id_constraints(cursor)  # read now: a failed COPY aborts the transaction
     try:
         with cursor.copy(COPY) as copy:
             for row in rows:
                 copy.write_row(_copied(row))
     except psycopg.errors.UniqueViolation as exc:
-        # The mirror's one unique column; anything else is not a race: raised.
-        if not (exc.diag.message_detail or "").startswith("Key (gateway_id)="):
+        # A taken charge id is a race; any other unique value is not: raised.
+        if exc.diag.constraint_name not in taken_id:
             raise
         return set()
     return set(ids)
+
+
+_ID_CONSTRAINTS: dict[str, set[str]] = {}
+
+
+def _id_constraints(cursor: CursorWrapper) -> set[str]:
+    """The names of the mirror's unique constraints and indexes on ``gateway_id`` alone
+    (read from the database once: their names depend on how the table was made)."""
+    alias = cursor.db.alias
+    if alias not in _ID_CONSTRAINTS:
+        found = cursor.db.introspection.get_constraints(cursor, Charge._meta.db_table)
+        _ID_CONSTRAINTS[alias] = {
+            name for name, c in found.items() if c["unique"] and c["columns"] == ["gateway_id"]
+        }
+    return _ID_CONSTRAINTS[alias]
 
 
 def update_changed(cursor: CursorWrapper, encoded: Sequence[str]) -> None:

@@ -71,6 +71,7 @@ def insert_new(
     lock from its first insert, and a writer that read before another's
     commit fails ("database is locked") instead of inserting less. A short
     count would say which rows were new only on SQLite 3.35+ (``RETURNING``).
+    Every attempt inserts the same way here (``last`` is PostgreSQL's concern).
     """
     inserted = 0
     encoded = [encode(row) for row in rows]
