@@ -2,17 +2,17 @@
 
 Streamed: rows are read in chunks from a database cursor and written out as
 they come, so memory stays flat however many charges match (``bench/run
-csv`` measures it at 100,000). On PostgreSQL the server writes each row's
-cells up to the metadata as CSV text itself (:mod:`._export_sql`, the same
-rules in SQL) and sends the rows by ``COPY ... TO STDOUT``, which it produces
-while Python writes the previous ones: Python only renders the metadata and
-the refund columns. Elsewhere every cell is written here. Amounts are exact:
-minor units, and the same amount as a decimal with the currency's ISO-4217
-decimals. Each charge says where its money is: its refund state, the amount refunded (successful
-refunds) and, for a successful charge, what is left to refund
-(``services.refundable_amount``, asked only for the charges with refunds or
-refund requests: the others have their whole charged amount left). No raw
-payload, no credential, no bank account number.
+csv`` measures it at 100,000). On PostgreSQL the rows come by ``COPY ... TO
+STDOUT``, which the server produces while Python writes the previous ones,
+with the times, the decimal amounts and most refund cells already written by
+the server (:mod:`._export_sql`, the same rules in SQL); Python writes the
+texts, the metadata and the quoting. Elsewhere every cell is written here.
+Amounts are exact: minor units, and the same amount as a decimal with the
+currency's ISO-4217 decimals. Each charge says where its money is: its refund
+state, the amount refunded (successful refunds) and, for a successful charge,
+what is left to refund (``services.refundable_amount``, asked only for the
+charges with refunds or refund requests: the others have their whole charged
+amount left). No raw payload, no credential, no bank account number.
 """
 
 from __future__ import annotations
@@ -165,8 +165,8 @@ _STATES = (RefundState.REFUNDED.value, RefundState.PARTIALLY_REFUNDED.value)
 
 
 def _copied_lines(queryset: QuerySet[Charge], writer: Any) -> Iterator[str]:
-    """PostgreSQL: rows sent by COPY, with the decimals and most refund cells written by
-    the server (``_export_sql``); the texts, times, metadata and quoting written here."""
+    """PostgreSQL: rows sent by COPY, with the times, decimals and most refund cells written
+    by the server (``_export_sql``); the texts, metadata and quoting written here."""
     cells = _export_sql.cells_sql(_HEAD_COLUMNS, _AMOUNTS)
     # The cells that take _text here: texts from outside (never a formula).
     texts = [n for n, (_sql, _type, field) in enumerate(cells) if field and _takes_text(field)]
