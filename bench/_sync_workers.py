@@ -1,9 +1,11 @@
 """The contenders of the sync benchmark, each run in its own process by ``bench.sync``.
 
-    python -m bench._sync_workers ours|baseline [--limit N] [--windows W]
+    python -m bench._sync_workers ours|baseline|limit [--limit N] [--windows W]
 
 Settings come from the environment (see ``bench.settings``); the answer is one
-JSON line: rows, seconds, queries, pages, counts and peak RSS. ``ours`` is
+JSON line: rows, seconds, queries, pages, counts and peak RSS; ``ours`` and
+``limit`` (the database's limit, :mod:`bench._sync_limit`) add the client's and
+PostgreSQL's CPU seconds and a digest of the mirror they wrote. ``ours`` is
 also today's code, the reference, when ``bench.sync`` puts that code first on
 ``PYTHONPATH``: it only calls ``services.sync_charges(full=True)``.
 """
@@ -27,20 +29,27 @@ def ours(limit: int, windows: int | None = None) -> dict[str, Any]:
     from django.db import connection
 
     from bench._common import QueryCounter
+    from bench._sync_limit import client_cpu, mirror_digest, server_cpu
     from django_paycharge import services
 
     counter = QueryCounter()
     options = {} if windows is None else {"windows": windows}
+    cpu, db_cpu = client_cpu(), server_cpu()
     started = time.perf_counter()
     with connection.execute_wrapper(counter):
         result = services.sync_charges(full=True, **options)
     seconds = time.perf_counter() - started
+    cpu = client_cpu() - cpu
+    after = server_cpu()
     return {
         "rows": result.seen,
         "seconds": seconds,
         "queries": counter.count,
         "pages": result.pages,
         "counts": result.as_dict(),
+        "cpu": cpu,
+        "db_cpu": None if db_cpu is None or after is None else after - db_cpu,
+        "mirror": mirror_digest(),
     }
 
 
@@ -126,7 +135,7 @@ def _sdk_json(value: Any) -> Any:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("contender", choices=["ours", "baseline"])
+    parser.add_argument("contender", choices=["ours", "baseline", "limit"])
     parser.add_argument("--limit", type=int, default=10**9, help="stop after this many rows")
     parser.add_argument("--windows", type=int, help="ours: windows read side by side")
     args = parser.parse_args()
@@ -136,6 +145,10 @@ def main() -> None:
 
     if args.contender == "ours":
         emit(ours(args.limit, args.windows))
+    elif args.contender == "limit":
+        from bench._sync_limit import limit
+
+        emit(limit(args.limit))
     else:
         emit(baseline(args.limit))
 

@@ -9,18 +9,29 @@ and exports every charge, taking turns over ``--rounds`` rounds:
 - ours: ``GET /admin/django_paycharge/charge/export/`` through Django's test
   client, the streamed body read chunk by chunk as a client would;
 - baseline: what a shop writes by hand: the same rows read into a list and
-  the whole CSV built in memory before it is answered.
+  the whole CSV built in memory before it is answered;
+- on PostgreSQL, the database's limit: ``COPY (SELECT <the exported fields>
+  ... ORDER BY <the changelist's order>) TO STDOUT (FORMAT csv, HEADER)``,
+  read chunk by chunk through psycopg: the same rows as text, with no cell
+  formatted in Python; and "COPY + refunds", the same with each charge's
+  refunded total and refund activity, the subqueries the export's refund
+  cells are read from.
 
-Time is measured without tracing; peak Python memory with ``tracemalloc`` in
-a separate pass of each (tracing slows both alike). The export must be
-constant in memory: its peak at N is compared with its peak at the small N.
+Time is measured without tracing, with the client process's CPU (every
+thread) and PostgreSQL's (every process of its cluster) beside it; "ours /
+COPY" is the median of the rounds' own ratios, with their range. Peak Python
+memory is measured with ``tracemalloc`` in a separate pass of each (tracing
+slows them alike). The export must be constant in memory: its peak at N is
+compared with its peak at the small N.
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import functools
 import io
+import statistics
 import tempfile
 import time
 import tracemalloc
@@ -59,6 +70,28 @@ def baseline(_client: Any) -> int:
     return len(response.content)
 
 
+def copy_stdout(_client: Any, refunds: bool = False) -> int:
+    """Bytes of ``COPY (...) TO STDOUT``: the exported fields, in the changelist's order
+    (``refunds``: and each charge's refunded total and refund activity, as the export reads
+    them)."""
+    from django.db import connection
+
+    from django_paycharge.admin import export
+    from django_paycharge.models import Charge
+
+    fields = [field for _name, field in export.COLUMNS]
+    query = Charge.objects.order_by("-created_on", "-id")
+    if refunds:
+        query = export._with_refunds(query)
+        fields += [export.REFUNDED_ANNOTATION, export._ACTIVITY]
+    sql, params = query.values(*fields).query.sql_with_params()
+    with (
+        connection.cursor() as cursor,
+        cursor.copy(f"COPY ({sql}) TO STDOUT (FORMAT csv, HEADER)", params) as copy,
+    ):
+        return sum(len(chunk) for chunk in copy)
+
+
 def _peak_mb(run: Callable[[Any], int], client: Any) -> float:
     tracemalloc.start()
     try:
@@ -82,18 +115,42 @@ def worker(total: int, rounds: int) -> None:
     user = user_model.objects.filter(username="bench").first() or (
         user_model.objects.create_superuser("bench", "bench@example.com", None)
     )
+    from django.db import connection
+
+    from bench._sync_limit import client_cpu, server_cpu
+
     client = Client()
     client.force_login(user)
     variants = {"ours": ours, "baseline": baseline}
+    if connection.vendor == "postgresql":
+        variants["COPY"] = copy_stdout
+        variants["COPY + refunds"] = functools.partial(copy_stdout, refunds=True)
     sizes = {name: run(client) for name, run in variants.items()}  # warm-up
     times: dict[str, list[float]] = {name: [] for name in variants}
-    for _ in range(rounds):  # taking turns, so that drift hits both alike
-        for name, run in variants.items():
+    cpu: dict[str, list[float]] = {name: [] for name in variants}
+    db_cpu: dict[str, list[float]] = {name: [] for name in variants}
+    names = list(variants)
+    for n in range(rounds):  # taking turns, first place moving, so that drift hits all alike
+        for name in names[n % len(names) :] + names[: n % len(names)]:
+            before, db_before = client_cpu(), server_cpu()
             started = time.perf_counter()
-            run(client)
+            variants[name](client)
             times[name].append(time.perf_counter() - started)
+            cpu[name].append(client_cpu() - before)
+            db_after = server_cpu()
+            if db_before is not None and db_after is not None:
+                db_cpu[name].append(db_after - db_before)
     peaks = {name: _peak_mb(run, client) for name, run in variants.items()}
-    emit({"rows": total, "bytes": sizes, "seconds": times, "peak_mb": peaks})
+    emit(
+        {
+            "rows": total,
+            "bytes": sizes,
+            "seconds": times,
+            "cpu": cpu,
+            "db_cpu": db_cpu,
+            "peak_mb": peaks,
+        }
+    )
 
 
 def _spread(values: list[float]) -> str:
@@ -102,18 +159,62 @@ def _spread(values: list[float]) -> str:
     return f"{middle:.2f} ({ordered[0]:.2f}-{ordered[-1]:.2f})"
 
 
+def _per_row(values: list[float], rows: int) -> str:
+    """Median microseconds of CPU a row, or ``-`` where not measured."""
+    return f"{statistics.median(values) / rows * 1e6:.1f}" if values else "-"
+
+
+COPIES = ("COPY", "COPY + refunds")
+
+
+def _ratio(seconds: list[float], copy: list[float] | None) -> str:
+    """The median of the rounds' own ratios to a COPY contender, with their range."""
+    if not copy:
+        return ""
+    ratios = [a / b for a, b in zip(seconds, copy, strict=True)]
+    return f"{statistics.median(ratios):.2f}x ({min(ratios):.2f}x-{max(ratios):.2f}x)"
+
+
+def _rows(vendor: str, small: dict[str, Any], large: dict[str, Any]) -> list[list[Any]]:
+    rows: list[list[Any]] = []
+    n = large["rows"]
+    for name in large["seconds"]:
+        seconds = large["seconds"][name]
+        peak = not name.startswith("COPY")  # COPY's memory is the server's and psycopg's
+        ratios = [_ratio(seconds, large["seconds"].get(copy)) for copy in COPIES]
+        rows.append(
+            [
+                vendor,
+                name,
+                f"{large['bytes'][name] / 2**20:.1f}",
+                _spread(seconds),
+                *ratios,
+                _per_row(large["cpu"][name], n),
+                _per_row(large["db_cpu"][name], n),
+                f"{small['peak_mb'][name]:.1f}" if peak else "-",
+                f"{large['peak_mb'][name]:.1f}" if peak else "-",
+                f"{large['peak_mb'][name] / small['peak_mb'][name]:.2f}" if peak else "-",
+            ]
+        )
+    ratio = large["peak_mb"]["ours"] / large["peak_mb"]["baseline"]
+    rows.append([vendor, "ours / baseline peak", "", "", "", "", "", "", "", f"{ratio:.3f}", ""])
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description="CSV export benchmark.")
     parser.add_argument("--n", type=int, default=100_000)
     parser.add_argument("--small", type=int, default=10_000, help="the N to compare with")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--sqlite-only", action="store_true")
+    parser.add_argument("--postgres-only", action="store_true")
     parser.add_argument("--worker", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker is not None:
         worker(args.worker, args.rounds)
         return
-    vendors = ["sqlite"] + ([] if args.sqlite_only or not have_postgres() else ["postgres"])
+    vendors = [] if args.postgres_only else ["sqlite"]
+    vendors += [] if args.sqlite_only or not have_postgres() else ["postgres"]
     rows: list[list[Any]] = []
     with tempfile.TemporaryDirectory() as tmp:
         dbs = Databases(Path(tmp))
@@ -131,20 +232,7 @@ def main() -> None:
                     for n in (args.small, args.n)
                 ]
                 small, large = results
-                for name in ("ours", "baseline"):
-                    rows.append(
-                        [
-                            vendor,
-                            name,
-                            f"{large['bytes'][name] / 2**20:.1f}",
-                            _spread(large["seconds"][name]),
-                            f"{small['peak_mb'][name]:.1f}",
-                            f"{large['peak_mb'][name]:.1f}",
-                            f"{large['peak_mb'][name] / small['peak_mb'][name]:.2f}",
-                        ]
-                    )
-                ratio = large["peak_mb"]["ours"] / large["peak_mb"]["baseline"]
-                rows.append([vendor, "ours / baseline peak", "", "", "", f"{ratio:.3f}", ""])
+                rows += _rows(vendor, small, large)
         finally:
             dbs.drop_all()
     print(
@@ -155,6 +243,10 @@ def main() -> None:
                 "export",
                 "MB of CSV",
                 "seconds: median (range)",
+                "/ COPY",
+                "/ COPY + refunds",
+                "client CPU µs/row",
+                "DB CPU µs/row",
                 f"peak MB at {args.small:,}",
                 f"peak MB at {args.n:,}",
                 "peak growth",

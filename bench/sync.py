@@ -2,6 +2,7 @@
 
     bench/run sync [--n 10000] [--baseline-n 2000] [--rounds 3] [--latencies 0,30,50,150]
                    [--windows W] [--reference COMMIT] [--update] [--memory-check]
+                   [--skip-sdk] [--skip-reference] [--skip-limit] [--sqlite-only|--postgres-only]
 
 The fake's latency control makes every API request (list pages and reads)
 wait that many milliseconds: a gateway that far away. For each database
@@ -15,6 +16,12 @@ its own process on a fresh migrated database:
   this code must not be slower than;
 - ``baseline``: the official SDK's list pages + ``update_or_create`` per
   charge (on the first ``--baseline-n`` charges: its rate does not depend on N).
+
+- ``limit``: the database's limit (:mod:`bench._sync_limit`): the same rows,
+  fetched and converted off the clock, written the database's fastest way (a
+  page per transaction: PostgreSQL ``COPY`` into a temporary table and one
+  guarded upsert from it; SQLite one ``executemany`` of the guarded upsert).
+  Once a round, between the latencies; its mirror must equal ours.
 
 The one-page network floor is what reading one page at a time would take
 with nothing but the latency: 100 rows / latency. Rates are medians over the
@@ -50,6 +57,20 @@ WORKER = "bench._sync_workers"
 REFERENCE = "556faa5"
 PAGE = 100
 CONTENDERS = ("ours", "today", "baseline")
+LIMIT_HEADERS = [
+    "database",
+    "latency ms",
+    "contender",
+    "rows/s",
+    "range",
+    "limit rows/s",
+    "range ",
+    "/ limit",
+    "client CPU ms/row",
+    "DB CPU ms/row",
+    "limit client CPU ms/row",
+    "limit DB CPU ms/row",
+]
 HEADERS = [
     "database",
     "latency ms",
@@ -98,6 +119,17 @@ class Bench:
             _check(contender, phase, results[phase], min(self.args.n, limit))
         return results
 
+    def run_limit(self, vendor: str) -> dict[str, Any]:
+        """The database's limit on a fresh mirror (its pages fetched at no latency)."""
+        db = self.dbs.fresh(vendor, "paycharge_bench_limit")
+        env = bench_env(vendor, db, BENCH_GATEWAY_URL=self.fake.base_url)
+        if self.args.update:
+            self.fake.reseed(self.args.n)
+        self.fake.set_latency(0)
+        result = run_worker(WORKER, ["limit", "--limit", str(self.args.n)], env, timeout=3600)
+        _check("limit", "insert", result, self.args.n)
+        return result
+
     def phases(self) -> list[str]:
         return ["insert", "update"] if self.args.update else ["insert"]
 
@@ -129,15 +161,20 @@ def main() -> None:
         help="also ours' peak RSS at 10,000 and 100,000 charges (SQLite, 0 ms)",
     )
     parser.add_argument("--sqlite-only", action="store_true")
+    parser.add_argument("--postgres-only", action="store_true")
     parser.add_argument("--skip-sdk", action="store_true", help="leave the baseline out")
     parser.add_argument("--skip-reference", action="store_true", help="leave today's code out")
+    parser.add_argument("--skip-limit", action="store_true", help="leave the database's limit out")
     args = parser.parse_args()
     if args.rounds < 1:
         parser.error("--rounds must be at least 1")
     latencies = [int(x) for x in args.latencies.split(",")]
-    vendors = ["sqlite"] + ([] if args.sqlite_only or not have_postgres() else ["postgres"])
+    vendors = [] if args.postgres_only else ["sqlite"]
+    vendors += [] if args.sqlite_only or not have_postgres() else ["postgres"]
     context = machine()
     rows: list[list[Any]] = []
+    limit_rows: list[list[Any]] = []
+    limit_runs: dict[str, list[dict[str, Any]]] = {}
     with tempfile.TemporaryDirectory() as tmp, fake_server() as fake:
         bench = Bench(args, fake, Path(tmp))
         if not args.update:
@@ -146,23 +183,40 @@ def main() -> None:
             for vendor in vendors:
                 # runs[latency][contender]: one result (of every phase) per round
                 runs: dict[int, dict[str, list[dict[str, dict[str, Any]]]]] = {}
+                limits: list[dict[str, Any]] = []
                 for n in range(args.rounds):
+                    if not args.skip_limit and n % 2 == 0:  # first in one round, last in the next
+                        limits.append(bench.run_limit(vendor))
                     for latency in latencies:
                         order = bench.contenders()
                         order = order[n % len(order) :] + order[: n % len(order)]  # take turns
                         for contender in order:
                             result = bench.run(vendor, contender, latency)
                             runs.setdefault(latency, {}).setdefault(contender, []).append(result)
+                    if not args.skip_limit and n % 2 == 1:
+                        limits.append(bench.run_limit(vendor))
+                limit_runs[vendor] = limits
                 for latency in latencies:
                     for phase in bench.phases():
                         got = {c: [r[phase] for r in runs[latency].get(c, [])] for c in CONTENDERS}
                         rows.append(_row(vendor, latency, phase, got))
+                    for contender in ("ours", "today") if limits else ():
+                        if contender in runs[latency]:
+                            mine = [r["insert"] for r in runs[latency][contender]]
+                            row = _limit_row(
+                                vendor, latency, contender, mine, limits, not args.update
+                            )
+                            limit_rows.append(row)
             memory = _memory(bench) if args.memory_check else None
         finally:
             bench.dbs.drop_all()
     title = f"Sync of {args.n:,} charges (baseline on {min(args.n, args.baseline_n):,})"
     title += f", median of {args.rounds} rounds (range)" if args.rounds > 1 else ""
     print(table(title, HEADERS, rows))
+    if limit_rows:
+        print()
+        print(table(_limit_title(args.rounds), LIMIT_HEADERS, limit_rows))
+        print(_before_writing(limit_runs))
     if memory:
         print()
         print(
@@ -216,6 +270,64 @@ def _row(vendor: str, latency: int, phase: str, got: dict[str, list[dict[str, An
         _ratio(within_rounds(today)),
         _ratio(within_rounds(base), "{:.1f}x"),
         max(r["peak_rss_mb"] for r in ours),
+    ]
+
+
+def _limit_title(rounds: int) -> str:
+    return (
+        "Ours against the database's limit (PostgreSQL: COPY into a temporary table, then one "
+        "guarded upsert a page; SQLite: executemany a page), inserts, medians of "
+        f"{rounds} rounds (range)"
+    )
+
+
+def _before_writing(limit_runs: dict[str, list[dict[str, Any]]]) -> str:
+    """The CPU the limit's fetches and conversions took off the clock, a row (medians)."""
+    parts = [
+        f"{vendor}: fetching {_per_row(runs, 'fetch_cpu')} and converting "
+        f"{_per_row(runs, 'rows_cpu')} ms/row"
+        for vendor, runs in limit_runs.items()
+        if runs
+    ]
+    return "\nClient CPU before any write (the limit's pages, off its clock): " + "; ".join(parts)
+
+
+def _per_row(results: list[dict[str, Any]], key: str) -> str:
+    """Median milliseconds of CPU a row (``-`` where not measured: SQLite has no server)."""
+    values = [r[key] / r["rows"] * 1000 for r in results if r.get(key) is not None]
+    return f"{statistics.median(values):.3f}" if values else "-"
+
+
+def _limit_row(
+    vendor: str,
+    latency: int,
+    contender: str,
+    mine: list[dict[str, Any]],
+    limits: list[dict[str, Any]],
+    compare: bool,
+) -> list[Any]:
+    """A contender at one latency against the limit; each round's against that round's.
+
+    ``compare``: the gateway kept its charges between the runs (no ``--update``
+    reseeds), so ours must have written exactly the limit's rows.
+    """
+    for result, its in zip(mine, limits, strict=False):
+        if compare and contender == "ours" and result["mirror"] != its["mirror"]:
+            raise SystemExit(f"{vendor} at {latency} ms: ours and the limit wrote different rows")
+    rates, limit_rates = [_rate(r) for r in mine], [_rate(r) for r in limits]
+    return [
+        vendor,
+        latency,
+        contender,
+        statistics.median(rates),
+        _spread(rates, "{:,.0f}"),
+        statistics.median(limit_rates),
+        _spread(limit_rates, "{:,.0f}"),
+        _ratio([a / b for a, b in zip(rates, limit_rates, strict=False)]),
+        _per_row(mine, "cpu"),
+        _per_row(mine, "db_cpu"),
+        _per_row(limits, "cpu"),
+        _per_row(limits, "db_cpu"),
     ]
 
 

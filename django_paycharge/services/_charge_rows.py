@@ -1,6 +1,11 @@
 """What a row of the mirror is: a charge read from the gateway, as column values.
 
-Shared by the page writers of each database (``_upsert_postgresql``,
+A row is built from the charge's JSON as the gateway sent it, in one pass
+(:func:`json_row`), by the client's own readers of each field
+(``client.parsing``): the sync decodes a page once into exactly what it
+writes, without typing each charge into a client ``Charge`` first; a typed
+``Charge`` (a single read, a create) becomes the row of its ``raw``, the same
+way. Shared by the page writers of each database (``_upsert_postgresql``,
 ``_upsert_sqlite``): they differ in how a page of these rows reaches the
 database, never in what a row holds.
 """
@@ -14,9 +19,21 @@ from typing import Any, cast
 from django.db import models
 
 from ..client import Charge as RemoteCharge
+from ..client.parsing import (
+    _bool,
+    _datetime,
+    _decimal,
+    _dict,
+    _int,
+    _object,
+    _required_uuid,
+    _text,
+    _uuid,
+)
+from ..client.types import JSONObject
 from ..client.vocabulary import CHARGE_FIELDS, LISTED_ONLY_CHARGE_FIELDS, status_rank
 from ..models import Charge
-from ..models.fit import fit_row, without_nul
+from ..models.fit import column_fits, without_nul
 from ..models.payload import PayloadEncoder
 
 # A newer read rewrites the charge's fields. ``payment_type`` is only written
@@ -36,7 +53,41 @@ UPDATE_COLUMNS = (*CHARGE_FIELDS, "status_rank", "raw", "raw_digest", "synced_at
 #: The columns the page's lock reads back, in this order.
 LOCK_COLUMNS = ("gateway_id", "status", "status_rank", "raw_digest", "payment_type")
 
-_NESTED = ("error", "redirect", "three_ds")
+#: How each column is read from the charge's JSON: the readers ``parse_charge`` types the
+#: same fields with (a nested object is kept as the JSON object it was sent as).
+_READERS: dict[str, Any] = {
+    "store_id": _uuid,
+    "transaction_token_id": _uuid,
+    "transaction_token_type": _text,
+    "subscription_id": _uuid,
+    "merchant_transaction_id": _text,
+    "requested_amount": _int,
+    "requested_currency": _text,
+    "requested_amount_formatted": _decimal,
+    "charged_amount": _int,
+    "charged_currency": _text,
+    "charged_amount_formatted": _decimal,
+    "fee_amount": _int,
+    "fee_currency": _text,
+    "fee_amount_formatted": _decimal,
+    "only_direct_currency": _bool,
+    "capture_at": _datetime,
+    "descriptor": _text,
+    "descriptor_phone_number": _text,
+    "status": _text,
+    "error": _dict,
+    "metadata": _dict,
+    "mode": _text,
+    "created_on": _datetime,
+    "redirect": _dict,
+    "merchant_name": _text,
+    "store_name": _text,
+    "three_ds": _dict,
+}
+assert set(_READERS) == set(CHARGE_FIELDS)
+_READ = tuple((name, _READERS[name]) for name in CHARGE_FIELDS)
+# Unknown stays unknown (NULL), and so does a value too big for its column (models.fit).
+_FITS = tuple((name, fit) for name, fit in column_fits(Charge).items() if name in _READERS)
 
 
 def set_changed(table: str, quote: Any) -> str:
@@ -87,17 +138,26 @@ def _digest_of_text(text: str) -> str:
 def charge_row(
     item: RemoteCharge, account: str, payment_type: str, now: datetime
 ) -> dict[str, Any]:
-    """The row of ``item``: every column of :data:`INSERT_COLUMNS`."""
-    row = {name: getattr(item, name) for name in CHARGE_FIELDS}
-    # Nested objects are stored as the JSON the gateway sent.
-    for name in _NESTED:
-        value = row[name]
-        row[name] = value.raw if value is not None else None
-    # Unknown stays unknown (NULL), and so does a value too big for its column.
-    fit_row(Charge, row)
-    text = _CANONICAL.encode(item.raw)
+    """The row of ``item``: every column of :data:`INSERT_COLUMNS` (see :func:`json_row`)."""
+    return json_row(item.raw, account, payment_type, now)
+
+
+def json_row(value: Any, account: str, payment_type: str, now: datetime) -> dict[str, Any]:
+    """The row of a charge's JSON as the gateway sent it: every column of :data:`INSERT_COLUMNS`.
+
+    Raises :class:`~django_paycharge.client.parsing.ShapeError` for what is not a
+    charge at all (not an object, no usable ``id``), as ``parse_charge`` does.
+    """
+    d: JSONObject = _object(value, "the charge")
+    gateway_id = _required_uuid(d.get("id"), "id")
+    get = d.get
+    row = {name: read(get(name)) for name, read in _READ}
+    for name, fit in _FITS:
+        if row[name] is not None:
+            row[name] = fit(row[name])
+    text = _CANONICAL.encode(d)
     row.update(
-        gateway_id=item.id,
+        gateway_id=gateway_id,
         account=account,
         payment_type=payment_type,
         status_rank=status_rank(row["status"]),
@@ -109,6 +169,6 @@ def charge_row(
     # PostgreSQL refuses NUL in text and JSON: one such charge would fail its whole
     # page on every sync. Rare, so the digest's JSON text decides whether to look.
     if "\\u0000" in text:
-        row["raw"] = item.raw
+        row["raw"] = d
         row = {name: without_nul(value) for name, value in row.items()}
     return row

@@ -35,7 +35,7 @@ from ..models import SyncWindow
 from ._pace import Pace
 from ._windows import PAGE_SIZE, Schedule, Window
 from .quarantine import Report, quarantine
-from .upsert import UpsertResult, WriteCounts, prepare_charges, upsert_prepared
+from .upsert import UpsertResult, WriteCounts, prepare_page, upsert_prepared
 
 logger = logging.getLogger("django_paycharge.services")
 
@@ -226,21 +226,26 @@ class Reading:
         """Store a page and move its window's checkpoint; then split the window's rest
         for idle readers (after the write, so that the pace knows this page's cost)."""
         started = time.monotonic()
-        page = raw.parse()
-        quarantine(self.account, page.rejected)  # items without a usable id: kept, not lost
-        owned = [c for c in page.items if window.owns(c.created_on)]
-        times = [c.created_on for c in owned if c.created_on is not None]
-        window.saw(times[0] if times else None, len(owned))
+        failed: list[Any] = []
+
+        def set_aside(item: Any, error: Exception) -> None:
+            failed.append(item)
+            self._set_aside(item, error)
+
+        prepared, rejected = prepare_page(
+            raw.items, account=self.account, keep=window.owns, using=self.alias, on_error=set_aside
+        )
+        quarantine(self.account, rejected)  # items without a usable id: kept, not lost
+        owned = len(prepared.rows) + len(failed)
+        times = [r["created_on"] for r in prepared.rows.values() if r["created_on"] is not None]
+        window.saw(times[0] if times else None, owned)
         position = max(times, default=window.position)
         window.position = position
-        prepared = prepare_charges(
-            owned, account=self.account, using=self.alias, on_error=self._set_aside
-        )
         cursor = raw.cursor or window.cursor
 
         def move_checkpoint() -> None:
             if window.pk is not None:
-                _move_window(self.alias, window.pk, cursor, position, len(owned), last)
+                _move_window(self.alias, window.pk, cursor, position, owned, last)
 
         upserted = upsert_prepared(prepared, also=move_checkpoint)
         window.cursor = cursor
@@ -250,7 +255,7 @@ class Reading:
         if not last:
             self._split(window, schedule)
         with self._lock:
-            self.result.add_page(len(owned), upserted)
+            self.result.add_page(owned, upserted)
             self.result.windows, self.result.windows_done = schedule.total, schedule.finished
             if self.progress is not None:
                 self.progress(self.result)
@@ -278,9 +283,9 @@ class Reading:
         window.end = points[0]
         schedule.add(new)
 
-    def _set_aside(self, item: RemoteCharge, error: Exception) -> None:
+    def _set_aside(self, item: Any, error: Exception) -> None:
         # One charge that cannot become a row must not sink its page.
-        logger.error("Charge %s could not be stored and was skipped: %r", item.id, error)
+        logger.error("Charge %s could not be stored and was skipped: %r", item.get("id"), error)
         with self._lock:
             self.result.failed += 1
 

@@ -57,15 +57,24 @@ def lock_existing(cursor: CursorWrapper, ids: Sequence[Any]) -> list[tuple[Any, 
     return found
 
 
-def insert_new(cursor: CursorWrapper, ids: Sequence[Any], encoded: Sequence[list[Any]]) -> set[Any]:
-    """Insert the rows of ``ids`` (encoded by :func:`row_encoder`); returns the ids that were new.
+def insert_new(
+    cursor: CursorWrapper,
+    ids: Sequence[Any],
+    rows: Sequence[dict[str, Any]],
+    encode: Callable[[dict[str, Any]], list[Any]],
+    *,
+    last: bool,
+) -> set[Any]:
+    """Insert ``rows`` (of ``ids``, encoded by :func:`row_encoder`); returns the ids that were new.
 
     Never short on SQLite: the page's transaction holds the database's write
     lock from its first insert, and a writer that read before another's
     commit fails ("database is locked") instead of inserting less. A short
     count would say which rows were new only on SQLite 3.35+ (``RETURNING``).
+    Every attempt inserts the same way here (``last`` is PostgreSQL's concern).
     """
     inserted = 0
+    encoded = [encode(row) for row in rows]
     for chunk in _chunks(encoded, _rows_per_statement(cursor)):
         cursor.execute(INSERT.format(", ".join([_ROW] * len(chunk))), _flat(chunk))
         inserted += cursor.rowcount

@@ -27,17 +27,20 @@ from django.utils.translation import gettext as _
 
 from .. import signals
 from ..client import Charge as RemoteCharge
+from ..client.parsing import ShapeError
+from ..client.types import Rejected
 from ..client.vocabulary import FINAL_RANK
 from ..exceptions import ConfigurationError
 from ..models import Charge
 from . import _upsert_postgresql, _upsert_sqlite
-from ._charge_rows import charge_row, raw_digest
+from ._charge_rows import charge_row, json_row, raw_digest
 
 __all__ = [
     "PreparedCharges",
     "UpsertResult",
     "WriteCounts",
     "prepare_charges",
+    "prepare_page",
     "raw_digest",
     "upsert_charges",
 ]
@@ -106,6 +109,39 @@ def prepare_charges(
                 raise
             on_error(item, exc)
     return PreparedCharges(rows, using)
+
+
+def prepare_page(
+    items: Iterable[Any],
+    *,
+    account: str,
+    keep: Callable[[datetime | None], bool],
+    using: str = DEFAULT_DB_ALIAS,
+    on_error: Callable[[Any, Exception], object],
+) -> tuple[PreparedCharges, list[Rejected]]:
+    """The rows of a list page's items, decoded once from the JSON the gateway sent.
+
+    ``keep`` says by creation time which charges are the caller's (a sync's
+    window). Items that are no charge at all (not an object, no usable id) are
+    returned as :class:`Rejected`, as ``parse_page`` would; a charge whose row
+    cannot be built is handed to ``on_error`` and left out.
+    """
+    now = timezone.now()
+    rows, rejected = {}, []
+    for item in items:
+        try:
+            row = json_row(item, account, "", now)
+        except ShapeError as exc:
+            rejected.append(Rejected(raw=item, reason=str(exc)))
+            continue
+        except Exception as exc:
+            on_error(item, exc)
+            continue
+        if keep(row["created_on"]):
+            rows[row["gateway_id"]] = row
+    if rejected:
+        logger.warning("%d list item(s) could not be read: %s", len(rejected), rejected[0].reason)
+    return PreparedCharges(rows, using), rejected
 
 
 def upsert_charges(
@@ -197,7 +233,7 @@ def _write(prepared: PreparedCharges, *, last: bool) -> tuple[UpsertResult, list
         # Inserted in id order too, like the locks: two writers never wait on each other crosswise.
         new = sorted((gid for gid in rows if gid not in existing), key=str)
         if new:
-            inserted = sql.insert_new(cursor, new, [encode(rows[gid]) for gid in new])
+            inserted = sql.insert_new(cursor, new, [rows[gid] for gid in new], encode, last=last)
             # Rows another writer inserted after our lock: store the page again while
             # another attempt remains (see _ATTEMPTS); on the last, lock them now and
             # treat them as updates.

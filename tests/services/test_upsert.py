@@ -81,7 +81,8 @@ def test_a_write_stores_exactly_its_prepared_rows(fake_gateway, size):
 
 
 def test_a_page_is_three_statements_through_djangos_cursor(fake_gateway):
-    """Lock, insert, update: each through execute wrappers, whatever the page's size."""
+    """Lock, insert, update, whatever the page's size: each through execute wrappers, but
+    PostgreSQL's insert, a COPY on the same cursor (psycopg's, which the wrappers never see)."""
     payloads = hostile_payloads(fake_gateway, 100)
     upsert.upsert_charges([parse_charge(r) for r in payloads[:50]], account="default")
     for raw in payloads[:25]:
@@ -95,10 +96,12 @@ def test_a_page_is_three_statements_through_djangos_cursor(fake_gateway):
     with connection.execute_wrapper(wrapper), CaptureQueriesContext(connection) as queries:
         result = upsert.upsert_charges([parse_charge(r) for r in payloads], account="default")
     assert (result.created, result.updated, result.unchanged) == (50, 25, 25)
-    # SELECT (lock), INSERT (new), INSERT ... DO UPDATE (changed), UPDATE (confirmed open ones)
+    # SELECT (lock), INSERT or COPY (new), INSERT ... DO UPDATE (changed), UPDATE (confirmed
+    # open ones)
     statements = [s for s in seen if s not in ("SAVEPOINT", "RELEASE")]
-    assert statements[:3] == ["SELECT", "INSERT", "INSERT"], statements
-    assert len(statements) <= 4, statements
+    writes = ["INSERT"] if connection.vendor == "postgresql" else ["INSERT", "INSERT"]
+    assert statements[:3] == ["SELECT", *writes, "UPDATE"][:3], statements
+    assert len(statements) <= 4 - (connection.vendor == "postgresql"), statements
     assert len(queries.captured_queries) >= len(statements)
 
 
