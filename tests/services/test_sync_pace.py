@@ -106,9 +106,11 @@ def test_sqlite_reads_one_window_when_the_store_is_the_slower_part(fake_gateway,
 
 
 @pytest.mark.django_db(transaction=True)
+@pytest.mark.slow  # 20 requests of half a second
 def test_a_distant_gateway_gets_more_windows(fake_gateway):
     fake_gateway.seed(2_000)
-    fake_gateway.latency = 0.1
+    # Far longer than a page's store, even on a busy machine.
+    fake_gateway.latency = 0.5
     result = services.sync_charges(full=True, windows=8)
     assert result.created == 2_000 and result.complete
     assert result.windows >= (8 if connection.vendor == "postgresql" else 3), result

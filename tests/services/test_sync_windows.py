@@ -60,9 +60,11 @@ class Arrivals:
         return [row for row in self.log if row[1].endswith("/charges")]
 
 
+@pytest.mark.slow  # 30 requests of half a second
 def test_windows_are_read_side_by_side_and_store_every_charge_once(fake_gateway, monkeypatch):
     fake_gateway.seed(3_000)
-    fake_gateway.latency = 0.05  # a request far longer than a page's store: more windows pay
+    # A request far longer than a page's store, even on a busy machine: more windows pay.
+    fake_gateway.latency = 0.5
     arrivals = Arrivals(fake_gateway, monkeypatch)
     result = services.sync_charges(full=True, windows=4)
     # SQLite's one writer reads only as many windows at once as keep it busy (test_pace.py).
