@@ -30,9 +30,9 @@ from django.utils.module_loading import import_string
 from django.utils.translation import gettext
 
 from . import conf, services
-from .exceptions import ConfigurationError, SyncInProgressError
+from .exceptions import ConfigurationError, PayChargeError, SyncInProgressError
 from .models import WebhookDelivery
-from .services import announcements, deliveries, leases
+from .services import announcements, deliveries, leases, payment_types
 
 logger = logging.getLogger("django_paycharge.tasks")
 
@@ -197,6 +197,18 @@ def fill_payment_types_task(account: str | None = None, limit: int = 500) -> int
 
 
 @background_task
+def fill_new_payment_types_task(limit: int = 100) -> int:
+    """Fill in the payment type of new charges, every account's; woken after creates."""
+    filled = 0
+    for name in conf.account_names():
+        try:
+            filled += services.fill_payment_types(name, limit=limit)
+        except PayChargeError as exc:  # one account's gateway trouble stops not the others
+            logger.warning("Payment types of account %s not filled: %s", name, exc)
+    return filled
+
+
+@background_task
 def recover_charge_requests_task(older_than_seconds: float = 30.0) -> dict[str, Any]:
     """Settle charge requests left in flight (see services.recover_charge_requests)."""
     result = services.recover_charge_requests(older_than=timedelta(seconds=older_than_seconds))
@@ -218,6 +230,7 @@ ALL_TASKS: tuple[BackgroundTask[..., Any], ...] = (
     sweep_webhook_leases,
     sync_charges_task,
     fill_payment_types_task,
+    fill_new_payment_types_task,
     recover_charge_requests_task,
     run_periodic_task,
     hear_announcement,
@@ -339,6 +352,21 @@ announcements.retry_scheduler = schedule_announcement
 announcements.lease_watcher = _watch_announcement_lease
 
 
+def wake_payment_type_fill() -> None:
+    """After a create: a fill of new charges' payment types runs soon (inline: the periodic
+    step's). On django-tasks-db, only when no such task is waiting already: one that has
+    not started reads the charges after this one committed."""
+    if not background_enabled():
+        return
+    task = _routed_task(fill_new_payment_types_task)
+    if _database_backend(task) and _task_waiting(task):
+        return
+    task.enqueue()
+
+
+payment_types.fill_waker = wake_payment_type_fill
+
+
 def _retry_later(delivery_pk: int) -> None:
     attempts = WebhookDelivery.objects.filter(pk=delivery_pk).values_list("attempts", flat=True)
     done = attempts.first() or deliveries.MAX_ATTEMPTS
@@ -381,16 +409,20 @@ def drains_deliveries() -> bool:
     return background_enabled() and _database_backend(_routed_drain())
 
 
-# (backend alias, queue) -> the drain task routed there. Routing a task validates
-# it anew each time, which the receiver would pay on every delivery.
-_drains: dict[tuple[str, str], BackgroundTask[[], Any]] = {}
+# (task, backend alias, queue) -> the task routed there. Routing a task validates
+# it anew each time, which the receiver (and the checkout) would pay on every call.
+_routed_tasks: dict[tuple[int, str, str], BackgroundTask[..., Any]] = {}
 
 
 def _routed_drain() -> BackgroundTask[[], Any]:
-    key = (backend_alias(), str(conf.get_setting("TASK_QUEUE")))
-    if key not in _drains:
-        _drains[key] = routed(drain_webhook_deliveries)
-    return _drains[key]
+    return _routed_task(drain_webhook_deliveries)
+
+
+def _routed_task(task: BackgroundTask[..., Any]) -> BackgroundTask[..., Any]:
+    key = (id(task), backend_alias(), str(conf.get_setting("TASK_QUEUE")))
+    if key not in _routed_tasks:
+        _routed_tasks[key] = routed(task)
+    return _routed_tasks[key]
 
 
 def _database_backend(drain: BackgroundTask[[], Any]) -> bool:

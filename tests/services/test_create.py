@@ -25,7 +25,7 @@ def remote_charges(fake_gateway):
     return list(fake_gateway.charges)
 
 
-def test_create_charge_stores_the_charge_and_its_payment_type(
+def test_create_charge_stores_the_charge_and_leaves_its_payment_type_for_later(
     fake_gateway, card_token, django_capture_on_commit_callbacks
 ):
     created = []
@@ -43,12 +43,19 @@ def test_create_charge_stores_the_charge_and_its_payment_type(
     assert charge.status == "pending"
     assert charge.requested_amount == 1500
     assert charge.metadata == {"order": "A-1"}
-    assert charge.payment_type == "card"
     assert [c.pk for c in created] == [charge.pk]
     request = ChargeRequest.objects.get()
     assert request.state == "succeeded"
     assert request.charge_id == charge.pk
     assert remote_charges(fake_gateway) == [str(charge.gateway_id)]
+    # One request before the answer: the token's payment type is read off the
+    # checkout's path, or at once by what needs it.
+    assert [(r["method"], r["path"]) for r in fake_gateway.requests_log] == [("POST", "/charges")]
+    assert charge.payment_type == ""
+    assert services.known_payment_type(charge) == "card"
+    assert Charge.objects.get(pk=charge.pk).payment_type == "card"
+    assert services.known_payment_type(charge) == "card"  # known now: no second read
+    assert len(fake_gateway.requests_log) == 2
 
 
 def test_invalid_input_is_rejected_before_anything_is_stored_or_sent(fake_gateway, card_token):

@@ -11,7 +11,8 @@ from django.utils import timezone
 
 from django_paycharge import tasks
 from django_paycharge.models import WebhookDelivery
-from django_paycharge.services import _receipt_sql
+from django_paycharge.services import _insert_once
+from django_paycharge.services.deliveries import _ONCE
 
 pytestmark = pytest.mark.django_db
 
@@ -31,17 +32,21 @@ def values(key: str, **extra):
     }
 
 
+def insert(row):
+    return _insert_once.insert_once(WebhookDelivery, row, conflict=_ONCE)
+
+
 @pytest.mark.parametrize("orm", [False, True], ids=["one statement", "ORM fallback"])
 def test_insert_stores_every_field_once_per_account(monkeypatch, orm):
     if orm:
-        monkeypatch.setattr(_receipt_sql, "_has_upsert", lambda connection: False)
-    pk = _receipt_sql.insert_delivery(values("a"))
+        monkeypatch.setattr(_insert_once, "_has_upsert", lambda connection: False)
+    pk = insert(values("a"))
     assert pk is not None
     row = WebhookDelivery.objects.get(pk=pk)
     assert (row.status, row.attempts, row.last_error, row.lease_until) == ("received", 0, "", None)
     assert row.headers == {"User-Agent": "gateway"} and row.claimed_by == ""
-    assert _receipt_sql.insert_delivery(values("a")) is None  # a repeat
-    assert _receipt_sql.insert_delivery(values("a", account="osaka")) is not None
+    assert insert(values("a")) is None  # a repeat
+    assert insert(values("a", account="osaka")) is not None
     assert WebhookDelivery.objects.count() == 2
 
 
