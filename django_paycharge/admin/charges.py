@@ -47,6 +47,7 @@ from .inlines import IssuerTokenInline, WebhookDeliveryInline, can_see_account_n
 from .issuer_tokens import fetch_issuer_token_action
 from .paginator import EstimatedCountPaginator
 from .readonly import ReadOnlyAdmin
+from .rows import ActionCheckboxMixin
 from .search import id_prefix_range, short_id_hint
 
 #: Columns the changelist reads: nothing else (``raw`` and the JSON fields stay in the table).
@@ -74,7 +75,7 @@ class ChargeChangeList(ChangeList):
         return super().get_queryset(request, exclude_parameters).only(*LIST_COLUMNS)
 
 
-class ChargeAdmin(ChargeLifecycleMixin, ChargeExtrasMixin, ReadOnlyAdmin):
+class ChargeAdmin(ActionCheckboxMixin, ChargeLifecycleMixin, ChargeExtrasMixin, ReadOnlyAdmin):
     list_display = (
         "short_id",
         "status_badge",
