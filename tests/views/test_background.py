@@ -231,3 +231,21 @@ def test_other_backends_are_told_after_the_delivery_committed(settings, client, 
     monkeypatch.setattr(backend, "enqueue", enqueue)
     assert post(client, {"id": "d-dummy", "event": "token_created", "data": {}}).status_code == 200
     assert seen == [([WebhookDelivery.objects.get().pk], False)]
+
+
+def test_new_charges_payment_types_are_read_by_one_background_task(background):
+    from django_tasks_db.models import DBTaskResult
+
+    token = background.create_transaction_token("konbini")["id"]
+    made = [
+        services.create_charge(transaction_token_id=token, amount=800, currency="JPY")
+        for _ in range(3)
+    ]
+    assert {c.payment_type for c in made} == {""}  # not read at the checkout
+    fills = DBTaskResult.objects.filter(
+        task_path=tasks.fill_new_payment_types_task.module_path, status="READY"
+    )
+    assert fills.count() == 1  # woken once, not per charge
+    call_command("db_worker", "--batch", "--interval", "0", verbosity=0)
+    assert set(Charge.objects.values_list("payment_type", flat=True)) == {"konbini"}
+    assert not fills.exists()
