@@ -128,12 +128,11 @@ def fill(total: int) -> None:
             batch = []
     if batch:
         Charge.objects.bulk_create(batch)
-    refund(have)
 
 
-def refund(after: int, every: int = 20) -> None:
+def refund(after: int = 0, every: int = 20, *, whole: bool = True) -> None:
     """A successful refund of one successful charge in ``every`` (of those past the first
-    ``after``): the whole amount of every other one, half of the rest."""
+    ``after``, by id): half the amount, or with ``whole`` the whole of every other one."""
     from django.utils import timezone
 
     from django_paycharge.models import Charge, Refund
@@ -148,7 +147,7 @@ def refund(after: int, every: int = 20) -> None:
         Refund(
             gateway_id=uuid.uuid4(),
             charge_id=pk,
-            amount=amount if n % (2 * every) == 0 else amount // 2,
+            amount=amount if whole and n % (2 * every) == 0 else amount // 2,
             currency=currency,
             status="successful",
             mode=mode,
@@ -206,8 +205,12 @@ def worker(total: int, renders: int) -> None:
     import django
 
     django.setup()
+    from django_paycharge.models import Charge
+
     started = time.perf_counter()
+    refunded_before = Charge.objects.filter(status="successful").count()
     fill(total)
+    refund(after=refunded_before)  # the new successful charges' refunds
     filled = time.perf_counter() - started
     if os.environ.get("BENCH_DB") == "postgres":
         from django.db import connection
