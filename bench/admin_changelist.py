@@ -4,10 +4,12 @@
 
 For each database (SQLite file; PostgreSQL when available) a worker process
 fills a fresh mirror with generated charges (``bulk_create``; no gateway
-needed), logs a superuser in through Django's test client and renders the
-changelist without a filter, with each filter, with a search and on a deep
-page: SQL statements per page (must not grow with N) and the median render
-time of ``--renders`` renders after one warm-up.
+needed; a refund on one successful charge in twenty, whole or half), logs a
+superuser in through Django's test client and renders the changelist without
+a filter, with every filter (each choice that selects a different share of
+the table), every date choice and range, each kind of search, a few filters
+combined, and on a deep page: SQL statements per page (must not grow with N)
+and the median (p50) render time of ``--renders`` renders after one warm-up.
 """
 
 from __future__ import annotations
@@ -36,21 +38,50 @@ from bench._common import (
 STORES = [str(uuid.UUID(int=0x5_0000 + n)) for n in range(3)]
 
 
-def _variants(sample_id: str, pages: int) -> list[tuple[str, str]]:
+def _variants(sample: dict[str, str], pages: int) -> list[tuple[str, str]]:
+    """Every filter, search and range of the changelist (and a few of them combined)."""
     today = date.today()
-    week = f"created_on__gte={today - timedelta(days=7)}&created_on__lt={today + timedelta(days=1)}"
+    tomorrow = today + timedelta(days=1)
+
+    def since(start: date) -> str:
+        return f"created_on__gte={start}&created_on__lt={tomorrow}"
+
+    month_ago = today - timedelta(days=30)
+    week = f"created_from={month_ago}&created_to={month_ago + timedelta(days=6)}"
+    past_week = since(today - timedelta(days=7))
     return [
         ("no filter", ""),
         ("status", "status__exact=successful"),
+        ("status: rare", "status__exact=error"),
         ("mode", "mode__exact=test"),
         ("currency", "currency=JPY"),
+        ("currency: a fifth", "currency=USD"),
         ("store", f"store={STORES[1]}"),
         ("account", "account=default"),
+        ("account: a tenth", "account=second"),
         ("payment type", "payment_type__exact=card"),
-        ("created: past 7 days", week),
-        ("search by id", f"q={sample_id}"),
+        ("refunds: refunded", "refunds=refunded"),
+        ("refunds: partially", "refunds=partially_refunded"),
+        ("refunds: none", "refunds=none"),
+        ("created: today", since(today)),
+        ("created: past 7 days", past_week),
+        ("created: this month", since(today.replace(day=1))),
+        ("created: this year", since(today.replace(month=1, day=1))),
+        ("created: no date", "created_on__isnull=True"),
+        ("created between (a week)", week),
+        ("created from (open-ended)", f"created_from={month_ago}"),
+        ("amount between", "amount_min=1000&amount_max=2000"),
+        ("amount from (open-ended)", "amount_min=99000"),
+        ("search: charge id", f"q={sample['id']}"),
+        ("search: id's first 8", f"q={sample['id'][:8]}"),
+        ("search: merchant transaction id", f"q={sample['mtid']}"),
+        ("search: transaction token id", f"q={sample['token']}"),
+        ("search: no match", "q=no-such-order"),
+        ("status + mode + currency", "status__exact=successful&mode__exact=live&currency=USD"),
+        ("refunded + past 7 days", f"refunds=partially_refunded&{past_week}"),
+        ("store + amount between", f"store={STORES[2]}&amount_min=5000&amount_max=6000"),
         ("page 20 (or the last)", f"p={min(20, pages)}"),
-    ]
+    ]  # fmt: skip
 
 
 def fill(total: int) -> None:
@@ -83,6 +114,8 @@ def fill(total: int) -> None:
                 status_rank=status_rank(status),
                 mode="test" if n % 4 else "live",
                 metadata={"order_id": f"order-{n}"},
+                merchant_transaction_id=f"order-{n}" if n % 3 else None,
+                transaction_token_id=uuid.UUID(int=rng.getrandbits(128), version=4),
                 created_on=now - timedelta(seconds=rng.randrange(90 * 86400)),
                 store_name="Store",
                 raw={},
@@ -95,6 +128,37 @@ def fill(total: int) -> None:
             batch = []
     if batch:
         Charge.objects.bulk_create(batch)
+
+
+def refund(after: int = 0, every: int = 20, *, whole: bool = True) -> None:
+    """A successful refund of one successful charge in ``every`` (of those past the first
+    ``after``, by id): half the amount, or with ``whole`` the whole of every other one."""
+    from django.utils import timezone
+
+    from django_paycharge.models import Charge, Refund
+
+    now = timezone.now()
+    successful = (
+        Charge.objects.filter(status="successful")
+        .order_by("id")[after:]
+        .values_list("pk", "charged_amount", "charged_currency", "mode", "created_on")
+    )
+    refunds = [
+        Refund(
+            gateway_id=uuid.uuid4(),
+            charge_id=pk,
+            amount=amount if whole and n % (2 * every) == 0 else amount // 2,
+            currency=currency,
+            status="successful",
+            mode=mode,
+            created_on=created,
+            synced_at=now,
+            first_seen_at=now,
+        )
+        for n, (pk, amount, currency, mode, created) in enumerate(successful.iterator())
+        if n % every == 0
+    ]
+    Refund.objects.bulk_create(refunds, batch_size=5000)
 
 
 def measure(renders: int, variants: int | None = None) -> list[dict[str, Any]]:
@@ -112,7 +176,12 @@ def measure(renders: int, variants: int | None = None) -> list[dict[str, Any]]:
     )
     client = Client()
     client.force_login(user)
-    sample = str(Charge.objects.order_by("id").values_list("gateway_id", flat=True)[0])
+    first = Charge.objects.exclude(merchant_transaction_id=None).order_by("id")[0]
+    sample = {
+        "id": str(first.gateway_id),
+        "mtid": str(first.merchant_transaction_id),
+        "token": str(first.transaction_token_id),
+    }
     results = []
     pages = max(1, -(-Charge.objects.count() // 50))
     for name, query in _variants(sample, pages)[:variants]:
@@ -136,8 +205,12 @@ def worker(total: int, renders: int) -> None:
     import django
 
     django.setup()
+    from django_paycharge.models import Charge
+
     started = time.perf_counter()
+    refunded_before = Charge.objects.filter(status="successful").count()
     fill(total)
+    refund(after=refunded_before)  # the new successful charges' refunds
     filled = time.perf_counter() - started
     if os.environ.get("BENCH_DB") == "postgres":
         from django.db import connection
@@ -188,8 +261,8 @@ def main() -> None:
                 "page",
                 f"queries at {args.small:,}",
                 f"queries at {args.n:,}",
-                f"median ms at {args.small:,}",
-                f"median ms at {args.n:,}",
+                f"p50 ms at {args.small:,}",
+                f"p50 ms at {args.n:,}",
             ],
             rows,
         )

@@ -1,6 +1,6 @@
-"""Client benchmark: single-charge reads and 100-charge list pages against the fake server.
+"""Client benchmark: reads, list pages and the calls that move money, against the fake server.
 
-    bench/run client [--calls 1000] [--rounds 5]
+    bench/run client [--calls 1000] [--rounds 5] [--money-calls 200] [--money-only]
 
 Contenders, interleaved round by round (the median round is reported, so a
 burst of load on the machine hits all of them alike):
@@ -13,6 +13,11 @@ burst of load on the machine hits all of them alike):
   ``list_store_charges``;
 - references: ``requests`` with ``trust_env=False`` and bare ``http.client``
   (what the transport itself costs on this machine).
+
+Then create, capture and refund, on SQLite and on PostgreSQL: the services
+(``create_charge``, ``capture_charge``, ``refund_charge``: request row, call,
+stored answer) against a raw ``requests`` POST and our client alone, in a
+worker process with a database (``bench/_money_calls.py``).
 """
 
 from __future__ import annotations
@@ -20,14 +25,26 @@ from __future__ import annotations
 import argparse
 import http.client
 import json
+import tempfile
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 import requests
 
-from bench._common import fake_server, machine, median, table
+from bench._common import (
+    Databases,
+    bench_env,
+    fake_server,
+    have_postgres,
+    machine,
+    median,
+    run_worker,
+    table,
+)
+from bench._money_calls import summary
 from django_paycharge.client import PayChargeClient
 from django_paycharge.testing import TEST_JWT, TEST_SECRET, TEST_STORE_ID
 
@@ -115,19 +132,31 @@ def main() -> None:
     parser.add_argument("--pages", type=int, default=100, help="list pages per round")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--skip-sdk", action="store_true", help="leave the official SDK out")
+    parser.add_argument("--money-calls", type=int, default=200, help="creates etc. per round")
+    parser.add_argument("--money-ops", default="create,capture,refund")
+    parser.add_argument("--money-only", action="store_true", help="only create/capture/refund")
+    parser.add_argument("--sqlite-only", action="store_true")
     args = parser.parse_args()
     context = machine()
     with fake_server() as fake:
-        fake.control("seed", {"count": 1000, "seed": 1})
-        listed = requests.get(
-            f"{fake.base_url}/stores/{TEST_STORE_ID}/charges",
-            params={"limit": "10"},
-            headers={"Authorization": f"Bearer {TEST_SECRET}.{TEST_JWT}"},
-            timeout=10,
-        ).json()
-        calls = contenders(fake.base_url, listed["items"][0]["id"], not args.skip_sdk)
-        reads = measure(calls, "read", args.calls, args.rounds)
-        pages = measure(calls, "page", args.pages, args.rounds)
+        if not args.money_only:
+            print(reads_and_pages(fake, args))
+            print()
+        print(money_calls(fake, args))
+    print(f"\n{context}")
+
+
+def reads_and_pages(fake: Any, args: argparse.Namespace) -> str:
+    fake.control("seed", {"count": 1000, "seed": 1})
+    listed = requests.get(
+        f"{fake.base_url}/stores/{TEST_STORE_ID}/charges",
+        params={"limit": "10"},
+        headers={"Authorization": f"Bearer {TEST_SECRET}.{TEST_JWT}"},
+        timeout=10,
+    ).json()
+    calls = contenders(fake.base_url, listed["items"][0]["id"], not args.skip_sdk)
+    reads = measure(calls, "read", args.calls, args.rounds)
+    pages = measure(calls, "page", args.pages, args.rounds)
     floor = "raw requests + json.loads (floor)"
     sdk = "official SDK"
     rows = []
@@ -143,27 +172,52 @@ def main() -> None:
                 f"{results[sdk][1] / cpu:.1f}x" if sdk in results else "-",
             ]
         rows.append(row)
-    print(
-        table(
-            f"Client: single reads ({args.calls:,}/round) and 100-charge pages "
-            f"({args.pages:,}/round), median of {args.rounds} rounds",
-            [
-                "contender",
-                "reads/s",
-                "time vs floor",
-                "vs SDK",
-                "client CPU ms",
-                "CPU: SDK / this",
-                "pages/s",
-                "time vs floor",
-                "vs SDK",
-                "client CPU ms",
-                "CPU: SDK / this",
-            ],
-            rows,
-        )
+    return table(
+        f"Client: single reads ({args.calls:,}/round) and 100-charge pages "
+        f"({args.pages:,}/round), median of {args.rounds} rounds",
+        [
+            "contender",
+            "reads/s",
+            "time vs floor",
+            "vs SDK",
+            "client CPU ms",
+            "CPU: SDK / this",
+            "pages/s",
+            "time vs floor",
+            "vs SDK",
+            "client CPU ms",
+            "CPU: SDK / this",
+        ],
+        rows,
     )
-    print(f"\n{context}")
+
+
+def money_calls(fake: Any, args: argparse.Namespace) -> str:
+    """Create, capture and refund: the services against raw requests, per database."""
+    vendors = ["sqlite"] + ([] if args.sqlite_only or not have_postgres() else ["postgres"])
+    rows: list[list[Any]] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        dbs = Databases(Path(tmp))
+        try:
+            for vendor in vendors:
+                db = dbs.fresh(vendor, "paycharge_bench_money")
+                env = bench_env(
+                    vendor, db, BENCH_GATEWAY_URL=fake.base_url, BENCH_SQLITE_IMMEDIATE="1"
+                )
+                worker_args = ["--calls", str(args.money_calls), "--rounds", str(args.rounds),
+                               "--ops", args.money_ops]  # fmt: skip
+                found = run_worker("bench._money_calls", worker_args, env, 3600)
+                for measured in found["measured"]:
+                    rows += [[vendor, *row] for row in summary(measured)]
+        finally:
+            dbs.drop_all()
+    return table(
+        f"Calls that move money: {args.money_calls:,} a contender and round, "
+        f"median of {args.rounds} rounds (turns)",
+        ["database", "call", "contender", "calls/s", "rate vs raw requests (range)",
+         "client CPU ms", "PostgreSQL CPU ms"],
+        rows,
+    )  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -19,7 +19,6 @@ import argparse
 import os
 import tempfile
 import time
-import uuid
 from pathlib import Path
 from typing import Any
 
@@ -35,41 +34,18 @@ from bench._common import (
     run_worker,
     table,
 )
-from bench.admin_changelist import fill
+from bench.admin_changelist import fill, refund
 
 URL = "/admin/django_paycharge/dashboard/"
 
 
 def dress(every: int = 20) -> None:
-    """Error codes on the failed charges, a refund on one successful charge in ``every``."""
-    from django.utils import timezone
-
+    """Error codes on the failed charges, a refund of half on one successful charge in ``every``."""
     from django_paycharge.models import Charge, Refund
 
     Charge.objects.filter(status="failed", error__isnull=True).update(error={"code": 306})
-    if Refund.objects.exists():
-        return
-    now = timezone.now()
-    refunds = []
-    successful = Charge.objects.filter(status="successful").values_list(
-        "pk", "requested_amount", "requested_currency", "mode", "created_on"
-    )
-    for n, (pk, amount, currency, mode, created) in enumerate(successful.iterator()):
-        if n % every == 0:
-            refunds.append(
-                Refund(
-                    gateway_id=uuid.uuid4(),
-                    charge_id=pk,
-                    amount=amount // 2,
-                    currency=currency,
-                    status="successful",
-                    mode=mode,
-                    created_on=created,
-                    synced_at=now,
-                    first_seen_at=now,
-                )
-            )
-    Refund.objects.bulk_create(refunds, batch_size=5000)
+    if not Refund.objects.exists():
+        refund(every=every, whole=False)
 
 
 def measure(renders: int) -> list[dict[str, Any]]:

@@ -78,6 +78,9 @@ if os.environ.get("BENCH_DB", "sqlite") == "postgres":
             "NAME": os.environ.get("BENCH_DB_NAME", "paycharge_bench"),
             # Long-lived connections, as a production deployment would use.
             "CONN_MAX_AGE": 600,
+            # Names the process in pg_stat_activity: the receipt cost counts the CPU of
+            # the web processes' own server processes (bench/webhook_receipt.py).
+            "OPTIONS": {"application_name": os.environ.get("BENCH_PG_APPLICATION", "bench")},
         }
     }
 else:
@@ -85,7 +88,16 @@ else:
         "default": {
             "ENGINE": "django.db.backends.sqlite3",
             "NAME": os.environ.get("BENCH_DB_NAME", "/tmp/paycharge-bench.sqlite3"),
-            "OPTIONS": {"init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"},
+            "OPTIONS": {
+                "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+                # BENCH_SQLITE_IMMEDIATE=1: the installation guide's settings (a busy
+                # time-out, IMMEDIATE transactions), as a shop that follows it runs.
+                **(
+                    {"timeout": 20, "transaction_mode": "IMMEDIATE"}
+                    if os.environ.get("BENCH_SQLITE_IMMEDIATE") == "1"
+                    else {}
+                ),
+            },
         }
     }
 

@@ -7,9 +7,12 @@ One gunicorn (``sync`` workers, as shipped) serves both ``payments/webhook/``
 and ``minimal-webhook/`` (``bench/minimal_webhook.py``: check the header,
 insert one row). In each round both receive the same number of unique
 deliveries from one sender, one after the other; which goes first alternates
-from round to round. What is measured is the CPU time of the gunicorn
-processes (/proc, Linux), not wall time: the 2-core machine is shared, and
-CPU time is what a delivery costs the server whatever else runs.
+from round to round. What is measured is CPU time (/proc, Linux), not wall
+time: the 2-core machine is shared, and CPU time is what a delivery costs
+whatever else runs. Two parts, and their sum: the gunicorn processes, and the
+PostgreSQL server processes that serve them (found in ``pg_stat_activity`` by
+the web processes' ``application_name``; the background worker's are not
+counted: its processing is not the receipt).
 
 A ``db_worker`` (at ``nice 10``) processes our deliveries meanwhile; at the end
 it drains the queue, and every delivery sent to ours must be stored once and
@@ -29,6 +32,7 @@ from bench.webhooks import (
     TOKEN,
     CpuMeter,
     _priority,
+    _stat,
     free_port,
     plan,
     send_all,
@@ -38,7 +42,9 @@ from bench.webhooks import (
 
 OURS = "/payments/webhook/"
 MINIMAL = "/minimal-webhook/"
-TARGET = 1.3
+TARGET = 1.2
+#: The ``application_name`` of the web processes' database connections.
+WEB = "bench-web"
 
 
 def run(
@@ -49,12 +55,13 @@ def run(
     env = bench_env(
         "postgres", db, BENCH_GATEWAY_URL=fake.base_url, BENCH_TASKS="1", BENCH_WEBHOOK_TOKEN=TOKEN
     )
+    web_env = {**env, "BENCH_PG_APPLICATION": WEB}
     port = free_port()
     gunicorn = [PYTHON, "-m", "gunicorn", "bench.wsgi:application", "-w", str(args.workers),
                 "-k", "sync", "-b", f"127.0.0.1:{port}", "--log-level", "warning"]  # fmt: skip
     worker = [PYTHON, "bench/manage.py", "db_worker", "--interval", "0.05", "--no-startup-delay"]
     procs = [
-        subprocess.Popen(gunicorn, cwd=ROOT, env=env),
+        subprocess.Popen(gunicorn, cwd=ROOT, env=web_env),
         subprocess.Popen(
             worker, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, preexec_fn=_priority("10")
         ),
@@ -66,24 +73,31 @@ def run(
     try:
         wait_http(port, 30)
         meter = CpuMeter({"gunicorn": procs[0].pid})
+        backends = BackendCpu(db, WEB)
         for path in (OURS, MINIMAL):  # imports, connections, caches: off the clock
             warm = plan(items, 40, 0.0, rng)
             sent_ours.update(b["id"] for b in warm if path == OURS)
             send_all(port, warm, 2, path)
         for n in range(args.rounds):
-            cost: dict[str, float] = {}
+            web: dict[str, float] = {}
+            pg: dict[str, float] = {}
             order = (OURS, MINIMAL) if n % 2 == 0 else (MINIMAL, OURS)
             for path in order:
                 bodies = plan(items, args.receipt_deliveries, 0.0, rng)
                 if path == OURS:
                     sent_ours.update(b["id"] for b in bodies)
                 meter.lap()
+                backends.lap()
                 result = send_all(port, bodies, args.receipt_senders, path)
-                cost[path] = meter.lap()["gunicorn"] * 1000 / len(bodies)
+                web[path] = meter.lap()["gunicorn"] * 1000 / len(bodies)
+                pg[path] = backends.lap() * 1000 / len(bodies)
                 errors += result["errors"]
+            total = {path: web[path] + pg[path] for path in order}
             rows.append(
-                [n + 1, "ours" if order[0] == OURS else "minimal", f"{cost[OURS]:.2f}",
-                 f"{cost[MINIMAL]:.2f}", f"{cost[OURS] / cost[MINIMAL]:.2f}"]
+                [n + 1, "ours" if order[0] == OURS else "minimal",
+                 *(f"{part[OURS]:.2f}" for part in (web, pg, total)),
+                 *(f"{part[MINIMAL]:.2f}" for part in (web, pg, total)),
+                 f"{web[OURS] / web[MINIMAL]:.2f}", f"{total[OURS] / total[MINIMAL]:.2f}"]
             )  # fmt: skip
         once = _exactly_once(db, sent_ours, args.drain_timeout)
     finally:
@@ -91,14 +105,44 @@ def run(
     return {"rows": rows, "once": once, "errors": errors}
 
 
+#: The columns of a round's row after its number and who went first.
+COLUMNS = [
+    "ours: gunicorn", "ours: PostgreSQL", "ours: both",
+    "minimal: gunicorn", "minimal: PostgreSQL", "minimal: both",
+    "ours / minimal, gunicorn", "ours / minimal, both",
+]  # fmt: skip
+
+
 def summary(rows: list[list[Any]]) -> list[list[Any]]:
     """Median and range of each measured column over the rounds."""
     out = []
-    for label, column in (("ours, CPU ms/delivery", 2), ("minimal, CPU ms/delivery", 3),
-                          ("ours / minimal", 4)):  # fmt: skip
+    for column, label in enumerate(COLUMNS, start=2):
         values = [float(r[column]) for r in rows]
         out.append([label, f"{median(values):.2f}", f"{min(values):.2f} to {max(values):.2f}"])
     return out
+
+
+class BackendCpu:
+    """CPU seconds of the PostgreSQL server processes of one ``application_name``."""
+
+    def __init__(self, db: str, application: str) -> None:
+        self.db = db
+        self.application = application
+        self.last = self._read()
+
+    def _read(self) -> dict[int, float]:
+        with pg_connect(self.db) as conn:
+            pids = conn.execute(
+                "SELECT pid FROM pg_stat_activity WHERE application_name = %s", [self.application]
+            ).fetchall()
+        return {pid: _stat(pid)[1] for (pid,) in pids}
+
+    def lap(self) -> float:
+        """Seconds used since the last lap (a process new since then: all of its own)."""
+        now = self._read()
+        used = sum(cpu - self.last.get(pid, 0.0) for pid, cpu in now.items())
+        self.last = now
+        return used
 
 
 def _exactly_once(db: str, sent: set[str], timeout: float) -> dict[str, Any]:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import time
 from collections import Counter
 from collections.abc import Callable
 from datetime import datetime, timedelta
@@ -31,9 +32,9 @@ from django.utils.translation import gettext
 
 from . import conf, services
 from .client.backoff import Backoff
-from .exceptions import ConfigurationError, SyncInProgressError
+from .exceptions import ConfigurationError, PayChargeError, SyncInProgressError
 from .models import WebhookDelivery
-from .services import announcements, deliveries, leases
+from .services import announcements, deliveries, leases, payment_types
 
 logger = logging.getLogger("django_paycharge.tasks")
 
@@ -158,7 +159,7 @@ def process_webhook_delivery(delivery_pk: int, retry_failed: bool = False) -> st
 @background_task
 def drain_webhook_deliveries() -> dict[str, int]:
     """Process waiting and stuck deliveries until none is left (django-tasks-db)."""
-    return _drain("drain_webhook_deliveries task")
+    return _drain("drain_webhook_deliveries task", hold=DRAIN_WINDOW)
 
 
 @background_task
@@ -197,6 +198,18 @@ def fill_payment_types_task(account: str | None = None, limit: int = 500) -> int
 
 
 @background_task
+def fill_new_payment_types_task(limit: int = 100) -> int:
+    """Fill in the payment type of new charges, every account's; woken after creates."""
+    filled = 0
+    for name in conf.account_names():
+        try:
+            filled += services.fill_payment_types(name, limit=limit)
+        except PayChargeError as exc:  # one account's gateway trouble stops not the others
+            logger.warning("Payment types of account %s not filled: %s", name, exc)
+    return filled
+
+
+@background_task
 def recover_charge_requests_task(older_than_seconds: float = 30.0) -> dict[str, Any]:
     """Settle charge requests left in flight (see services.recover_charge_requests)."""
     result = services.recover_charge_requests(older_than=timedelta(seconds=older_than_seconds))
@@ -218,6 +231,7 @@ ALL_TASKS: tuple[BackgroundTask[..., Any], ...] = (
     sweep_webhook_leases,
     sync_charges_task,
     fill_payment_types_task,
+    fill_new_payment_types_task,
     recover_charge_requests_task,
     run_periodic_task,
     hear_announcement,
@@ -339,6 +353,21 @@ announcements.retry_scheduler = schedule_announcement
 announcements.lease_watcher = _watch_announcement_lease
 
 
+def wake_payment_type_fill() -> None:
+    """After a create: a fill of new charges' payment types runs soon (inline: the periodic
+    step's). On django-tasks-db, only when no such task is waiting already: one that has
+    not started reads the charges after this one committed."""
+    if not background_enabled():
+        return
+    task = _routed_task(fill_new_payment_types_task)
+    if _database_backend(task) and _task_waiting(task):
+        return
+    task.enqueue()
+
+
+payment_types.fill_waker = wake_payment_type_fill
+
+
 #: A failed delivery's retry (full jitter: deliveries that failed together, while
 #: the gateway was down, do not come back together).
 DELIVERY_RETRY_BACKOFF = Backoff(base=5.0, cap=300.0)
@@ -369,6 +398,14 @@ def _retry_later(delivery_pk: int) -> None:
 # A drain claims waiting and stuck deliveries one at a time (leased claims, see
 # services.leases) until none is left.
 #
+# One check serves a burst. A receiver that saw a drain waiting at time t (its own
+# monotonic clock, read before it asked) skips the check for DRAIN_WINDOW after t:
+# that drain started after t, and a drain does not end before DRAIN_WINDOW has
+# passed since it started (it waits, then looks again), so it reads the table
+# after every delivery such a receiver stored in the window. Only the clocks'
+# rates matter, not their readings. A receiver that enqueued the drain itself
+# counts from before the enqueue.
+#
 # A worker that dies mid-delivery leaves it claimed. After each claim, a task
 # makes sure a sweep (a deferred drain) is due by the time that claim's lease
 # runs out: the sweep takes over whatever is stuck then, and schedules itself
@@ -377,6 +414,13 @@ def _retry_later(delivery_pk: int) -> None:
 #: Deliveries one drain task processes before it hands over to a new drain task
 #: (other tasks in the queue get their turn).
 DRAIN_BATCH = 200
+#: Seconds a drain seen waiting is counted on by a receiver, and the least a drain
+#: runs: the receipt's check (a query) is made once per window and process.
+DRAIN_WINDOW = 0.05
+# Monotonic time until which the drain seen waiting covers new deliveries, by routed task.
+_drain_covers: dict[int, float] = {}
+_clock: Callable[[], float] = time.monotonic
+_sleep: Callable[[float], object] = time.sleep
 # (alias, with a time bound) -> SQL of "is such a task waiting"
 _waiting_sql: dict[tuple[str, bool], str] = {}
 
@@ -386,16 +430,20 @@ def drains_deliveries() -> bool:
     return background_enabled() and _database_backend(_routed_drain())
 
 
-# (backend alias, queue) -> the drain task routed there. Routing a task validates
-# it anew each time, which the receiver would pay on every delivery.
-_drains: dict[tuple[str, str], BackgroundTask[[], Any]] = {}
+# (task, backend alias, queue) -> the task routed there. Routing a task validates
+# it anew each time, which the receiver (and the checkout) would pay on every call.
+_routed_tasks: dict[tuple[int, str, str], BackgroundTask[..., Any]] = {}
 
 
 def _routed_drain() -> BackgroundTask[[], Any]:
-    key = (backend_alias(), str(conf.get_setting("TASK_QUEUE")))
-    if key not in _drains:
-        _drains[key] = routed(drain_webhook_deliveries)
-    return _drains[key]
+    return _routed_task(drain_webhook_deliveries)
+
+
+def _routed_task(task: BackgroundTask[..., Any]) -> BackgroundTask[..., Any]:
+    key = (id(task), backend_alias(), str(conf.get_setting("TASK_QUEUE")))
+    if key not in _routed_tasks:
+        _routed_tasks[key] = routed(task)
+    return _routed_tasks[key]
 
 
 def _database_backend(drain: BackgroundTask[[], Any]) -> bool:
@@ -406,31 +454,52 @@ def _database_backend(drain: BackgroundTask[[], Any]) -> bool:
     return isinstance(drain.get_backend(), DatabaseBackend)
 
 
-def wake_drain(drain: BackgroundTask[[], Any] | None = None) -> None:
+def wake_drain(drain: BackgroundTask[[], Any] | None = None, *, recent: bool = True) -> None:
     """Make sure a drain task that has not started yet exists (call after a delivery committed).
 
     ``drain``: the drain task already routed to the configured backend, if at hand.
+    ``recent``: a drain seen waiting within ``DRAIN_WINDOW`` will do (False: ask now).
     """
     task = drain or _routed_drain()
+    asked = _clock()
+    if recent and asked < _drain_covers.get(id(task), 0.0):
+        return  # a drain seen waiting moments ago reads the table after this commit
     if not _task_waiting(task):
         task.enqueue()
+    _drain_covers[id(task)] = asked + DRAIN_WINDOW
 
 
-def _drain(label: str) -> dict[str, int]:
+@conf.on_settings_reset
+def _forget_drains() -> None:
+    _drain_covers.clear()
+
+
+def _drain(label: str, *, hold: float = 0.0) -> dict[str, int]:
+    """Claim and process deliveries until none is left; ``hold``: not before that many
+    seconds have passed since it started (see ``DRAIN_WINDOW``)."""
     by = leases.claimant(label)
+    started = _clock()
     counts: Counter[str] = Counter()
     leases.give_up_exhausted(timezone.now())
-    for _ in range(DRAIN_BATCH):
+    taken = 0
+    while taken < DRAIN_BATCH:
         delivery = leases.claim_next(by=by)
         if delivery is None:
-            break
+            left = started + hold - _clock()
+            if left <= 0:
+                break
+            _sleep(left)  # receivers that saw this drain waiting may store more until then
+            continue
+        taken += 1
         _ensure_sweep_for(delivery)
         status = deliveries.process_claimed(delivery)
         counts[status] += 1
         if status == "failed":
             _retry_later(delivery.pk)
     else:
-        wake_drain()  # more may be waiting: a new drain task takes them
+        # More may be waiting: a new drain task takes them. (Asked now: the drain seen
+        # waiting may have been this one, which ends without waiting out its window.)
+        wake_drain(recent=False)
     return dict(counts)
 
 

@@ -38,6 +38,7 @@ from .gateway import limited, refresh_one, run_sync_now
 from .issuer_tokens import fetch_issuer_token_action, results_page
 from .paginator import EstimatedCountPaginator
 from .readonly import ReadOnlyAdmin
+from .rows import ActionCheckboxMixin
 from .search import id_prefix_range, short_id_hint
 
 #: Columns the changelist reads: nothing else (``raw`` and the JSON fields stay in the table).
@@ -65,7 +66,7 @@ class ChargeChangeList(ChangeList):
         return super().get_queryset(request, exclude_parameters).only(*LIST_COLUMNS)
 
 
-class ChargeAdmin(ReadOnlyAdmin):
+class ChargeAdmin(ActionCheckboxMixin, ReadOnlyAdmin):
     # -- the list --------------------------------------------------------------------------------
 
     list_display = (

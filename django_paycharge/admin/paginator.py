@@ -1,10 +1,19 @@
-"""A paginator that does not count a large table on PostgreSQL.
+"""A paginator that never counts more than a few thousand rows.
 
 ``COUNT(*)`` reads every row (or every index entry) that matches: on a table of
-millions of charges that is the slowest query of the changelist. Above
-``PAYCHARGE["ADMIN_ESTIMATED_COUNT_THRESHOLD"]`` rows the planner's estimate is
-used instead: ``pg_class.reltuples`` for the whole table, ``EXPLAIN``'s row
-estimate for a filtered one. Below it, and on other databases, the count is exact.
+millions of charges that is the slowest query of the changelist, and it grows
+with the table. So the count is either
+
+- the planner's estimate (PostgreSQL): ``pg_class.reltuples`` for the whole
+  table, ``EXPLAIN``'s row estimate for a filtered one, when it is above
+  ``PAYCHARGE["ADMIN_ESTIMATED_COUNT_THRESHOLD"]`` rows; or
+- counted, up to that many rows and one more: exact when fewer match, and
+  otherwise "more than the threshold" (``capped``). On SQLite, which has no
+  estimate, this is every count; on PostgreSQL it covers an estimate that was
+  too low.
+
+Either way every page can be asked for: a page past the end is empty, never
+an error.
 """
 
 from __future__ import annotations
@@ -12,7 +21,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from django.core.paginator import Paginator
+from django.core.paginator import Page, Paginator
 from django.db import connections
 from django.db.models import QuerySet
 from django.utils.functional import cached_property
@@ -30,18 +39,51 @@ else:
 class EstimatedCountPaginator(_PaginatorBase):
     #: Whether the last ``count`` was an estimate (shown on the changelist).
     estimated = False
+    #: Whether more rows match than were counted: ``count`` is ``threshold + 1``.
+    capped = False
+
+    @cached_property
+    def threshold(self) -> int:
+        """Counts above this are estimated or capped (``ADMIN_ESTIMATED_COUNT_THRESHOLD``)."""
+        return int(conf.get_setting("ADMIN_ESTIMATED_COUNT_THRESHOLD"))
 
     @cached_property
     def count(self) -> int:
         queryset = self.object_list
         if not isinstance(queryset, QuerySet):
             return int(super().count)
-        threshold = int(conf.get_setting("ADMIN_ESTIMATED_COUNT_THRESHOLD"))
         estimate = estimated_count(queryset)
-        if estimate is not None and estimate > threshold:
+        if estimate is not None and estimate > self.threshold:
             self.estimated = True
             return estimate
-        return int(queryset.count())
+        counted = capped_count(queryset, self.threshold)
+        self.capped = counted > self.threshold
+        return counted
+
+    def validate_number(self, number: Any) -> int:
+        if not (self.estimated or self.capped):
+            return int(super().validate_number(number))
+        try:
+            return max(1, int(number))  # past the estimate's end: an empty page, not an error
+        except (TypeError, ValueError):
+            return 1
+
+    def page(self, number: Any) -> Page[Any]:
+        if not (self.estimated or self.capped):
+            return super().page(number)
+        number = self.validate_number(number)
+        bottom = (number - 1) * self.per_page
+        return Page(self.object_list[bottom : bottom + self.per_page], number, self)
+
+
+def capped_count(queryset: QuerySet[Any], limit: int) -> int:
+    """How many rows ``queryset`` has, counting no further than ``limit + 1``.
+
+    Only the ids are read: the list's joins and per-row subqueries (selected for
+    display) would otherwise run for every row counted.
+    """
+    ids = queryset.order_by().select_related(None).values("pk")
+    return int(ids[: limit + 1].count())
 
 
 def estimated_count(queryset: QuerySet[Any]) -> int | None:

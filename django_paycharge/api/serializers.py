@@ -13,7 +13,7 @@ from drf_spectacular.utils import inline_serializer
 from rest_framework import serializers
 
 from ..client.vocabulary import CHARGE_FIELDS
-from ..models import Charge, IssuerToken, WebhookConfiguration
+from ..models import Charge, IssuerToken, PaymentType, WebhookConfiguration
 from ..models.charges import mask_account_number
 from .permissions import is_staff, may_see_account_number
 
@@ -31,6 +31,13 @@ class ChargeSerializer(serializers.ModelSerializer[Charge]):
 
     id = serializers.UUIDField(source="gateway_id", read_only=True)
     account = serializers.CharField(read_only=True, allow_null=True)
+    payment_type = serializers.ChoiceField(
+        choices=PaymentType.choices,
+        allow_blank=True,
+        read_only=True,
+        help_text="The transaction token's; empty until it is read (a new charge's, after "
+        "the answer; a synced one's, by the periodic fill).",
+    )
     refunded_amount = serializers.IntegerField(
         read_only=True, help_text="Successful refunds, in the charged currency's smallest unit."
     )

@@ -17,7 +17,7 @@ from .issuer_tokens import fetch_issuer_token, fetch_three_ds_issuer_token
 from .lifecycle_sync import sync_charge_children, sync_refunds
 from .metadata_updates import update_charge_metadata
 from .outcomes import ChargeCheck, check_charge_request, send_charge_request
-from .payment_types import fill_payment_types
+from .payment_types import fill_payment_types, known_payment_type
 from .recovery import (
     RecoveryResult,
     recover_action_requests,
@@ -45,6 +45,7 @@ __all__ = [
     "fill_payment_types",
     "get_client",
     "idempotency_key_for",
+    "known_payment_type",
     "matches_auth_token",
     "payment_instructions",
     "recover_action_requests",

@@ -15,7 +15,6 @@ from typing import Any
 from django.db import DatabaseError, router
 
 from .. import observe, signals
-from ..client import PayChargeClient
 from ..client.types import Charge as RemoteCharge
 from ..exceptions import (
     APIError,
@@ -24,9 +23,11 @@ from ..exceptions import (
     PayChargeError,
 )
 from ..models import OPEN_REQUEST_STATES, Charge, ChargeRequest, RequestState
-from .charges import refresh_charge, store_remote_charge, transaction_token_payment_type
+from ._new_charge import store_new_charge
+from .charges import refresh_charge, store_remote_charge
 from .clients import get_client
 from .exactly_once import register
+from .payment_types import fill_later
 from .request_rows import mark, request_name, succeed
 from .retry import retry_transient
 
@@ -48,7 +49,7 @@ class CreateKind:
         client = get_client(request.account)
         key = str(request.idempotency_key)
         remote = client.charges.create(**request.params, idempotency_key=key)
-        return store_created(request, client, remote)
+        return store_created(request, remote)
 
     def find(self, request: ChargeRequest) -> Charge | None:
         return find_remote_charge(request)
@@ -79,18 +80,23 @@ class CreateKind:
 CREATE = register(CreateKind())
 
 
-def store_created(request: ChargeRequest, client: PayChargeClient, remote: RemoteCharge) -> Charge:
+def store_created(request: ChargeRequest, remote: RemoteCharge) -> Charge:
     """Store the charge the gateway made for ``request``; link them; send ``charge_created``.
 
-    The write is retried through transient database errors (the gateway said yes:
-    a locked SQLite file must not turn that into an error page). If it still
-    fails, the charge's id is kept on the request and the error raised: the
-    request stays open, and ``paycharge_recover`` reads that charge (never
-    creates another).
+    A new charge takes one short transaction (:mod:`._new_charge`); one the
+    mirror holds already (a webhook or a read came first) goes through the
+    guarded upsert. Its payment type is read later, off the caller's path
+    (:func:`.payment_types.fill_later`). The write is retried through
+    transient database errors (the gateway said yes: a locked SQLite file
+    must not turn that into an error page). If it still fails, the charge's
+    id is kept on the request and the error raised: the request stays open,
+    and ``paycharge_recover`` reads that charge (never creates another).
     """
-    payment_type = transaction_token_payment_type(client, remote)
     try:
-        charge = store_remote_charge(remote, account=request.account, payment_type=payment_type)
+        charge = store_new_charge(request, remote)
+        if charge is None:
+            charge = store_remote_charge(remote, account=request.account)
+            link_charge(request, charge)
     except DatabaseError:
         logger.error(
             "Charge %s was created for request %s but could not be stored; "
@@ -101,8 +107,8 @@ def store_created(request: ChargeRequest, client: PayChargeClient, remote: Remot
         states = (*OPEN_REQUEST_STATES, RequestState.ABANDONED)
         mark(request, states, charge_gateway_id=remote.id)
         raise
-
-    link_charge(request, charge)
+    if not charge.payment_type:
+        fill_later(charge)
     return charge
 
 
@@ -152,7 +158,7 @@ def find_remote_charge(request: ChargeRequest) -> Charge | None:
         if remote.id in taken or not _matches(remote, params, since):
             continue
         logger.warning("Charge request %s: found its charge %s", request_name(request), remote.id)
-        return store_created(request, client, remote)
+        return store_created(request, remote)
     return None
 
 

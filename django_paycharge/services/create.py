@@ -7,7 +7,8 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from django.db import models, router
+from django.db import IntegrityError, connections, models, router, transaction
+from django.utils import timezone
 from django.utils.translation import gettext
 
 from .. import conf
@@ -19,8 +20,8 @@ from ..exceptions import (
     InvalidParametersError,
 )
 from ..models import Charge, ChargeRequest
+from ._insert_once import as_stored, insert_once
 from .outcomes import answer_settled_request, send_charge_request
-from .retry import retry_transient
 
 
 def idempotency_key_for(obj: models.Model, attempt: int = 1, *, purpose: str = "pay") -> str:
@@ -86,7 +87,9 @@ def create_charge(
     name = account or conf.DEFAULT_ACCOUNT
     conf.get_account(name)  # a misconfigured account fails before anything is stored
     key = None if idempotency_key is None else _caller_key(idempotency_key)
-    request = _open_request(stored, name, key)
+    request, new = _open_request(stored, name, key)
+    if new:
+        return send_charge_request(request, recorded=True)
     if request.state not in ChargeRequest.OPEN_STATES:
         return answer_settled_request(request)
     return send_charge_request(request)
@@ -149,36 +152,54 @@ def _caller_key(key: uuid.UUID | str) -> str:
         ) from None
 
 
-def _open_request(params: dict[str, Any], account: str, key: str | None) -> ChargeRequest:
-    """The committed request for ``key`` (created now, or the one made by an earlier call)."""
+def _open_request(
+    params: dict[str, Any], account: str, key: str | None
+) -> tuple[ChargeRequest, bool]:
+    """The committed request for ``key``, and whether this call made it.
+
+    A new request is committed in one statement, already saying it is being
+    sent (``unknown``, its first send counted): the caller sends it at once,
+    with no second write before the POST. A crash in between leaves it for
+    ``paycharge_recover``, which sends it with its key, as it would any request
+    whose answer never came.
+    """
     alias = router.db_for_write(ChargeRequest)
-    if key is None:
-        return retry_transient(
-            lambda: ChargeRequest.objects.create(params=params, account=account),
-            using=alias,
-            durable=True,
-        )
     # The key sent to the gateway is a random UUID, never the caller's: keys like
     # "order-42-attempt-1" would collide between two shops (staging and live, say)
     # that share a gateway account. A caller's key that is a UUID is sent as it is.
-    gateway_key = _as_uuid(key) or uuid.uuid4()
-
-    def open_or_join() -> tuple[ChargeRequest, bool]:
-        found = ChargeRequest.objects.filter(caller_key=key).first()
-        if found is None and _as_uuid(key) is not None:
-            # A row made before caller keys were stored (0003) is found by its gateway key.
-            found = ChargeRequest.objects.filter(idempotency_key=gateway_key).first()
-        if found is not None:
-            return found, False
-        return ChargeRequest.objects.get_or_create(
-            caller_key=key,
-            defaults={"params": params, "account": account, "idempotency_key": gateway_key},
-        )
-
-    request, created = retry_transient(open_or_join, using=alias, durable=True)
-    if not created and (request.params != params or request.account != account):
+    given_uuid = None if key is None else _as_uuid(key)
+    now = timezone.now()
+    values = {
+        "params": params,
+        "account": account,
+        "idempotency_key": given_uuid or uuid.uuid4(),
+        "caller_key": key,
+        "state": ChargeRequest.State.UNKNOWN,
+        "attempts": 1,
+        "sent_at": now,
+        "created_at": now,
+        "updated_at": now,
+    }
+    if connections[alias].in_atomic_block:
+        # Refused by Django inside a transaction of the caller's (a test's is allowed).
+        with transaction.atomic(using=alias, durable=True):
+            pk = insert_once(ChargeRequest, values, using=alias)
+    else:
+        # One statement in autocommit: committed when it returns. (SQLite waits for a
+        # busy writer up to its time-out; nothing was sent if it fails.)
+        pk = insert_once(ChargeRequest, values, using=alias)
+    if pk is not None:
+        return as_stored(ChargeRequest, pk, values, alias), True
+    # The key is taken: by an earlier call, or (a UUID) by a row made before caller
+    # keys were stored (0003), found by its gateway key.
+    found = ChargeRequest.objects.filter(caller_key=key).first()
+    if found is None and given_uuid is not None:
+        found = ChargeRequest.objects.filter(idempotency_key=given_uuid).first()
+    if found is None:  # pragma: no cover - a unique key neither inserted nor found
+        raise IntegrityError(f"Charge request {key!r} was neither stored nor found.")
+    if found.params != params or found.account != account:
         raise IdempotencyKeyReusedError()
-    return request
+    return found, False
 
 
 def _as_uuid(value: str) -> uuid.UUID | None:

@@ -29,7 +29,7 @@ from ._delivery_body import (
     storable,
     storable_value,
 )
-from ._receipt_sql import insert_delivery
+from ._insert_once import insert_once
 from .charges import refresh_charge
 from .lifecycle_sync import LIFECYCLE_EVENTS, apply_lifecycle_event
 
@@ -37,6 +37,8 @@ logger = logging.getLogger("django_paycharge.webhooks")
 
 _DROPPED_HEADERS = {"authorization", "cookie", "proxy-authorization"}
 MAX_ATTEMPTS = leases.MAX_ATTEMPTS
+#: The fields of the unique constraint that keeps one row per delivery.
+_ONCE = ("account", "dedupe_key")
 #: What process_delivery returns besides a status: another worker holds a live claim.
 BUSY = "busy"
 #: ... and when there is no such delivery.
@@ -78,14 +80,14 @@ def store_delivery(
         # receipt's cost is one statement otherwise).
         alias = router.db_for_write(WebhookDelivery)
         with transaction.atomic(using=alias):
-            pk = insert_delivery(values)
+            pk = insert_once(WebhookDelivery, values, conflict=_ONCE)
             if pk is not None:
                 delivery = WebhookDelivery(pk=pk, **values)
                 signals.send(
                     signals.webhook_received, sender=WebhookDelivery, using=alias, delivery=delivery
                 )
     else:
-        pk = insert_delivery(values)
+        pk = insert_once(WebhookDelivery, values, conflict=_ONCE)
     if pk is None:
         found = WebhookDelivery.objects.get(account=account, dedupe_key=values["dedupe_key"])
         return found, False

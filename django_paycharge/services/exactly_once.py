@@ -140,12 +140,15 @@ class Asked:
     "paycharge.charge_request",
     lambda r, **_: {"charge_request": request_name(r), "kind": kind_of(r).name},
 )
-def ask(request: Any, *, budget: float) -> Asked:
+def ask(request: Any, *, budget: float, recorded: bool = False) -> Asked:
     """Send ``request`` with its key; while the answer is unknown, ask again for ``budget`` s.
 
     Each round is the client's own attempt with its retries; rounds are spaced by
     the account's back-off, half fixed so that a struggling gateway is not asked
     again at once. Nothing is sent once the row has left the open states.
+    ``recorded``: the row was committed already saying it is being sent (a new
+    request, made ``unknown`` with its first send counted): its first round
+    sends without another write.
     """
     kind = kind_of(request)
     account = conf.get_account(request.account)
@@ -153,7 +156,9 @@ def ask(request: Any, *, budget: float) -> Asked:
     deadline = time.monotonic() + budget
     rounds = 0
     while True:
-        if not _mark_sent(request):
+        if recorded:
+            recorded = False
+        elif not _mark_sent(request):
             return Asked(settled=reload(request))
         try:
             return Asked(result=kind.send(request))
@@ -195,16 +200,16 @@ def _refused(request: Any, kind: RequestKind, exc: PayChargeError) -> Asked:
     return Asked(refused=refusal)
 
 
-def send(request: Any) -> Any:
+def send(request: Any, *, recorded: bool = False) -> Any:
     """Send a committed request (asking again while unknown); abandon it if it stays unknown.
 
     Returns the result, or raises: the gateway's refusal (``outcome ==
     "refused"``, the request is ``failed``) or the kind's unknown-outcome
     error (the request is ``abandoned``, in the same statement that records
-    why: never sent again).
+    why: never sent again). ``recorded``: see :func:`ask`.
     """
     kind = kind_of(request)
-    asked = ask(request, budget=conf.get_seconds("CREATE_SETTLE_SECONDS"))
+    asked = ask(request, budget=conf.get_seconds("CREATE_SETTLE_SECONDS"), recorded=recorded)
     if asked.refused is not None:
         raise asked.refused
     if asked.settled is not None:

@@ -31,6 +31,7 @@ from ..models import Charge, ChargeStatus, ConvenienceStore, IssuerToken, Paymen
 from .charges import refresh_charge, store_of
 from .clients import get_client
 from .issuer_tokens import fetch_issuer_token
+from .payment_types import known_payment_type
 
 #: The payment types whose customer pays later, by hand.
 INSTRUCTED_TYPES = (PaymentType.KONBINI, PaymentType.BANK_TRANSFER)
@@ -69,7 +70,7 @@ def payment_instructions(charge: Charge) -> PaymentInstructions:
     The bank account of a transfer is needed (its errors are raised); the
     deadline and the token's details are not (a failed read leaves them None).
     """
-    if charge.payment_type not in INSTRUCTED_TYPES:
+    if known_payment_type(charge) not in INSTRUCTED_TYPES:
         raise UnsupportedPaymentTypeError(
             _("Only convenience-store and bank-transfer payments are paid by hand.")
         )

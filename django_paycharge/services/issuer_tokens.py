@@ -13,6 +13,7 @@ from ..exceptions import ChargeStateError, ConflictError, UnsupportedPaymentType
 from ..models import Charge, ChargeStatus, IssuerToken, PaymentType
 from .charges import refresh_charge, store_of
 from .clients import get_client
+from .payment_types import known_payment_type
 
 ISSUER_TOKEN_TYPES = (PaymentType.ONLINE, PaymentType.BANK_TRANSFER)
 
@@ -33,11 +34,7 @@ def fetch_issuer_token(charge: Charge) -> IssuerToken:
         raise UnsupportedPaymentTypeError(
             _("The gateway did not say which store or token this charge belongs to.")
         )
-    if not charge.payment_type:
-        token = client.tokens.retrieve(charge.store_id, charge.transaction_token_id)
-        charge.payment_type = token.payment_type or ""
-        Charge.objects.filter(pk=charge.pk).update(payment_type=charge.payment_type)
-    if charge.payment_type == PaymentType.CARD:
+    if known_payment_type(charge) == PaymentType.CARD:
         return fetch_three_ds_issuer_token(charge)  # a card's only issuer token is 3-D Secure's
     if charge.payment_type not in ISSUER_TOKEN_TYPES:
         raise UnsupportedPaymentTypeError(

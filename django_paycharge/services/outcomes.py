@@ -17,14 +17,16 @@ from .exactly_once import answer, check, send
 _WORDS = {"done": "charged", "nothing_done": "not_charged"}
 
 
-def send_charge_request(request: ChargeRequest) -> Charge:
+def send_charge_request(request: ChargeRequest, *, recorded: bool = False) -> Charge:
     """Send a committed request (asking again while unknown); abandon it if it stays unknown.
 
     Returns the charge, or raises: the gateway's refusal (``outcome == "refused"``,
     the request is ``failed``) or :class:`ChargeOutcomeUnknownError` (the request
     is ``abandoned``, in the same statement that records why: never sent again).
+    ``recorded``: the request was committed with its first send counted
+    (see :func:`.exactly_once.ask`).
     """
-    charge: Charge = send(request)
+    charge: Charge = send(request, recorded=recorded)
     return charge
 
 

@@ -16,13 +16,17 @@ reads each distinct token once and remembers the answer in
 
 ``paycharge_periodic`` runs it after every sync (its ``payment_types``
 step); ``paycharge_sync --fill-payment-types N`` runs it from the command line.
+A new charge is stored without its payment type too (the customer should not
+wait for a second request at the checkout): with a task backend, a fill is
+woken for it (:func:`fill_later`). What needs the type at once asks
+:func:`known_payment_type`, which reads that one token now.
 """
 
 from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from django.db.models import F, QuerySet
 from django.utils import timezone
@@ -40,6 +44,60 @@ BATCH = 100
 MAX_FAILURES_IN_A_ROW = 3
 
 State = TransactionTokenInfo.State
+
+#: Wakes a background fill of new charges' payment types (set by
+#: :mod:`django_paycharge.tasks`; it does nothing without a task backend).
+fill_waker: Callable[[], object] | None = None
+
+
+def fill_later(charge: Charge) -> None:
+    """Have ``charge``'s payment type read in the background, off the caller's path.
+
+    Without a task backend the periodic step fills it (and :func:`known_payment_type`
+    reads it when needed at once). Never raises: the charge is stored either way.
+    """
+    if fill_waker is None or charge.transaction_token_id is None:
+        return
+    try:
+        fill_waker()
+    except Exception:  # a broker that is down: the periodic step fills it later
+        logger.exception("Payment type of charge %s: no background fill woken", charge.gateway_id)
+
+
+def known_payment_type(charge: Charge) -> str:
+    """``charge``'s payment type: as stored, or read from its transaction token now (and stored).
+
+    For what needs it at once (which page a customer goes to after paying);
+    a token read before costs no request. Sets ``charge.payment_type``, and
+    fills every charge of the token. "" when the charge names no token (or no
+    store to read it in); the gateway's errors are raised
+    (:class:`~django_paycharge.exceptions.PayChargeError`).
+    """
+    token_id = charge.transaction_token_id
+    if charge.payment_type or token_id is None:
+        return charge.payment_type
+    account = charge.account
+    known = TransactionTokenInfo.objects.filter(
+        account=account, token_id=token_id, state=State.KNOWN
+    )
+    payment_type = known.values_list("payment_type", flat=True).first()
+    if payment_type is None:
+        store = charge.store_id or conf.get_account(account).store_id
+        if store is None:
+            return ""
+        try:
+            token = get_client(account).tokens.retrieve(store, token_id)
+        except NotFoundError:
+            _record(account, token_id, store, State.NOT_FOUND)
+            raise
+        payment_type = (token.payment_type or "")[:32]
+        _record(
+            account, token_id, store, State.KNOWN if payment_type else State.FAILED, payment_type
+        )
+    if payment_type:
+        _fill(account, {token_id: payment_type})
+        charge.payment_type = payment_type
+    return payment_type
 
 
 def fill_payment_types(account: str | None = None, *, limit: int = 500) -> int:

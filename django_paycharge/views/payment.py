@@ -23,7 +23,7 @@ from ..exceptions import (
     UnsupportedPaymentTypeError,
 )
 from ..models import Charge, ChargeStatus
-from ..services import fetch_issuer_token, payment_instructions
+from ..services import fetch_issuer_token, known_payment_type, payment_instructions
 from ..services.instructions import INSTRUCTED_TYPES
 
 logger = logging.getLogger("django_paycharge.views")
@@ -58,7 +58,8 @@ def payment_page(request: HttpRequest, charge_id: uuid.UUID) -> HttpResponse:
         return charge_not_found(request)
     context: dict[str, object] = {"charge": charge}
     try:
-        if charge.payment_type in INSTRUCTED_TYPES:
+        # A new charge's payment type may not be read yet: read it now (once).
+        if known_payment_type(charge) in INSTRUCTED_TYPES:
             context["instructions"] = payment_instructions(charge)
         else:
             context["issuer_token"] = fetch_issuer_token(charge)

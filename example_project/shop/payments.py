@@ -25,7 +25,7 @@ from django.utils import timezone
 
 from django_paycharge import charge_errors, services, signals
 from django_paycharge.access import grant_charge_access
-from django_paycharge.exceptions import ChargeOutcomeUnknownError
+from django_paycharge.exceptions import ChargeOutcomeUnknownError, PayChargeError
 from django_paycharge.models import Charge, ChargeRequest
 
 from .models import Order
@@ -160,7 +160,20 @@ def _attach_once(order_pk: int, charge: Charge) -> None:
 
 def needs_three_ds(charge: Charge) -> bool:
     """A card payment waiting for the customer's 3-D Secure confirmation."""
-    return charge.payment_type == "card" and charge.status == "awaiting"
+    return charge.status == "awaiting" and payment_type(charge) == "card"
+
+
+def payment_type(charge: Charge) -> str:
+    """The charge's payment type; a new charge's is read now ("" if the gateway fails us).
+
+    ``create_charge`` leaves it to be read later, off the checkout's path: the
+    pages that need it at once (where to send the customer) ask for it here.
+    """
+    try:
+        return services.known_payment_type(charge)
+    except PayChargeError as exc:
+        logger.warning("Payment type of charge %s not read: %s", charge.gateway_id, exc)
+        return ""
 
 
 def _order_facing_status(charge: Charge) -> str | None:

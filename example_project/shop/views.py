@@ -29,7 +29,7 @@ from django_paycharge.services.instructions import INSTRUCTED_TYPES as INSTRUCTE
 
 from .checkout import checkout_context, rejected_message
 from .models import Order, Product
-from .payments import OrderNotPayable, failure_message, needs_three_ds, pay_order
+from .payments import OrderNotPayable, failure_message, needs_three_ds, pay_order, payment_type
 from .refunds import staff_refund_context
 
 logger = logging.getLogger("shop.views")
@@ -127,7 +127,7 @@ def pay(request: HttpRequest, public_id: uuid.UUID) -> HttpResponse:
             "please try again in a moment."
         )
         return _checkout_again(request, order, error)
-    if charge.payment_type == "online" and charge.status in ("pending", "awaiting"):
+    if charge.status in ("pending", "awaiting") and payment_type(charge) == "online":
         # The app's payment page sends the customer on to the wallet provider.
         return redirect("paycharge:pay", charge_id=charge.gateway_id)
     if needs_three_ds(charge):
@@ -147,6 +147,8 @@ def _checkout_again(request: HttpRequest, order: Order, error: str) -> HttpRespo
 def order_detail(request: HttpRequest, public_id: uuid.UUID) -> HttpResponse:
     order = _customer_order(request, public_id)
     charge = order.charge
+    # The page names the method: a new charge's is read once (then stored).
+    method = payment_type(charge) if charge is not None else ""
     context: dict[str, Any] = {
         "order": order,
         "charge": charge,
@@ -155,7 +157,7 @@ def order_detail(request: HttpRequest, public_id: uuid.UUID) -> HttpResponse:
         "needs_three_ds": charge is not None and needs_three_ds(charge),
         **staff_refund_context(request, charge),
     }
-    if charge is not None and charge.status == "awaiting" and charge.payment_type in INSTRUCTED:
+    if charge is not None and charge.status == "awaiting" and method in INSTRUCTED:
         context["instructions"] = _instructions(charge)
     return render(request, "shop/order.html", context)
 

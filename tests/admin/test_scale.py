@@ -127,3 +127,52 @@ def test_an_id_prefix_search_reads_the_id_index_at_100_000_charges(admin_user):
         # SQLite says SCAN for a table (or whole-index) walk, SEARCH for an index lookup.
         assert "SCAN django_paycharge_charge" not in plan, plan
         assert "SEARCH django_paycharge_charge USING INDEX" in plan and "gateway_id>" in plan, plan
+
+
+@pytest.fixture
+def without_estimates(monkeypatch):
+    """As on SQLite: the planner gives no estimate, so every count is counted (and capped)."""
+    from django_paycharge.admin import paginator
+
+    monkeypatch.setattr(paginator, "estimated_count", lambda queryset: None)
+
+
+def test_a_count_past_the_threshold_stops_there_and_every_page_still_opens(
+    settings, without_estimates
+):
+    settings.PAYCHARGE = {**settings.PAYCHARGE, "ADMIN_ESTIMATED_COUNT_THRESHOLD": 20}
+    fill(35)
+    from django.test.utils import CaptureQueriesContext
+
+    pages = EstimatedCountPaginator(Charge.objects.order_by("-created_on", "-id"), 10)
+    with CaptureQueriesContext(connection) as queries:
+        assert pages.count == 21  # counted up to the threshold and one more
+    assert "LIMIT 21" in queries.captured_queries[0]["sql"].upper()
+    assert pages.capped and not pages.estimated
+    assert pages.num_pages == 3
+    # Pages past the counted ones hold the rest; past the end, an empty page (no error).
+    assert len(pages.page(4).object_list) == 5
+    assert list(pages.page(9).object_list) == []
+    exact = EstimatedCountPaginator(Charge.objects.filter(status="failed"), 10)
+    assert exact.count == 0 and not exact.capped
+
+
+def test_the_changelist_says_more_than_the_threshold_when_the_count_stopped(
+    admin_client, settings, without_estimates
+):
+    settings.PAYCHARGE = {**settings.PAYCHARGE, "ADMIN_ESTIMATED_COUNT_THRESHOLD": 60}
+    fill(70)
+    page = admin_client.get("/admin/django_paycharge/charge/").content.decode()
+    assert "more than 60 charges" in page
+    assert "counted no further" in page
+    assert "61 charges" not in page
+    deep = admin_client.get("/admin/django_paycharge/charge/?p=99")
+    assert deep.status_code == 200 and not deep.context["cl"].result_list
+
+
+def test_the_rows_checkbox_is_djangos_own_markup(admin_user, make_charge):
+    from django.contrib.admin import ModelAdmin
+
+    model_admin = site._registry[Charge]
+    charge = make_charge(status="successful")
+    assert model_admin.action_checkbox(charge) == ModelAdmin.action_checkbox(model_admin, charge)

@@ -62,7 +62,7 @@ def test_the_admin_benchmark_fills_the_mirror_and_renders_its_pages():
     admin_changelist.fill(80)  # tops up to the total
     assert Charge.objects.count() == 80
     results = admin_changelist.measure(renders=1, variants=3)
-    assert [r["variant"] for r in results] == ["no filter", "status", "mode"]
+    assert [r["variant"] for r in results] == ["no filter", "status", "status: rare"]
     assert all(r["queries"] > 0 and r["ms"] > 0 for r in results)
 
 
@@ -102,10 +102,19 @@ def test_the_sync_benchmark_runs_ours_against_todays_code_at_a_latency(tmp_path)
     assert "ours / today" in out
 
 
-def test_the_client_benchmark_prints_its_table():
-    out = run_bench("bench.client", "--calls", "20", "--pages", "3", "--rounds", "1", "--skip-sdk")
+def test_the_client_benchmark_prints_its_tables():
+    out = run_bench(
+        "bench.client", "--calls", "20", "--pages", "3", "--rounds", "2", "--skip-sdk",
+        "--money-calls", "4",
+    )  # fmt: skip
     assert "ours (PayChargeClient)" in out
     assert "raw requests + json.loads (floor)" in out
+    # Create, capture and refund through the services, against raw requests (SQLite here).
+    for call, service in (("create", "create_charge, caller's key"), ("capture", "service"),
+                          ("refund", "service")):  # fmt: skip
+        assert f"| sqlite   | {call}" in out
+        row = next(line for line in out.splitlines() if f"| {call}" in line and service in line)
+        assert "x (" in row  # its rate against raw requests', with the rounds' range
 
 
 class _Receiver(http.server.BaseHTTPRequestHandler):

@@ -4,9 +4,12 @@ import uuid
 from decimal import Decimal
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from django_paycharge import services, signals
 from django_paycharge.exceptions import (
+    BadRequestError,
     IdempotencyKeyReusedError,
     InvalidParametersError,
     NotFoundError,
@@ -25,7 +28,7 @@ def remote_charges(fake_gateway):
     return list(fake_gateway.charges)
 
 
-def test_create_charge_stores_the_charge_and_its_payment_type(
+def test_create_charge_stores_the_charge_and_leaves_its_payment_type_for_later(
     fake_gateway, card_token, django_capture_on_commit_callbacks
 ):
     created = []
@@ -43,12 +46,19 @@ def test_create_charge_stores_the_charge_and_its_payment_type(
     assert charge.status == "pending"
     assert charge.requested_amount == 1500
     assert charge.metadata == {"order": "A-1"}
-    assert charge.payment_type == "card"
     assert [c.pk for c in created] == [charge.pk]
     request = ChargeRequest.objects.get()
     assert request.state == "succeeded"
     assert request.charge_id == charge.pk
     assert remote_charges(fake_gateway) == [str(charge.gateway_id)]
+    # One request before the answer: the token's payment type is read off the
+    # checkout's path, or at once by what needs it.
+    assert [(r["method"], r["path"]) for r in fake_gateway.requests_log] == [("POST", "/charges")]
+    assert charge.payment_type == ""
+    assert services.known_payment_type(charge) == "card"
+    assert Charge.objects.get(pk=charge.pk).payment_type == "card"
+    assert services.known_payment_type(charge) == "card"  # known now: no second read
+    assert len(fake_gateway.requests_log) == 2
 
 
 def test_invalid_input_is_rejected_before_anything_is_stored_or_sent(fake_gateway, card_token):
@@ -259,3 +269,60 @@ def test_a_params_object_is_the_same_request_as_its_keyword_arguments(fake_gatew
     with pytest.raises(TypeError):
         services.create_charge(params, amount=800)
     assert remote_charges(fake_gateway) == [str(first.gateway_id)]
+
+
+def _statements(queries) -> list[str]:
+    words = [q["sql"].split()[0].upper() for q in queries.captured_queries]
+    return [w for w in words if w not in ("SAVEPOINT", "RELEASE", "BEGIN", "COMMIT")]
+
+
+def test_a_create_writes_one_row_before_the_post_and_one_transaction_after(
+    fake_gateway, card_token
+):
+    with CaptureQueriesContext(connection) as queries:
+        charge = services.create_charge(
+            transaction_token_id=card_token, amount=1500, currency="JPY", idempotency_key="o-1"
+        )
+    # The request (committed, counted as sent), then the charge and the request's link.
+    assert _statements(queries) == ["INSERT", "INSERT", "UPDATE"]
+    first = next(q["sql"] for q in queries.captured_queries if q["sql"].startswith("INSERT"))
+    assert "chargerequest" in first.lower()
+    request = ChargeRequest.objects.get()
+    assert (request.state, request.attempts, request.charge_id) == ("succeeded", 1, charge.pk)
+    assert request.sent_at is not None and request.sent_at >= request.created_at
+    # Asked again with the key: read, not created again.
+    with CaptureQueriesContext(connection) as queries:
+        again = services.create_charge(
+            transaction_token_id=card_token, amount=1500, currency="JPY", idempotency_key="o-1"
+        )
+    assert again.pk == charge.pk
+    assert _statements(queries)[0] == "INSERT" and "UPDATE" not in _statements(queries)
+    assert len(fake_gateway.charges) == 1
+
+
+def test_a_refused_create_writes_the_request_then_its_refusal(fake_gateway, card_token):
+    fake_gateway.add_fault("POST", "/charges$", action="status", status=400)
+    with CaptureQueriesContext(connection) as queries, pytest.raises(BadRequestError):
+        services.create_charge(transaction_token_id=card_token, amount=1500, currency="JPY")
+    # Nothing but the request before the POST; its refusal recorded after.
+    assert _statements(queries) == ["INSERT", "UPDATE"]
+    assert ChargeRequest.objects.get().state == "failed"
+
+
+@pytest.mark.parametrize("orm", [False, True], ids=["one statement", "ORM fallback"])
+def test_a_callers_key_finds_its_request_on_either_insert(
+    fake_gateway, card_token, monkeypatch, orm
+):
+    from django_paycharge.services import _insert_once
+
+    if orm:  # databases without INSERT ... ON CONFLICT ... RETURNING
+        monkeypatch.setattr(_insert_once, "_has_upsert", lambda connection: False)
+    fields = {"transaction_token_id": card_token, "amount": 1500, "currency": "JPY"}
+    first = services.create_charge(**fields, idempotency_key="order-7-pay-1")
+    assert services.create_charge(**fields, idempotency_key="order-7-pay-1").pk == first.pk
+    with pytest.raises(IdempotencyKeyReusedError):
+        services.create_charge(**{**fields, "amount": 1600}, idempotency_key="order-7-pay-1")
+    keyless = services.create_charge(**fields)
+    assert keyless.pk != first.pk
+    assert ChargeRequest.objects.count() == 2
+    assert len(fake_gateway.charges) == 2

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from django_paycharge import services
+from django_paycharge.exceptions import NotFoundError
 from django_paycharge.models import Charge, TransactionTokenInfo
 
 pytestmark = pytest.mark.django_db
@@ -70,3 +71,35 @@ def test_a_failing_token_goes_to_the_back_and_the_rest_progresses(fake_gateway, 
     fake_gateway.clear_faults()
     assert services.fill_payment_types(limit=1) == 1
     assert not Charge.objects.filter(payment_type="").exists()
+
+
+def test_known_payment_type_reads_a_new_charges_token_once_and_fills_its_charges(fake_gateway):
+    recurring = fake_gateway.create_transaction_token("online", type="recurring")["id"]
+    first = services.create_charge(transaction_token_id=recurring, amount=500, currency="JPY")
+    second = services.create_charge(transaction_token_id=recurring, amount=700, currency="JPY")
+    assert (first.payment_type, second.payment_type) == ("", "")  # not read at the checkout
+    assert _token_reads(fake_gateway) == []
+
+    assert services.known_payment_type(first) == "online"
+    assert first.payment_type == "online"
+    assert len(_token_reads(fake_gateway)) == 1
+    # Every charge of the token is filled, and the token is remembered.
+    assert set(Charge.objects.values_list("payment_type", flat=True)) == {"online"}
+    info = TransactionTokenInfo.objects.get(token_id=recurring)
+    assert (info.state, info.payment_type) == (TransactionTokenInfo.State.KNOWN, "online")
+    third = services.create_charge(transaction_token_id=recurring, amount=900, currency="JPY")
+    assert services.known_payment_type(third) == "online"
+    assert len(_token_reads(fake_gateway)) == 1  # from what was remembered: no read
+
+
+def test_known_payment_type_raises_the_gateways_error_and_records_a_404(fake_gateway):
+    token = fake_gateway.create_transaction_token("card")["id"]
+    charge = services.create_charge(transaction_token_id=token, amount=500, currency="JPY")
+    fake_gateway.add_fault("GET", f"/tokens/{token}$", action="status", status=404)
+    with pytest.raises(NotFoundError):
+        services.known_payment_type(charge)
+    assert charge.payment_type == ""
+    info = TransactionTokenInfo.objects.get(token_id=token)
+    assert info.state == TransactionTokenInfo.State.NOT_FOUND
+    no_token = Charge(account="default", payment_type="", transaction_token_id=None)
+    assert services.known_payment_type(no_token) == ""

@@ -18,7 +18,7 @@ TOKEN = "whk-background-token"
 
 
 @pytest.fixture
-def background(settings, fake_gateway):
+def background(settings, fake_gateway, drain_clock):
     settings.TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
     settings.PAYCHARGE = {**settings.PAYCHARGE, "WEBHOOK_AUTH_TOKENS": [TOKEN]}
     assert tasks.background_enabled()
@@ -118,16 +118,44 @@ def test_one_waiting_drain_task_serves_many_deliveries(background, client):
     assert not _waiting_drains().exists()
 
 
-def test_a_drain_that_already_started_does_not_count(background, client):
+def test_a_drain_that_already_started_counts_only_within_its_window(
+    background, client, drain_clock
+):
     from django_tasks_db.models import DBTaskResult
 
     post(client, {"id": "d-first", "event": "token_created", "data": {}})
-    # A worker claimed the drain task: it may have read the table already.
+    # A worker claimed the drain task: it may have read the table already. It runs
+    # on for DRAIN_WINDOW after it started (below): within that, a delivery counts on it.
     DBTaskResult.objects.update(status="RUNNING")
     post(client, {"id": "d-second", "event": "token_created", "data": {}})
-    assert _waiting_drains().count() == 1  # so the second delivery woke a new one
+    assert not _waiting_drains().exists()
+    drain_clock.now += tasks.DRAIN_WINDOW
+    post(client, {"id": "d-third", "event": "token_created", "data": {}})
+    assert _waiting_drains().count() == 1  # past the window: asked again, woke a new one
     call_command("db_worker", "--batch", "--interval", "0", verbosity=0)
     assert set(WebhookDelivery.objects.values_list("status", flat=True)) == {"ignored"}
+
+
+def test_a_drain_ends_no_sooner_than_its_window_so_late_deliveries_are_taken(
+    background, client, drain_clock, monkeypatch
+):
+    post(client, {"id": "d-early", "event": "token_created", "data": {}})
+    waits = []
+
+    def a_receiver_stores_one_meanwhile(seconds):
+        # While the drain waits out its window, a receiver that saw it waiting stores
+        # another delivery and (covered by the window) asks nothing.
+        if not waits:
+            post(client, {"id": "d-late", "event": "token_created", "data": {}})
+        waits.append(seconds)
+        drain_clock.sleep(seconds)
+
+    monkeypatch.setattr(tasks, "_sleep", a_receiver_stores_one_meanwhile)
+    started = drain_clock.now
+    call_command("db_worker", "--batch", "--interval", "0", verbosity=0)
+    assert waits and drain_clock.now - started >= tasks.DRAIN_WINDOW
+    assert set(WebhookDelivery.objects.values_list("status", flat=True)) == {"ignored"}
+    assert not _waiting_drains().exists()  # one drain took both
 
 
 def test_a_repeat_of_a_delivery_still_waiting_wakes_a_drain_again(background, client, monkeypatch):
@@ -203,3 +231,21 @@ def test_other_backends_are_told_after_the_delivery_committed(settings, client, 
     monkeypatch.setattr(backend, "enqueue", enqueue)
     assert post(client, {"id": "d-dummy", "event": "token_created", "data": {}}).status_code == 200
     assert seen == [([WebhookDelivery.objects.get().pk], False)]
+
+
+def test_new_charges_payment_types_are_read_by_one_background_task(background):
+    from django_tasks_db.models import DBTaskResult
+
+    token = background.create_transaction_token("konbini")["id"]
+    made = [
+        services.create_charge(transaction_token_id=token, amount=800, currency="JPY")
+        for _ in range(3)
+    ]
+    assert {c.payment_type for c in made} == {""}  # not read at the checkout
+    fills = DBTaskResult.objects.filter(
+        task_path=tasks.fill_new_payment_types_task.module_path, status="READY"
+    )
+    assert fills.count() == 1  # woken once, not per charge
+    call_command("db_worker", "--batch", "--interval", "0", verbosity=0)
+    assert set(Charge.objects.values_list("payment_type", flat=True)) == {"konbini"}
+    assert not fills.exists()

@@ -48,7 +48,7 @@ def test_the_customer_authenticates_and_comes_back_to_a_paid_charge(
 ):
     settings.PAYCHARGE = {**settings.PAYCHARGE, "RETURN_URL": "/done/{charge_id}/"}
     charge = three_ds_charge(fake_gateway)
-    assert charge.status == "awaiting" and charge.payment_type == "card"
+    assert charge.status == "awaiting" and services.known_payment_type(charge) == "card"
     assert charge.three_ds == {"redirect_endpoint": f"https://testserver{URL}", "mode": "normal"}
     token = services.fetch_issuer_token(charge)  # a card's issuer token is its 3-D Secure one
     assert (token.payment_type, token.call_method) == ("card", "http_post")

@@ -1,0 +1,208 @@
+"""The worker of ``bench/run client``'s money-moving calls: create, capture, refund.
+
+    python -m bench._money_calls --calls 200 --rounds 5   (BENCH_DB, BENCH_GATEWAY_URL set)
+
+One Django process (the benchmark project's settings, SQLite or PostgreSQL)
+times, against the fake gateway's HTTP server, each call three ways, the
+contenders taking turns in each round (the order reversed every other round):
+
+- ``raw requests``: ``requests.Session().post(...)`` with an ``Idempotency-Key``
+  header, then ``json.loads``: what a shop's hand-written call stands on;
+- ``PayChargeClient``: our client alone (checked arguments, typed result), no
+  database;
+- the service: ``create_charge`` with the caller's key (as the docs advise)
+  and without one, ``capture_charge``, ``refund_charge``: the request row
+  committed before the call, the answer classified and stored.
+
+Charges to capture (authorized) and to refund (successful) are made off the
+clock, each contender its own. Reported per contender: calls/s, client CPU
+ms per call (this process), PostgreSQL CPU ms per call (its processes, from
+/proc), and the ratio of its rate to raw requests' in the same round.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+import requests
+
+from bench._common import emit, median
+
+Call = Callable[[int], Any]
+TOKEN_AUTH = "Bearer {secret}.{jwt}"
+
+
+def setup() -> tuple[str, dict[str, str], str]:
+    """Django, the gateway's base URL, the raw call's headers and a card token's id."""
+    import django
+
+    django.setup()
+    from django_paycharge.testing import TEST_JWT, TEST_SECRET
+
+    base = os.environ["BENCH_GATEWAY_URL"]
+    headers = {"Authorization": TOKEN_AUTH.format(secret=TEST_SECRET, jwt=TEST_JWT)}
+    card = {"cardholder": "TARO YAMADA", "card_number": "4242424242424242", "exp_month": 12,
+            "exp_year": 2099, "cvv": "123"}  # fmt: skip
+    made = requests.post(
+        f"{base}/_fake/tokens",
+        json={"payment_type": "card", "type": "recurring", "email": "a@example.com", "data": card},
+        timeout=10,
+    )
+    made.raise_for_status()
+    token = str(made.json()["id"])
+    return base, headers, token
+
+
+def contenders(
+    op: str, base: str, headers: dict[str, str], token: str, count: int
+) -> dict[str, tuple[Callable[[], list[Any]], Call]]:
+    """For ``op``: each contender's (off-the-clock preparation of ``count`` calls, the call)."""
+    from django_paycharge import services
+    from django_paycharge.client import PayChargeClient
+    from django_paycharge.testing import TEST_JWT, TEST_SECRET, TEST_STORE_ID
+
+    session = requests.Session()
+    client = PayChargeClient(base_url=base, secret=TEST_SECRET, jwt=TEST_JWT, max_retries=0)
+    body = {"transaction_token_id": token, "amount": 1000, "currency": "JPY"}
+
+    def raw_post(path: str, payload: dict[str, Any]) -> Any:
+        answer = session.post(
+            base + path,
+            json=payload,
+            headers={**headers, "Idempotency-Key": str(uuid.uuid4())},
+            timeout=30,
+        )
+        if answer.status_code >= 300:
+            raise RuntimeError(f"{path}: {answer.status_code} {answer.text[:200]}")
+        return json.loads(answer.content)
+
+    def nothing() -> list[Any]:
+        return []
+
+    if op == "create":
+        return {
+            "raw requests": (nothing, lambda _n: raw_post("/charges", body)),
+            "PayChargeClient": (
+                nothing,
+                lambda _n: client.charges.create(**body, idempotency_key=uuid.uuid4()),
+            ),
+            "create_charge, caller's key": (
+                nothing,
+                lambda _n: services.create_charge(**body, idempotency_key=f"bench-{uuid.uuid4()}"),
+            ),
+            "create_charge, no key": (nothing, lambda _n: services.create_charge(**body)),
+        }
+    capture = op == "capture"
+    fields = {**body, "capture": False} if capture else body
+
+    def raw_charges() -> list[Any]:
+        return [raw_post("/charges", fields) for _ in range(count)]
+
+    def our_charges() -> list[Any]:
+        return [services.create_charge(**fields) for _ in range(count)]
+
+    prepared: dict[str, list[Any]] = {}
+
+    def prepare(name: str, make: Callable[[], list[Any]]) -> Callable[[], list[Any]]:
+        def run() -> list[Any]:
+            prepared[name] = make()
+            return prepared[name]
+
+        return run
+
+    path = "/stores/" + TEST_STORE_ID + "/charges/{}/" + ("capture" if capture else "refunds")
+    money = {"amount": 1000, "currency": "JPY"}
+    raw_body = money if capture else {**money, "reason": "customer_request"}
+
+    def raw(n: int) -> Any:
+        return raw_post(path.format(prepared["raw requests"][n]["id"]), raw_body)
+
+    def typed(n: int) -> Any:
+        charge = prepared["PayChargeClient"][n]
+        if capture:
+            return client.charges.capture(TEST_STORE_ID, charge["id"], **money)
+        return client.refunds.create(TEST_STORE_ID, charge["id"], **money)
+
+    def service(n: int) -> Any:
+        charge = prepared["service"][n]
+        return (services.capture_charge if capture else services.refund_charge)(charge)
+
+    return {
+        "raw requests": (prepare("raw requests", raw_charges), raw),
+        "PayChargeClient": (prepare("PayChargeClient", raw_charges), typed),
+        "service": (prepare("service", our_charges), service),
+    }
+
+
+def measure(op: str, count: int, rounds: int) -> dict[str, Any]:
+    """Rounds taken in turn: per contender and round, calls/s and CPU ms per call."""
+    from bench.webhooks import CpuMeter, _postmaster
+
+    base, headers, token = setup()
+    calls = contenders(op, base, headers, token, count)
+    pg = None
+    if os.environ.get("BENCH_DB") == "postgres":
+        pg = CpuMeter({"postgres": _postmaster(os.environ["BENCH_DB_NAME"])})
+    names = list(calls)
+    for prepare, call in calls.values():  # warm-up: connections, imports, statements
+        prepare()
+        for n in range(min(count, 10)):
+            call(n)
+    results: dict[str, dict[str, list[float]]] = {
+        name: {"rate": [], "cpu": [], "pg": []} for name in names
+    }
+    for round_ in range(rounds):
+        for name in names if round_ % 2 == 0 else reversed(names):
+            prepare, call = calls[name]
+            prepare()
+            time.sleep(0.2)  # the fake moves new charges on right after answering
+            if pg is not None:
+                pg.lap()
+            started, cpu = time.perf_counter(), time.process_time()
+            for n in range(count):
+                call(n)
+            elapsed = time.perf_counter() - started
+            results[name]["rate"].append(count / elapsed)
+            results[name]["cpu"].append((time.process_time() - cpu) * 1000 / count)
+            if pg is not None:
+                results[name]["pg"].append(pg.lap()["postgres"] * 1000 / count)
+    return {"op": op, "results": results}
+
+
+def summary(measured: dict[str, Any]) -> list[list[Any]]:
+    """One row per contender: median rate, ratio to raw requests (median, range), CPU ms."""
+    results = measured["results"]
+    floor = results["raw requests"]["rate"]
+    rows = []
+    for name, got in results.items():
+        ratios = [r / f for r, f in zip(got["rate"], floor, strict=True)]
+        rows.append(
+            [
+                measured["op"],
+                name,
+                median(got["rate"]),
+                f"{median(ratios):.2f}x ({min(ratios):.2f}x-{max(ratios):.2f}x)",
+                median(got["cpu"]),
+                median(got["pg"]) if got["pg"] else float("nan"),
+            ]
+        )
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--calls", type=int, default=200)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--ops", default="create,capture,refund")
+    args = parser.parse_args()
+    emit({"measured": [measure(op, args.calls, args.rounds) for op in args.ops.split(",")]})
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,161 @@
+"""Insert one row in one statement: ``INSERT ... ON CONFLICT DO NOTHING RETURNING id``.
+
+For the rows written on the paths someone waits for, measured against what a
+shop would write by hand (``bench/``; figures in docs/benchmarks.md): a
+webhook delivery (the gateway waits for the answer) and a new charge request
+and its charge (the customer waits at the checkout). The ORM's insert
+compiler costs more CPU per row than this statement, and a row that exists
+already costs ``create()`` an ``IntegrityError`` and a second query; here it
+is one statement that returns no id.
+
+The statement is built once per model, database and conflict target from
+the model's own fields (their columns and ``get_db_prep_save``), so a field
+added to a model is written here too; fields not given take their defaults,
+``auto_now`` ones the time of the insert. Databases without ``ON CONFLICT
+... RETURNING`` (SQLite before 3.35, others) take the ORM's way.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import IntegrityError, connections, models, router, transaction
+from django.db.backends.base.base import BaseDatabaseWrapper
+from django.utils import timezone
+
+_UNSET = object()
+_NOW = object()
+
+
+class _Statement:
+    """The SQL of one (model, database, conflict target), and how each value is made."""
+
+    __slots__ = ("defaults", "fields", "plain", "sql")
+
+    def __init__(self, sql: str, fields: list[Any], defaults: list[Any]) -> None:
+        self.sql = sql
+        #: The fields in the order of the statement's placeholders.
+        self.fields = fields
+        #: For each field: its default's database value when constant, _NOW, or _UNSET.
+        self.defaults = defaults
+        #: For each field: the type of value that it sends as it is (None: none does).
+        self.plain = [_plain_type(f) for f in fields]
+
+
+_statements: dict[tuple[type[models.Model], str, str, tuple[str, ...]], _Statement] = {}
+
+
+def insert_once(
+    model: type[models.Model],
+    values: dict[str, Any],
+    *,
+    conflict: tuple[str, ...] = (),
+    using: str | None = None,
+) -> int | None:
+    """Insert a row of ``model``; its id, or None when a unique constraint already holds it.
+
+    ``values`` maps field names to values; other fields get their defaults.
+    ``conflict``: the fields of the unique constraint that says "already
+    there" (empty: any unique constraint). Inside a transaction the row is part
+    of it; outside one it is committed when this returns.
+    """
+    alias = using or router.db_for_write(model)
+    connection = connections[alias]
+    if not _has_upsert(connection):
+        return _insert_with_orm(model, values, alias, conflict)
+    statement = _statement(model, alias, connection, conflict)
+    now = None
+    params: list[Any] = []
+    for field, default, plain in zip(
+        statement.fields, statement.defaults, statement.plain, strict=True
+    ):
+        if field.name in values:
+            value = values[field.name]
+            if value is None or type(value) is plain:
+                params.append(value)  # what the field would send: not worth a call
+                continue
+        elif default is _NOW:
+            value = now = now or timezone.now()
+        elif default is _UNSET:
+            value = field.get_default()
+        else:
+            params.append(default)
+            continue
+        params.append(field.get_db_prep_save(value, connection))
+    with connection.cursor() as cursor:
+        cursor.execute(statement.sql, params)
+        row = cursor.fetchone()
+    return int(row[0]) if row else None
+
+
+def as_stored(model: type[models.Model], pk: int, values: dict[str, Any], alias: str) -> Any:
+    """The instance of the row :func:`insert_once` just inserted, without reading it back."""
+    instance = model(pk=pk, **values)
+    instance._state.adding = False
+    instance._state.db = alias
+    return instance
+
+
+def _has_upsert(connection: BaseDatabaseWrapper) -> bool:
+    return connection.vendor in ("postgresql", "sqlite") and bool(
+        connection.features.can_return_columns_from_insert
+    )
+
+
+def _statement(
+    model: type[models.Model],
+    alias: str,
+    connection: BaseDatabaseWrapper,
+    conflict: tuple[str, ...],
+) -> _Statement:
+    key = (model, alias, connection.vendor, conflict)
+    if key not in _statements:
+        meta = model._meta
+        fields = [f for f in meta.concrete_fields if not f.primary_key]
+        quote = connection.ops.quote_name
+        columns = {f.name: quote(str(f.column)) for f in meta.concrete_fields}
+        target = f"({', '.join(columns[n] for n in conflict)}) "
+        sql = (
+            f"INSERT INTO {quote(meta.db_table)} "  # noqa: S608 - names, not values
+            f"({', '.join(columns[f.name] for f in fields)}) "
+            f"VALUES ({', '.join(['%s'] * len(fields))}) "
+            f"ON CONFLICT {target if conflict else ''}DO NOTHING RETURNING {columns[meta.pk.name]}"
+        )
+        _statements[key] = _Statement(sql, fields, [_default(f, connection) for f in fields])
+    return _statements[key]
+
+
+def _plain_type(field: Any) -> type | None:
+    """The type whose values ``field`` sends unchanged (text to text columns, whole numbers)."""
+    if isinstance(field, models.JSONField | models.ForeignKey):
+        return None
+    if isinstance(field, models.CharField | models.TextField):
+        return str
+    if isinstance(field, models.IntegerField):  # the small and big ones too
+        return int
+    if isinstance(field, models.BooleanField):
+        return bool
+    return None
+
+
+def _default(field: Any, connection: BaseDatabaseWrapper) -> Any:
+    if getattr(field, "auto_now", False) or getattr(field, "auto_now_add", False):
+        return _NOW
+    if callable(field.default):
+        return _UNSET
+    return field.get_db_prep_save(field.get_default(), connection)
+
+
+def _insert_with_orm(
+    model: type[models.Model], values: dict[str, Any], alias: str, conflict: tuple[str, ...]
+) -> int | None:
+    manager = model._default_manager.using(alias)
+    try:
+        with transaction.atomic(using=alias):
+            return int(manager.create(**values).pk)
+    except IntegrityError:
+        if not conflict:
+            return None  # the caller looks for the row that holds its keys
+        if manager.filter(**{name: values[name] for name in conflict}).exists():
+            return None
+        raise

@@ -1,0 +1,30 @@
+"""Fixtures of the view tests."""
+
+from __future__ import annotations
+
+import pytest
+
+from django_paycharge import tasks
+
+
+class Clock:
+    """A monotonic clock the test moves: ``tasks``' drain window reads it, its sleeps move it."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.now += seconds
+
+
+@pytest.fixture
+def drain_clock(monkeypatch):
+    """Time as the drain window sees it, stopped until the test (or a drain's wait) moves it."""
+    clock = Clock()
+    monkeypatch.setattr(tasks, "_clock", clock)
+    monkeypatch.setattr(tasks, "_sleep", clock.sleep)
+    monkeypatch.setattr(tasks, "_drain_covers", {})
+    return clock
