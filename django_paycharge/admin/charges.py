@@ -23,7 +23,7 @@ from django.urls import URLPattern, path, reverse
 from django.utils.translation import gettext_lazy
 
 from ..models import Charge, with_refunded_amounts
-from . import charge_fields, charge_page, export
+from . import charge_fields, charge_page, export, rows
 from .charge_actions import cancel_charges, capture_charges, refund_charges
 from .filters import (
     AccountFilter,
@@ -38,7 +38,6 @@ from .gateway import limited, refresh_one, run_sync_now
 from .issuer_tokens import fetch_issuer_token_action, results_page
 from .paginator import EstimatedCountPaginator
 from .readonly import ReadOnlyAdmin
-from .rows import ActionCheckboxMixin
 from .search import id_prefix_range, short_id_hint
 
 #: Columns the changelist reads: nothing else (``raw`` and the JSON fields stay in the table).
@@ -66,9 +65,11 @@ class ChargeChangeList(ChangeList):
         return super().get_queryset(request, exclude_parameters).only(*LIST_COLUMNS)
 
 
-class ChargeAdmin(ActionCheckboxMixin, ReadOnlyAdmin):
+class ChargeAdmin(ReadOnlyAdmin):
     # -- the list --------------------------------------------------------------------------------
 
+    action_checkbox = rows.action_checkbox
+    get_empty_value_display = rows.empty_value_display
     list_display = (
         "short_id",
         "status_badge",

@@ -11,28 +11,27 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.contrib.admin import helpers
+from django.contrib.admin import ModelAdmin, helpers
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
 from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 
 
-class ActionCheckboxMixin:
-    """A ``ModelAdmin`` mixin: the actions' checkbox column, as ``CheckboxInput`` draws it."""
+def action_checkbox(admin: ModelAdmin[Any], obj: Any) -> SafeString:
+    """``ModelAdmin.action_checkbox``: the actions' checkbox, as ``CheckboxInput`` draws it."""
+    return format_html(
+        '<input type="checkbox" name="{}" value="{}" class="action-select" aria-label="{}">',
+        helpers.ACTION_CHECKBOX_NAME,
+        str(obj.pk),
+        format_html(_("Select this object for an action - {}"), str(obj)),
+    )
 
-    def action_checkbox(self, obj: Any) -> SafeString:
-        return format_html(
-            '<input type="checkbox" name="{}" value="{}" class="action-select" aria-label="{}">',
-            helpers.ACTION_CHECKBOX_NAME,
-            str(obj.pk),
-            format_html(_("Select this object for an action - {}"), str(obj)),
-        )
 
-    def get_empty_value_display(self) -> SafeString:
-        # This admin's own (ModelAdmin or its site's), by language.
-        known: dict[str | None, SafeString] = self.__dict__.setdefault("_empty_displays", {})
-        language = get_language()
-        if language not in known:
-            known[language] = super().get_empty_value_display()  # type: ignore[misc]
-        return known[language]
+def empty_value_display(admin: ModelAdmin[Any]) -> SafeString:
+    """``ModelAdmin.get_empty_value_display``: the admin's own (or its site's), by language."""
+    known: dict[str | None, SafeString] = admin.__dict__.setdefault("_empty_displays", {})
+    language = get_language()
+    if language not in known:
+        known[language] = ModelAdmin.get_empty_value_display(admin)
+    return known[language]
