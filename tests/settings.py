@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import tempfile
 from importlib.util import find_spec
+from typing import Any
 
 SECRET_KEY = "tests-only-not-secret"
 DEBUG = False
@@ -65,7 +66,7 @@ MAILERS = {"default": {"BACKEND": "django.core.mail.backends.locmem.EmailBackend
 DEFAULT_EXCEPTION_REPORTER_FILTER = "django_paycharge.debug.PayChargeExceptionReporterFilter"
 
 if os.environ.get("PAYCHARGE_TEST_DB", "sqlite") == "postgres":
-    DATABASES = {
+    DATABASES: dict[str, dict[str, Any]] = {
         "default": {
             "ENGINE": "django.db.backends.postgresql",
             "HOST": os.environ.get("PAYCHARGE_TEST_PG_HOST", "127.0.0.1"),
@@ -96,7 +97,7 @@ if os.environ.get("PAYCHARGE_CHILD_DB_NAME"):
     DATABASES["default"].pop("TEST", None)
 
 # Test credentials of the fake gateway (django_paycharge.testing). Not real secrets.
-PAYCHARGE = {
+PAYCHARGE: dict[str, Any] = {
     "BASE_URL": "https://fake-gateway.paycharge.test",
     "SECRET": "test-secret-0123456789",
     "JWT": (

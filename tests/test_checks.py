@@ -132,7 +132,7 @@ def test_sqlite_without_a_busy_timeout_is_warned_about(options, warned):
     messages = sqlite_busy_timeout_messages(databases)
     assert ids(messages) == (["django_paycharge.W003"] if warned else [])
     if warned:
-        assert "'default'" in messages[0].msg and "'timeout': 20" in messages[0].hint
+        assert "'default'" in messages[0].msg and "'timeout': 20" in str(messages[0].hint)
 
 
 def test_the_seconds_settings_are_validated_when_read(settings):

@@ -22,7 +22,7 @@ class ShopFilter(HideJWTMixin, TrackerFilter):
 
 def warnings(settings, path):
     settings.DEFAULT_EXCEPTION_REPORTER_FILTER = path
-    return [m.id for m in check_paycharge_settings() if m.id.endswith("W002")]
+    return [m.id for m in check_paycharge_settings() if (m.id or "").endswith("W002")]
 
 
 def test_the_mixin_composes_with_a_shops_own_filter(settings):

@@ -347,8 +347,8 @@ def gateway_data() -> list[str]:
         "account_id", "branch_name", "account_holder_name", "branch_code"
     ):
         values.update(row)
-    for row in Charge.objects.values_list("store_name", "merchant_name", "descriptor"):
-        values.update(v for v in row if v)
+    for names in Charge.objects.values_list("store_name", "merchant_name", "descriptor"):
+        values.update(v for v in names if v)
     return sorted((v for v in values if v), key=len, reverse=True)
 
 

@@ -8,6 +8,7 @@ import subprocess
 import sys
 from importlib.util import find_spec
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -23,7 +24,7 @@ TOKEN = "whk-settings-token"
 def errors(settings, **paycharge):
     settings.PAYCHARGE = {**settings.PAYCHARGE, **paycharge}
     found = check_paycharge_settings()
-    return [(m.id, m.msg) for m in found if m.id.endswith(("E020", "E022"))]
+    return [(m.id, m.msg) for m in found if (m.id or "").endswith(("E020", "E022"))]
 
 
 @pytest.mark.parametrize(
@@ -71,7 +72,7 @@ def test_a_backend_without_the_default_queue_is_a_working_configuration(settings
         "default": {"BACKEND": "django_tasks_db.DatabaseBackend", "QUEUES": ["payments"]}
     }
     assert errors(settings, TASK_QUEUE="payments") == []
-    task = tasks.routed(tasks.process_webhook_delivery)
+    task: Any = tasks.routed(tasks.process_webhook_delivery)  # the framework's own Task
     assert (task.backend, task.queue_name) == ("default", "payments")
 
 
@@ -90,7 +91,7 @@ def test_background_mode_needs_the_named_backend(settings):
 def test_work_goes_to_the_named_backend_and_queue(settings):
     settings.TASKS = {"default": DUMMY, "jobs": {**DUMMY, "QUEUES": ["payments"]}}
     settings.PAYCHARGE = {**settings.PAYCHARGE, "TASK_BACKEND": "jobs", "TASK_QUEUE": "payments"}
-    task = tasks.routed(tasks.process_webhook_delivery)
+    task: Any = tasks.routed(tasks.process_webhook_delivery)  # the framework's own Task
     assert (task.backend, task.queue_name) == ("jobs", "payments")
     assert task.get_backend().alias == "jobs"
 

@@ -90,13 +90,15 @@ def staff_pages(shop, live_server, fake_gateway_server, settings):
     services.sync_charges()  # as the periodic sync does: list items name their store
     admin = f"{live_server.url}/admin/django_paycharge"
     detail = Charge.objects.get(gateway_id=shop["awaiting"]).pk
+    delivery = WebhookDelivery.objects.first()
+    assert delivery is not None
     return {
         "transfer": str(transfer.gateway_id),
         "pages": [
             f"{admin}/charge/",
             f"{admin}/charge/{detail}/change/",
             f"{admin}/webhookdelivery/",
-            f"{admin}/webhookdelivery/{WebhookDelivery.objects.first().pk}/change/",
+            f"{admin}/webhookdelivery/{delivery.pk}/change/",
             f"{admin}/webhookconfiguration/",
         ],
     }

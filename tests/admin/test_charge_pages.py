@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import uuid
+from datetime import timedelta
 from decimal import Decimal
 
 import pytest
@@ -74,8 +75,8 @@ def test_each_filter(admin_client, make_charge, query, field, value, other):
 
 def test_date_filter(admin_client, make_charge):
     recent = make_charge(created_on=timezone.now())
-    make_charge(created_on=timezone.now() - timezone.timedelta(days=40))
-    since = timezone.now() - timezone.timedelta(days=7)
+    make_charge(created_on=timezone.now() - timedelta(days=40))
+    since = timezone.now() - timedelta(days=7)
     response = admin_client.get(CHANGELIST, {"created_on__gte": since.isoformat()})
     assert listed(response) == {recent.pk}
 

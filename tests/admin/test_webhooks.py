@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import json
 import uuid
+from datetime import timedelta
 
 import pytest
 from django.contrib.messages import get_messages
@@ -138,7 +139,7 @@ def test_configurations_are_read_only(admin_client):
 def test_delivery_log_filters(admin_client):
     finished = delivery(event="charge_finished", status="failed")
     updated = delivery(event="charge_updated", status="processed")
-    old = delivery(event="charge_updated", received_at=timezone.now() - timezone.timedelta(days=60))
+    old = delivery(event="charge_updated", received_at=timezone.now() - timedelta(days=60))
 
     def listed(params):
         response = admin_client.get(DELIVERIES, params)
@@ -148,7 +149,7 @@ def test_delivery_log_filters(admin_client):
     assert listed({}) == {finished.pk, updated.pk, old.pk}
     assert listed({"event": "charge_finished"}) == {finished.pk}
     assert listed({"status__exact": "processed"}) == {updated.pk, old.pk}
-    since = (timezone.now() - timezone.timedelta(days=7)).isoformat()
+    since = (timezone.now() - timedelta(days=7)).isoformat()
     assert listed({"received_at__gte": since}) == {finished.pk, updated.pk}
 
 
@@ -226,10 +227,10 @@ def test_reprocess_needs_its_permission(client, staff_user):
 
 def _claimed(*, expired):
     now = timezone.now()
-    start = now - timezone.timedelta(minutes=10) if expired else now
+    start = now - timedelta(minutes=10) if expired else now
     return delivery(
         status="processing", attempts=1, claimed_at=start,
-        lease_until=start + timezone.timedelta(minutes=5),
+        lease_until=start + timedelta(minutes=5),
         claimed_by="drain_webhook_deliveries task (web-1 pid 4242)",
         body=json.dumps({"event": "token_created", "data": {}}),
     )  # fmt: skip

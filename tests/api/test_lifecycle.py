@@ -203,7 +203,7 @@ def test_the_same_key_from_another_operator_is_another_request(gateway, operator
     other = APIClient()
     perms = ("refund_charge",)
     other.force_login(_user("other-operator", staff=True, perms=perms))
-    headers = {"HTTP_IDEMPOTENCY_KEY": "refund-1"}
+    headers: dict[str, Any] = {"HTTP_IDEMPOTENCY_KEY": "refund-1"}
     for client in (operator, other):
         answer = client.post(url(charge, "refunds"), {"amount": 100}, format="json", **headers)
         assert answer.status_code == 201 and answer["Idempotency-Status"] == "successfully_stored"

@@ -67,7 +67,7 @@ def test_the_message_says_the_body_is_nested_too_deeply(anon, storefront):
 def test_nesting_is_measured_without_recursion():
     assert not nesting_exceeds({"a": [1, {"b": 2}]}, 3)
     assert nesting_exceeds({"a": [1, {"b": []}]}, 3)
-    deep: list = []
+    deep: list[object] = []
     for _ in range(100_000):
         deep = [deep]
     assert nesting_exceeds(deep, MAX_DEPTH)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -68,7 +69,7 @@ def test_a_long_run_of_failures_stays_at_the_cap() -> None:
         {"base": 1.0, "cap": 1.0, "jitter": "decorrelated"},
     ],
 )
-def test_nonsense_is_refused(arguments: dict) -> None:
+def test_nonsense_is_refused(arguments: dict[str, Any]) -> None:
     with pytest.raises(ValueError):
         Backoff(**arguments)
 

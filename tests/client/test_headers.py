@@ -75,7 +75,9 @@ def test_create_body_omits_nones_and_nests(
         redirect_endpoint="https://shop.example/return?a=1",
         three_ds_mode="skip",
     )
-    body = json.loads(rsps.calls[0].request.body)
+    sent_body = rsps.calls[0].request.body
+    assert sent_body is not None
+    body = json.loads(sent_body)
     assert body == {
         "transaction_token_id": TOKEN,
         "amount": 1000,
@@ -93,7 +95,9 @@ def test_create_body_omits_nones_and_nests(
 def test_minimal_create_body(client: PayChargeClient, rsps: responses.RequestsMock) -> None:
     rsps.post(f"{BASE}/charges", json=charge_json(), status=201)
     client.charges.create(transaction_token_id=uuid.UUID(TOKEN), amount=5, currency="usd")
-    body = json.loads(rsps.calls[0].request.body)
+    sent_body = rsps.calls[0].request.body
+    assert sent_body is not None
+    body = json.loads(sent_body)
     assert body == {"transaction_token_id": TOKEN, "amount": 5, "currency": "USD"}
 
 
@@ -102,7 +106,7 @@ class _RecordingSession(requests.Session):
         super().__init__()
         self.timeouts: list[Any] = []
 
-    def request(self, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
+    def request(self, *args: Any, **kwargs: Any) -> Any:
         self.timeouts.append(kwargs.get("timeout"))
         return super().request(*args, **kwargs)
 
@@ -124,8 +128,8 @@ def test_timeouts_on_every_request_and_longer_for_polling(rsps: responses.Reques
     client.charges.retrieve(STORE, CHARGE, polling=True)
     _create(client)
     assert session.timeouts == [(2.0, 7.0), (2.0, 45.0), (2.0, 7.0)]
-    assert rsps.calls[1].request.url.endswith("?polling=true")
-    assert "polling" not in rsps.calls[0].request.url
+    assert str(rsps.calls[1].request.url).endswith("?polling=true")
+    assert "polling" not in str(rsps.calls[0].request.url)
 
 
 def test_single_number_timeout_is_both() -> None:

@@ -57,7 +57,7 @@ def test_a_client_built_from_options_uses_every_one(rsps: responses.RequestsMock
     client.charges.retrieve(STORE, CHARGE, polling=True)
     sent = rsps.calls[0].request
     assert sent.headers["User-Agent"] == "shop/2.0"
-    assert sent.req_kwargs["timeout"] == (2.0, 45.0)
+    assert sent.req_kwargs["timeout"] == (2.0, 45.0)  # type: ignore[attr-defined]  # set by responses
     adapter = client.session.get_adapter(f"{BASE}/charges")
     assert adapter._pool_maxsize == 3  # type: ignore[attr-defined]
     client.close()

@@ -126,7 +126,8 @@ def test_starting_cursor_and_filters_kept_on_every_page(
 
 def test_from_as_plain_key(client: PayChargeClient, rsps: responses.RequestsMock) -> None:
     rsps.get(LIST_URL, json=_page([], False))
-    client.charges.list_page(**{"from": datetime(2024, 1, 1, tzinfo=UTC)})
+    filters: dict[str, Any] = {"from": datetime(2024, 1, 1, tzinfo=UTC)}  # a keyword in Python
+    client.charges.list_page(**filters)
     assert _query(rsps.calls[0]) == {"from": ["2024-01-01T00:00:00+00:00"]}
 
 

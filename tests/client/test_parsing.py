@@ -269,7 +269,9 @@ def test_webhook_create_sends_token_once(
         triggers=("charge_finished",),
         auth_token="whsec-new",
     )
-    sent = json.loads(rsps.calls[0].request.body)
+    sent_body = rsps.calls[0].request.body
+    assert sent_body is not None
+    sent = json.loads(sent_body)
     assert sent == {
         "url": "https://shop.example/hook",
         "triggers": ["charge_finished"],

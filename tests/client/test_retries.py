@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
+from typing import Any
 
 import pytest
 import requests
@@ -29,7 +30,7 @@ def _error(code: str) -> dict[str, object]:
     return {"status": "error", "code": code, "errors": []}
 
 
-def _create(client: PayChargeClient, **kwargs: object) -> None:
+def _create(client: PayChargeClient, **kwargs: Any) -> None:
     client.charges.create(transaction_token_id=TOKEN, amount=1000, currency="JPY", **kwargs)
 
 

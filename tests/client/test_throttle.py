@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from typing import Any
 
 import responses
 
@@ -24,7 +25,7 @@ class Clock:
 
 
 def test_a_429_pauses_every_request_and_halves_those_in_flight() -> None:
-    clock, sleeps = Clock(), []
+    clock, sleeps = Clock(), list[float]()
     throttle = Throttle(8, clock=clock)
     for _ in range(4):
         throttle.acquire(sleeps.append)
@@ -86,7 +87,7 @@ def test_a_raw_page_knows_its_next_cursor_before_it_is_typed(
     client: PayChargeClient, rsps: responses.RequestsMock
 ) -> None:
     last = charge_json(id="66666666-6666-4666-8666-666666666666")
-    body = {"items": [charge_json(), last, {"odd": 1}], "has_more": True}
+    body: dict[str, Any] = {"items": [charge_json(), last, {"odd": 1}], "has_more": True}
     rsps.get(LIST_URL, json=body)
     raw = client.charges.fetch_page(store_id=STORE)
     # The cursor is the last usable id; nothing is typed yet, so the odd item costs nothing.

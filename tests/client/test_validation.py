@@ -13,6 +13,7 @@ import responses
 
 from django_paycharge.client import PayChargeClient
 from django_paycharge.client import validation as v
+from django_paycharge.client.vocabulary import THREE_DS_MODES
 from django_paycharge.exceptions import InvalidParametersError
 
 from .conftest import BASE, CHARGE, JWT, SECRET, STORE, TOKEN, charge_json
@@ -114,7 +115,7 @@ def test_every_broken_field_is_listed(
     assert len(rsps.calls) == 0
 
 
-@pytest.mark.parametrize("mode", sorted(v.THREE_DS_MODES))
+@pytest.mark.parametrize("mode", sorted(THREE_DS_MODES))
 def test_every_three_ds_mode_accepted(
     client: PayChargeClient, rsps: responses.RequestsMock, mode: str
 ) -> None:
@@ -139,6 +140,7 @@ def test_accepted_edge_values(client: PayChargeClient, rsps: responses.RequestsM
     )
     assert len(rsps.calls) == 1
     body = rsps.calls[0].request.body
+    assert isinstance(body, bytes)
     assert b'"d":"10.01"' in body
     assert b'"capture_at":"2030-01-01T00:00:00+00:00"' in body
     assert b'"currency":"EUR"' in body

@@ -140,7 +140,9 @@ def test_card_payment_marks_the_order_paid(demo: Demo, browser_page: Any) -> Non
     # ...nor the server's JWT (the fake gateway prints it at start): the widget has a
     # browser app token of its own, and the checkout page shows only that one.
     log = (Path(demo.env["SHOP_DATA_DIR"]) / "gateway.log").read_text()
-    server_jwt = re.search(r"^\s+JWT=(\S+)$", log, re.MULTILINE).group(1)
+    printed = re.search(r"^\s+JWT=(\S+)$", log, re.MULTILINE)
+    assert printed is not None, log[-2000:]
+    server_jwt = printed.group(1)
     assert authorization == f"Bearer {widget_jwt}" and widget_jwt != server_jwt
     assert server_jwt not in checkout_html
 

@@ -87,6 +87,16 @@ def test_mypy_fails_on_a_wrong_return_type(project: Path) -> None:
     assert failed_naming(result, "money.py", "return-value"), result.stdout + result.stderr
 
 
+def test_mypy_fails_on_a_test_that_passes_the_app_a_wrong_type(project: Path) -> None:
+    """The tests are checked too: an unannotated test's body against the app's types."""
+    plant(
+        project / "tests" / "test_money.py",
+        '\n\ndef test_planted():\n    to_major("1000", "JPY")\n',
+    )
+    result = gate(project, "mypy")
+    assert failed_naming(result, "test_money.py", "arg-type"), result.stdout + result.stderr
+
+
 def test_migrations_fail_on_a_field_without_its_migration(project: Path) -> None:
     plant(
         project / "django_paycharge" / "models" / "charges.py",

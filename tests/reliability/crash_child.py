@@ -50,7 +50,8 @@ def main() -> None:
             os.kill(os.getpid(), signal.SIGKILL)
         return answer
 
-    Charges.create = dying_create  # type: ignore[method-assign]
+    # A stand-in that forwards whatever it is given: not the method's own signature.
+    Charges.create = dying_create  # type: ignore[method-assign, assignment]
     services.create_charge(transaction_token_id=token_id, amount=amount, currency="JPY")
     print("survived")  # the parent fails the test on this: the kill point was never reached
 

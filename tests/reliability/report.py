@@ -28,7 +28,7 @@ damage count is zero. Run `scripts/security` for bandit and pip-audit.
 """
 
 
-def _cell(text: str) -> str:
+def _cell(text: object) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 

@@ -88,6 +88,7 @@ def test_sigkill_while_the_gateway_holds_the_key_then_recover_never_fails_it(
             call_command("paycharge_recover", "--older-than", "0", stdout=StringIO())
         request = ChargeRequest.objects.get()
         damage["failed_while_in_progress"] += request.state != "unknown"
+        assert request.error is not None, request.state
         assert request.error["code"] == "IDEMPOTENCY_KEY_IN_PROGRESS", request.error
         deadline = time.monotonic() + 10
         while not fake_gateway_server.charges and time.monotonic() < deadline:

@@ -122,6 +122,7 @@ def _settle_check(key: str) -> Any:
     deadline = time.monotonic() + 10
     while True:
         check = services.check_charge_request(key)
+        assert check is not None
         if check.outcome != "unknown" or time.monotonic() > deadline:
             return check
         time.sleep(0.1)

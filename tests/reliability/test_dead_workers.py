@@ -144,6 +144,7 @@ def test_a_delivery_whose_worker_died_is_processed_by_the_next_run(
 
         page = admin_client.get(DELIVERIES)
         damage["5xx"] += page.status_code >= 500
+        assert delivery.lease_until is not None
         if delivery.lease_until > timezone.now():
             told["live_lease_shown"] += "Processing (lease until" in page.content.decode()
         # Past the lease, and past the sweep the dead worker's claim scheduled.

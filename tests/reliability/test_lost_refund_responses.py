@@ -10,6 +10,7 @@ and never a refusal reported for a refund the gateway made.
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import Any
 
 import pytest
 
@@ -22,7 +23,7 @@ pytestmark = pytest.mark.django_db
 AMOUNTS = (None, 400)  # all that is left, and a part
 
 
-def _refund_posts(gateway) -> list[dict]:
+def _refund_posts(gateway) -> list[dict[str, Any]]:
     return [
         r for r in gateway.requests_log if r["method"] == "POST" and r["path"].endswith("/refunds")
     ]

@@ -123,6 +123,7 @@ def test_a_receiver_killed_mid_run_is_heard_to_the_end(
         os.kill(child.pid, signal.SIGKILL)
         kills += child.wait(timeout=10) == -signal.SIGKILL
         row = Announcement.objects.get(event_id=(folder / "started-1").read_text().split()[1])
+        assert row.lease_until is not None
         time.sleep(max(0.0, (row.lease_until - timezone.now()).total_seconds() + 1.1))
         if rescue == "paycharge_periodic":
             settings.PAYCHARGE = {**settings.PAYCHARGE, "TASKS": "inline"}

@@ -256,7 +256,10 @@ def test_no_secret_anywhere_under_debug_logging_and_forced_errors(
     places: list[tuple[str, str]] = [
         *(("log", line) for line in debug_logging.lines),
         *responses,
-        *(("e-mail", f"{m.subject}\n{m.body}\n{m.alternatives}") for m in mail.outbox),
+        *(
+            ("e-mail", f"{m.subject}\n{m.body}\n{getattr(m, 'alternatives', '')}")
+            for m in mail.outbox
+        ),
         *((f"table {name}", text) for name, text in tables.items()),
     ]
     secrets = {

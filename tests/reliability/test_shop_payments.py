@@ -43,7 +43,7 @@ def shop(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
 
 
 def _order_state(shop: Stack, public_id: str) -> tuple[int, str]:
-    return tuple(  # type: ignore[return-value]
+    return tuple(
         shop.query(
             "import json; from shop.models import Order; "
             f"o = Order.objects.get(public_id='{public_id}'); print(json.dumps([o.pk, o.status]))"

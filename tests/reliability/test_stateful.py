@@ -88,13 +88,14 @@ class ChargeLifecycle(RuleBasedStateMachine):
     )
     def create(self, kind: str) -> str:
         TOTALS["steps"] += 1
-        extra = {"card_number": CARD_DECLINED} if kind == "declined" else {}
+        extra: dict[str, Any] = {"card_number": CARD_DECLINED} if kind == "declined" else {}
         token = self.gateway.create_transaction_token(
             "card" if kind == "declined" else kind, **extra
         )
         charge = services.create_charge(
             transaction_token_id=token["id"], amount=1000, currency="JPY"
         )
+        assert charge.store_id is not None and charge.gateway_id is not None
         cid = str(charge.gateway_id)
         self.first_reads[cid] = services.get_client().charges.retrieve(
             charge.store_id, charge.gateway_id

@@ -24,6 +24,7 @@ import sys
 import time
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 from urllib.parse import parse_qs
 
 import pytest
@@ -37,7 +38,7 @@ from django_paycharge.services._windows import MARGIN
 from .conftest import ROOT, as_single, child_env
 
 LIST = r"/charges$"  # both list endpoints; never a single-charge read
-FAULTS = (
+FAULTS: tuple[dict[str, Any], ...] = (
     {"action": "status", "status": 429, "retry_after": 0},
     {"action": "status", "status": 500},
     {"action": "status", "status": 503},

@@ -18,7 +18,7 @@ import threading
 import time
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from django.contrib.auth.models import Permission, User
@@ -172,7 +172,7 @@ def test_two_processes_at_once(fake_gateway_server, tmp_path, reliability_record
             results = [tmp_path / f"result-{n}-{mode}.json" for mode in ("api", "admin")]
             deadline = time.monotonic() + 60
             while not all(p.exists() for p in results):
-                dead = [c.args[2] for c in children if c.poll() is not None]
+                dead = [cast(list[str], c.args)[2] for c in children if c.poll() is not None]
                 assert not dead, f"a child died: {dead}\n" + "".join(
                     (tmp_path / f"stderr-{m}").read_text()[-2000:] for m in dead
                 )

@@ -10,6 +10,7 @@ for a repeat).
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 from django.test import Client
@@ -74,7 +75,7 @@ def bodies(draw: st.DrawFn, charge_ids: list[str]) -> bytes:
                 },
             )
         )
-        event = {
+        event: dict[str, Any] = {
             "event": draw(
                 st.sampled_from(["charge_finished", "charge_updated", "token_created"]) | st.text()
             ),
@@ -118,7 +119,7 @@ def test_fuzzed_webhook_requests(fake_gateway, settings, reliability_record):
     }
     seen = {"cases": 0, "authenticated": 0, "stored": 0, "duplicates": 0}
 
-    def mirror() -> list[tuple[str, str]]:
+    def mirror() -> list[tuple[str, str | None]]:
         return list(Charge.objects.order_by("pk").values_list("raw_digest", "status"))
 
     @hsettings(
@@ -132,7 +133,7 @@ def test_fuzzed_webhook_requests(fake_gateway, settings, reliability_record):
     def one(method: str, auth: str | None, content_type: str, body: bytes) -> None:
         seen["cases"] += 1
         before_rows, before_mirror = WebhookDelivery.objects.count(), mirror()
-        headers = {"HTTP_AUTHORIZATION": auth} if auth is not None else {}
+        headers: dict[str, Any] = {"HTTP_AUTHORIZATION": auth} if auth is not None else {}
         response = client.generic(method, URL, data=body, content_type=content_type, **headers)
         status = response.status_code
         damage["5xx"] += status >= 500

@@ -79,9 +79,10 @@ def test_capture_of_an_expired_authorization_fails_the_charge(fake_gateway, auth
         services.capture_charge(authorized)
     assert info.value.status == "failed"
     assert "authorization expired" in str(info.value)
-    assert Charge.objects.get(pk=authorized.pk).error["code"] == 313
+    assert (Charge.objects.get(pk=authorized.pk).error or {}).get("code") == 313
     request = ChargeActionRequest.objects.get()
-    assert request.state == "failed" and request.error["type"] == "ChargeStateError"
+    assert request.state == "failed" and request.error is not None
+    assert request.error["type"] == "ChargeStateError"
 
 
 def test_capture_of_an_authorization_the_gateway_already_canceled(fake_gateway, authorized):
@@ -102,7 +103,8 @@ def test_a_capture_left_open_by_a_crash_is_refused_when_the_gateway_canceled_it(
     result = services.recover_requests(older_than=timedelta(0))
     assert (result.failed, result.settled, result.still_pending) == (1, 0, 0)
     request.refresh_from_db()
-    assert request.state == "failed" and request.error["type"] == "ChargeStateError"
+    assert request.state == "failed" and request.error is not None
+    assert request.error["type"] == "ChargeStateError"
     assert request.error["charge_status"] == "canceled"  # told in words after a read
     assert len(posts(fake_gateway, "/capture")) == 1
 

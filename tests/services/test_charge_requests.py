@@ -76,7 +76,7 @@ def test_a_create_in_progress_past_the_settle_time_is_abandoned_then_found(
     assert info.value.outcome == "unknown" and info.value.idempotency_key == "o-2"
     assert "Do not pay again" in str(info.value)
     request = ChargeRequest.objects.get()
-    assert request.state == "abandoned"
+    assert request.state == "abandoned" and request.error is not None
     assert request.error["code"] == IN_PROGRESS and request.error["abandoned"] == "create"
     # The gateway finishes the slow create: recovery never sends, but it finds the charge.
     assert wait_until(lambda: len(fake_gateway.charges) == 1)
@@ -213,10 +213,12 @@ def test_check_says_unknown_within_the_grace_then_not_charged(fake_gateway, card
             transaction_token_id=card_token, amount=100, currency="JPY", idempotency_key="o-9"
         )
     check = services.check_charge_request("o-9")
+    assert check is not None
     assert check.outcome == "unknown" and not check.may_pay_again
     assert services.check_charge_request("no-such-key") is None
     settings.PAYCHARGE = {**settings.PAYCHARGE, "CHARGE_REQUEST_GRACE": 0}
     check = services.check_charge_request("o-9")
+    assert check is not None
     assert check.outcome == "not_charged" and check.may_pay_again
     assert check.request.charged_nothing
     # The key is spent: asking with it again says so, and sends nothing.
@@ -248,7 +250,9 @@ def test_a_declined_charge_makes_a_new_attempt_safe(fake_gateway, card_token):
     charge = services.create_charge(
         transaction_token_id=card_token, amount=100, currency="JPY", idempotency_key="o-decl"
     )
-    assert not services.check_charge_request("o-decl").may_pay_again  # it took the money
+    check = services.check_charge_request("o-decl")
+    assert check is not None and not check.may_pay_again  # it took the money
     Charge.objects.filter(pk=charge.pk).update(status="failed")
     check = services.check_charge_request("o-decl")
+    assert check is not None
     assert check.outcome == "charged" and check.may_pay_again

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import uuid
+from typing import cast
 
 import responses
+from requests.adapters import HTTPAdapter
 
 from django_paycharge import services
 from django_paycharge.testing import TEST_BASE_URL, TEST_JWT, TEST_STORE_ID
@@ -36,11 +38,15 @@ def test_each_accounts_client_follows_its_own_options(settings):
         services.get_client().charges.retrieve(TEST_STORE_ID, CHARGE, polling=True)
         tokyo_call, default_call = (call.request for call in rsps.calls)
     assert tokyo_call.headers["User-Agent"] == "tokyo-shop/2"
-    assert tokyo_call.req_kwargs["timeout"] == (2.0, 12.0)  # its polling, the app-wide connect
+    # responses sets req_kwargs (what requests was asked for) at run time: not in its types.
+    # Its polling, the app-wide connect:
+    assert tokyo_call.req_kwargs["timeout"] == (2.0, 12.0)  # type: ignore[attr-defined]
     assert default_call.headers["User-Agent"].startswith("django-paycharge/")
-    assert default_call.req_kwargs["timeout"] == (2.0, 60.0)
+    assert default_call.req_kwargs["timeout"] == (2.0, 60.0)  # type: ignore[attr-defined]
     pools = {
-        name: services.get_client(name).session.get_adapter(url)._pool_maxsize
+        name: cast(
+            HTTPAdapter, services.get_client(name).session.get_adapter(url)
+        ).poolmanager.connection_pool_kw["maxsize"]
         for name in ("tokyo", "default")
     }
     assert pools == {"tokyo": 3, "default": 7}

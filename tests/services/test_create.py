@@ -135,6 +135,7 @@ def test_a_lost_answer_on_every_ask_is_found_by_a_read_not_a_second_post(
     assert str(charge.gateway_id) in fake_gateway.charges
     request = ChargeRequest.objects.get()
     assert request.state == "succeeded" and request.charge_id == charge.pk
+    assert request.error is not None
     assert request.error["type"] == "NetworkError"  # what was met on the way stays visible
 
 
@@ -158,7 +159,7 @@ def test_a_refused_request_is_marked_failed_and_says_so(fake_gateway):
         )
     assert info.value.outcome == "refused"
     request = ChargeRequest.objects.get()
-    assert request.state == "failed"
+    assert request.state == "failed" and request.error is not None
     assert request.error["http_status"] == 404 and request.error["outcome"] == "refused"
     assert Charge.objects.count() == 0
     # Asked again with its key: the same refusal, from the record; nothing is sent.
@@ -214,6 +215,7 @@ def test_every_field_round_trips(fake_gateway):
         assert getattr(stored, name) == gateway_json.get(name), name
     for name in ("requested_amount_formatted", "charged_amount_formatted", "fee_amount_formatted"):
         assert stored.__dict__[name] == Decimal(str(gateway_json[name])), name
+    assert stored.created_on is not None
     assert stored.created_on.isoformat().replace("+00:00", "Z") == gateway_json["created_on"]
     assert stored.payment_type == "online"
     assert stored.status == "successful"

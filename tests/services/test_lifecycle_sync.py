@@ -127,7 +127,11 @@ def test_sync_refunds_reads_each_charges_refunds_and_cancels(fake_gateway):
     counts = services.sync_refunds()
     assert counts == {"charges": 3, "refunds": 3, "cancels": 1, "failed": 0, "quarantined": 0,
                       "quarantined_new": 0, "quarantined_retriable": 0}  # fmt: skip
-    assert sorted(Refund.objects.values_list("amount", flat=True)) == [100, 200, 300]
+    assert list(Refund.objects.order_by("amount").values_list("amount", flat=True)) == [
+        100,
+        200,
+        300,
+    ]
     assert Cancel.objects.get().charge_id == authorized.pk
     assert services.sync_refunds() == counts  # again: nothing new, nothing doubled
     assert Refund.objects.count() == 3

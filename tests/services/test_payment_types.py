@@ -43,7 +43,7 @@ def test_a_404_is_recorded_and_not_asked_again(fake_gateway):
     fake_gateway.seed(3)
     services.sync_charges()
     gone = Charge.objects.order_by("transaction_token_id").first()
-    assert gone is not None
+    assert gone is not None and gone.transaction_token_id is not None
     fake_gateway.add_fault(
         "GET", f"/tokens/{gone.transaction_token_id}$", action="status", status=404
     )

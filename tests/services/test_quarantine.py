@@ -6,6 +6,7 @@ import io
 import json
 import re
 import uuid
+from typing import Any
 
 import pytest
 import responses
@@ -30,7 +31,7 @@ STORE = "11111111-1111-4111-8111-111111111111"
 @pytest.fixture
 def listing(settings):
     settings.PAYCHARGE = {**settings.PAYCHARGE, "BASE_URL": BASE, "MAX_RETRIES": 0}
-    page: dict[str, list] = {"items": []}
+    page: dict[str, list[Any]] = {"items": []}
     with responses.RequestsMock(assert_all_requests_are_fired=False) as rsps:
         rsps.add_callback(
             responses.GET,
@@ -77,6 +78,7 @@ def test_an_item_a_later_version_can_read_is_stored_by_the_retry(listing, monkey
         return parse_charge({**value, "id": value["charge_id"]})
 
     monkeypatch.setattr(quarantine_module, "parse_charge", reads_charge_id)
+    assert quarantine_module.retry_quarantined.__kwdefaults__ is not None
     monkeypatch.setattr(
         quarantine_module.retry_quarantined,
         "__kwdefaults__",
@@ -85,7 +87,7 @@ def test_an_item_a_later_version_can_read_is_stored_by_the_retry(listing, monkey
     listing["items"] = []
     result = services.sync_charges()
     item = QuarantinedItem.objects.get()
-    assert item.resolved_at is not None
+    assert item.resolved_at is not None and item.resolved_id is not None
     assert Charge.objects.filter(gateway_id=item.resolved_id).exists()
     assert result.quarantined == 0
 

@@ -10,6 +10,7 @@ import json
 import re
 import uuid
 from decimal import Decimal
+from typing import Any
 
 import pytest
 import responses
@@ -103,11 +104,13 @@ def lists(settings, charge):
         "MAX_RETRIES": 0,
         "STORE_ID": str(STORE),
     }
-    items: dict[str, list] = {"refunds": [], "cancels": []}
+    items: dict[str, list[dict[str, Any]]] = {"refunds": [], "cancels": []}
     path = rf"^{re.escape(BASE)}/stores/{STORE}/charges/{charge.gateway_id}/(refunds|cancels)"
 
     def answer(request):
-        kind = re.match(path, request.url).group(1)
+        found = re.match(path, request.url)
+        assert found is not None
+        kind = found.group(1)
         return 200, {}, json.dumps({"items": items[kind], "has_more": False})
 
     with responses.RequestsMock(assert_all_requests_are_fired=False) as rsps:

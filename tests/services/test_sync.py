@@ -109,6 +109,7 @@ def test_a_crash_mid_sync_resumes_from_the_last_stored_page(fake_gateway, monkey
 def test_a_stale_read_never_regresses_a_final_status(fake_gateway):
     token = fake_gateway.create_transaction_token("konbini")["id"]
     charge = services.create_charge(transaction_token_id=token, amount=500, currency="JPY")
+    assert charge.store_id is not None and charge.gateway_id is not None
     awaiting_read = services.get_client().charges.retrieve(charge.store_id, charge.gateway_id)
     assert awaiting_read.status == "awaiting"
     fake_gateway.complete(str(charge.gateway_id))
@@ -152,9 +153,9 @@ def test_open_charges_are_refreshed_one_by_one_when_that_is_cheaper(fake_gateway
     services.refresh_charge(charge.gateway_id)
     fake_gateway.complete(str(charge.gateway_id))
     # Move the high-water mark past the charge so only the open-charge refresh can see it.
-    SyncCheckpoint.objects.filter(resource="charges").update(
-        high_water=Charge.objects.order_by("-created_on").first().created_on + timedelta(hours=1)
-    )
+    newest = Charge.objects.latest("created_on").created_on
+    assert newest is not None
+    SyncCheckpoint.objects.filter(resource="charges").update(high_water=newest + timedelta(hours=1))
     services.sync_charges()
     assert Charge.objects.get(pk=charge.pk).status == "successful"
     assert mirror_state() == gateway_state(fake_gateway)
@@ -330,9 +331,9 @@ def test_the_refresh_of_open_charges_counts_against_the_page_budget(fake_gateway
         services.refresh_charge(charge.gateway_id)
         fake_gateway.complete(str(charge.gateway_id))
     # Past the high-water mark: only the refresh of open charges (one by one) sees them.
-    SyncCheckpoint.objects.filter(resource="charges").update(
-        high_water=Charge.objects.order_by("-created_on").first().created_on + timedelta(hours=1)
-    )
+    newest = Charge.objects.latest("created_on").created_on
+    assert newest is not None
+    SyncCheckpoint.objects.filter(resource="charges").update(high_water=newest + timedelta(hours=1))
     bounded = services.sync_charges(max_pages=2)
     # One page of the run's window, one of the refresh (from the oldest open charge).
     assert not bounded.complete and bounded.pages == 2

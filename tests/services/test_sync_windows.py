@@ -236,6 +236,7 @@ def test_a_dense_window_is_cut_in_whole_seconds_for_the_idle_readers():
     window.saw(T0, 1_000)  # 1,000 charges in the first hour: ~9,000 left
     points = window.split_points(T0 + timedelta(days=1), idle=3)
     assert len(points) == 3 and points == sorted(points)
+    assert window.position is not None and window.end is not None
     assert all(p.microsecond == 0 and window.position < p < window.end for p in points)
     assert window.split_points(T0, idle=0) == []  # nobody to give the rest to
 

@@ -11,6 +11,7 @@ import uuid
 import warnings
 from datetime import UTC, datetime, timedelta, timezone
 from decimal import Decimal
+from typing import Any
 
 import pytest
 from django.core.exceptions import ValidationError
@@ -204,7 +205,7 @@ def test_on_the_last_attempt_new_rows_are_inserted_and_taken_ones_updated(
     items = services.get_client().charges.list_page(limit=100, cursor_direction="asc").items
     services.upsert_charges(items[:50], account="default")  # "another writer's" rows
     original = upsert._lock_existing
-    blinded = []
+    blinded: list[int] = []
 
     def blind_before_insert(sql, cursor, ids):
         # The first lock of each attempt sees nothing; the last attempt's second lock
@@ -243,7 +244,7 @@ def test_an_upsert_of_more_rows_than_a_page_stores_them_all(fake_gateway):
 
 sqlite_only = pytest.mark.skipif(connection.vendor != "sqlite", reason="SQLite's own encoding")
 
-VALUES = {
+VALUES: dict[str, list[Any]] = {
     "gateway_id": [uuid.UUID("0b5b3f3e-8f7e-4c57-9d0a-3d4f8f1f1a2b")],
     "created_on": [
         datetime(2026, 3, 1, 12, 30, 5, 123456, tzinfo=UTC),
@@ -274,7 +275,7 @@ def _expected(row):
 
 @sqlite_only
 def test_an_encoded_row_is_what_the_fields_would_store_whatever_its_values():
-    full = {name: None for name in rows.INSERT_COLUMNS}
+    full: dict[str, Any] = {name: None for name in rows.INSERT_COLUMNS}
     full.update(
         {name: values[0] for name, values in VALUES.items()},
         transaction_token_id=uuid.uuid4(),

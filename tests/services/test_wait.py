@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import time
 import uuid
+from typing import Any
 
 import pytest
 import requests
@@ -51,7 +52,7 @@ def test_wait_returns_the_outcome_when_it_comes_in_time(fake_gateway_server):
     assert time.monotonic() - started < 30
 
 
-def _charge_json(status: str) -> dict:
+def _charge_json(status: str) -> dict[str, Any]:
     return {"id": str(CHARGE), "store_id": TEST_STORE_ID, "status": status}
 
 
@@ -99,13 +100,16 @@ def test_failed_reads_are_waited_out_not_raised(settings, failure):
     settings.PAYCHARGE = {**settings.PAYCHARGE, "BASE_URL": TEST_BASE_URL, "MAX_RETRIES": 0}
     url = f"{TEST_BASE_URL}/stores/{TEST_STORE_ID}/charges/{CHARGE}"
     pauses: list[float] = []
+
+    def sleep(seconds: float) -> None:
+        pauses.append(seconds)
+        time.sleep(seconds)
+
     with responses.RequestsMock() as rsps:
         rsps.get(url, json=_charge_json("pending"))
         charge = services.refresh_charge(CHARGE, TEST_STORE_ID)
         rsps.replace("GET", url, **failure)
-        current = services.wait_for_charge(
-            charge, timeout=1.0, sleep=lambda s: (pauses.append(s), time.sleep(s))
-        )
+        current = services.wait_for_charge(charge, timeout=1.0, sleep=sleep)
         failed_reads = len(rsps.calls) - 1
         rsps.replace("GET", url, json=_charge_json("successful"))
         done = services.wait_for_charge(charge, timeout=1.0)

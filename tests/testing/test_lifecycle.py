@@ -166,7 +166,7 @@ def test_a_refund_can_fail_while_pending(gw: Gw) -> None:
 
 
 def test_refund_and_cancel_webhooks_carry_the_resource(gw: Gw) -> None:
-    received: list[tuple[str, dict]] = []
+    received: list[tuple[str, dict[str, Any]]] = []
 
     def transport(url: str, headers: dict[str, str], body: bytes) -> int:
         payload = json.loads(body)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
@@ -67,14 +68,14 @@ def test_skip_needs_the_app_tokens_secret(gw: Gw) -> None:
     assert gw.post("/charges", json=body).status_code == 201
 
 
-def three_ds_token(gw: Gw, charge_id: str) -> dict:
+def three_ds_token(gw: Gw, charge_id: str) -> dict[str, Any]:
     answer = gw.get(f"{BASE}/{charge_id}/three_ds/issuer_token")
     assert answer.status_code == 200, answer.text
-    token: dict = answer.json()
+    token: dict[str, Any] = answer.json()
     return token
 
 
-def submit(gw: Gw, url: str, fields: dict, **kwargs):
+def submit(gw: Gw, url: str, fields: dict[str, Any], **kwargs):
     return gw.post(url.removeprefix(gw.base_url), data=fields, allow_redirects=False, **kwargs)
 
 

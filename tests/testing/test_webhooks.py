@@ -204,7 +204,12 @@ def test_deliveries_wait_for_a_transport(fake_gateway: Any) -> None:
     fake_gateway.create_charge()
     assert [d.state for d in fake_gateway.deliveries] == ["pending"]
     sent: list[str] = []
-    fake_gateway.set_transport(lambda url, headers, body: sent.append(url) or 204)
+
+    def transport(url: str, headers: Any, body: Any) -> int:
+        sent.append(url)
+        return 204
+
+    fake_gateway.set_transport(transport)
     assert fake_gateway.flush_deliveries() == 1
     assert sent == ["https://shop.example/hook"]
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import uuid
+from typing import Any, cast
 
 import pytest
 from django.core.management import call_command
@@ -101,7 +102,7 @@ def _waiting_drains():
     from django_tasks_db.models import DBTaskResult
 
     return DBTaskResult.objects.filter(
-        task_path=tasks.drain_webhook_deliveries.module_path, status="READY"
+        task_path=cast(Any, tasks.drain_webhook_deliveries).module_path, status="READY"
     )
 
 
@@ -140,7 +141,7 @@ def test_a_drain_ends_no_sooner_than_its_window_so_late_deliveries_are_taken(
     background, client, drain_clock, monkeypatch
 ):
     post(client, {"id": "d-early", "event": "token_created", "data": {}})
-    waits = []
+    waits: list[float] = []
 
     def a_receiver_stores_one_meanwhile(seconds):
         # While the drain waits out its window, a receiver that saw it waiting stores
@@ -243,7 +244,7 @@ def test_new_charges_payment_types_are_read_by_one_background_task(background):
     ]
     assert {c.payment_type for c in made} == {""}  # not read at the checkout
     fills = DBTaskResult.objects.filter(
-        task_path=tasks.fill_new_payment_types_task.module_path, status="READY"
+        task_path=cast(Any, tasks.fill_new_payment_types_task).module_path, status="READY"
     )
     assert fills.count() == 1  # woken once, not per charge
     call_command("db_worker", "--batch", "--interval", "0", verbosity=0)

@@ -34,6 +34,7 @@ def answer_challenge(fake_gateway, token: IssuerToken, result: str) -> str:
     """What the customer's browser does: POST the payload, answer; returns the redirect."""
     app = fake_gateway.app
     form = {"Content-Type": "application/x-www-form-urlencoded"}
+    assert token.payload is not None
     body = "&".join(f"{k}={v}" for k, v in token.payload.items())
     path = urlsplit(token.issuer_token).path
     page = app.handle("POST", path, "", form, body.encode())

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import uuid
 from datetime import timedelta
+from typing import Any, cast
 
 import pytest
 from django.core.management import CommandError, call_command
@@ -199,9 +200,12 @@ def test_a_task_claim_schedules_a_sweep_for_when_its_lease_runs_out(hook, settin
     assert tasks.drains_deliveries()
     delivery = stored()
     tasks.drain_webhook_deliveries.call()
-    sweeps = DBTaskResult.objects.filter(task_path=tasks.sweep_webhook_leases.module_path)
+    sweeps = DBTaskResult.objects.filter(
+        task_path=cast(Any, tasks.sweep_webhook_leases).module_path
+    )
     assert sweeps.count() == 1
     delivery.refresh_from_db()
+    assert delivery.claimed_at is not None
     assert sweeps.get().run_after == delivery.claimed_at + timedelta(seconds=61)
     stored()
     tasks.drain_webhook_deliveries.call()
@@ -217,8 +221,11 @@ def test_the_sweep_takes_over_and_reschedules_while_claims_remain(hook, settings
     assert tasks.sweep_webhook_leases.call() == {"ignored": 1}
     dead.refresh_from_db()
     assert (dead.status, dead.attempts) == ("ignored", 2)
-    sweeps = DBTaskResult.objects.filter(task_path=tasks.sweep_webhook_leases.module_path)
+    sweeps = DBTaskResult.objects.filter(
+        task_path=cast(Any, tasks.sweep_webhook_leases).module_path
+    )
     # One for the claim it just made, and one for the live claim it found.
+    assert busy.lease_until is not None
     assert busy.lease_until + timedelta(seconds=1) in {s.run_after for s in sweeps}
     WebhookDelivery.objects.filter(pk=busy.pk).update(status="processed", lease_until=None)
     sweeps.delete()
