@@ -36,6 +36,17 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.slow)
 
 
+@pytest.fixture(autouse=True)
+def _default_language() -> Iterator[None]:
+    """Each test starts in the default language: ``LocaleMiddleware`` activates a request's
+    language in the thread and leaves it there, so a Japanese request made one test on the
+    same xdist worker read every later message in Japanese."""
+    yield
+    from django.utils import translation
+
+    translation.deactivate()
+
+
 CHROMIUM = os.environ.get("PAYCHARGE_CHROMIUM", "/usr/bin/chromium")
 # Without these, Chromium tries to reach Google's hosts at every start and this
 # machine's closed network refuses it.
