@@ -9,13 +9,19 @@ refund, metadata update) goes through one machine, :mod:`.exactly_once`.
 from ..client.types import token_digest
 from .cancels import cancel_charge
 from .captures import capture_charge
-from .charges import refresh_charge, store_remote_charge, wait_for_charge
 from .clients import get_client, reset_clients
 from .create import create_charge, idempotency_key_for
 from .instructions import PaymentInstructions, payment_instructions
 from .issuer_tokens import fetch_issuer_token, fetch_three_ds_issuer_token
 from .lifecycle_sync import sync_charge_children, sync_refunds
 from .metadata_updates import update_charge_metadata
+from .mirror import (
+    UpsertResult,
+    refresh_charge,
+    store_remote_charge,
+    upsert_charges,
+    wait_for_charge,
+)
 from .outcomes import ChargeCheck, check_charge_request, send_charge_request
 from .payment_types import fill_payment_types, known_payment_type
 from .recovery import (
@@ -27,7 +33,6 @@ from .recovery import (
 from .refunds import refund_charge, refundable_amount
 from .retry import retry_transient
 from .sync import SyncResult, sync_charges
-from .upsert import UpsertResult, upsert_charges
 from .webhook_configs import matches_auth_token, sync_webhooks
 
 __all__ = [

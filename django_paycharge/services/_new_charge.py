@@ -20,8 +20,7 @@ from django.utils import timezone
 from .. import observe, signals
 from ..client.types import Charge as RemoteCharge
 from ..models import Charge, ChargeRequest
-from ._charge_rows import EncodedJSON, charge_row
-from ._insert_once import as_stored, insert_once
+from .mirror import EncodedJSON, as_stored, charge_row, insert_once
 from .request_rows import succeed
 from .retry import retry_transient
 

@@ -34,8 +34,7 @@ from ..client import PayChargeClient, Prefetcher, RawPage
 from ..models import SyncWindow
 from ._pace import Pace
 from ._windows import PAGE_SIZE, Schedule, Window
-from .quarantine import Report, quarantine
-from .upsert import UpsertResult, WriteCounts, prepare_page, upsert_prepared
+from .mirror import Report, UpsertResult, WriteCounts, prepare_page, quarantine, upsert_prepared
 
 logger = logging.getLogger("django_paycharge.services")
 

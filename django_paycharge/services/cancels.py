@@ -12,11 +12,10 @@ from ..client.lifecycle_params import metadata_body
 from ..client.vocabulary import CANCEL_NOT_ALLOWED, CANCELABLE_STATUSES
 from ..exceptions import ChargeStateError
 from ..models import Cancel, Charge, ChargeActionRequest
-from .charges import store_of
 from .clients import get_client
 from .exactly_once import register
 from .lifecycle_requests import LifecycleKind, act, find_made, reread, send_child
-from .lifecycle_store import store_cancel
+from .mirror import store_cancel, store_of
 
 
 class CancelKind(LifecycleKind):

@@ -14,10 +14,10 @@ from ..client.vocabulary import ALREADY_CAPTURED, UNPAID_FINAL_STATUSES
 from ..deprecation import module_getattr
 from ..exceptions import ChargeStateError, FieldError, InvalidParametersError
 from ..models import Charge, ChargeActionRequest
-from .charges import store_of
 from .clients import get_client
 from .exactly_once import register
 from .lifecycle_requests import LifecycleKind, act, reread
+from .mirror import store_of
 from .request_rows import succeed
 
 

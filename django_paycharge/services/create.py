@@ -20,7 +20,7 @@ from ..exceptions import (
     InvalidParametersError,
 )
 from ..models import Charge, ChargeRequest
-from ._insert_once import as_stored, insert_once
+from .mirror import as_stored, insert_once
 from .outcomes import answer_settled_request, send_charge_request
 
 

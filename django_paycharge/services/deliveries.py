@@ -29,9 +29,8 @@ from ._delivery_body import (
     storable,
     storable_value,
 )
-from ._insert_once import insert_once
-from .charges import refresh_charge
 from .lifecycle_sync import LIFECYCLE_EVENTS, apply_lifecycle_event
+from .mirror import insert_once, refresh_charge
 
 logger = logging.getLogger("django_paycharge.webhooks")
 

@@ -28,9 +28,9 @@ from django.utils.translation import gettext as _
 
 from ..exceptions import ChargeStateError, PayChargeError, UnsupportedPaymentTypeError
 from ..models import Charge, ChargeStatus, ConvenienceStore, IssuerToken, PaymentType
-from .charges import refresh_charge, store_of
 from .clients import get_client
 from .issuer_tokens import fetch_issuer_token
+from .mirror import refresh_charge, store_of
 from .payment_types import known_payment_type
 
 #: The payment types whose customer pays later, by hand.

@@ -39,9 +39,9 @@ from ..exceptions import (
     RequestAbandonedError,
 )
 from ..models import OPEN_REQUEST_STATES, Charge, ChargeActionRequest
-from .charges import refresh_charge, store_of
 from .clients import get_client
 from .exactly_once import answer
+from .mirror import refresh_charge, store_of
 from .request_rows import request_name, succeed
 from .retry import retry_transient
 

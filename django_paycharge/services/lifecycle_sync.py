@@ -25,10 +25,16 @@ from ..client.lifecycle_types import Refund as RemoteRefund
 from ..client.vocabulary import CANCEL_EVENT, REFUND_EVENT
 from ..exceptions import NotFoundError, PayChargeError, ServiceError
 from ..models import Charge, QuarantinedItem
-from .charges import refresh_charge, store_of
 from .clients import get_client
-from .lifecycle_store import store_cancel, store_refund
-from .quarantine import quarantine, report, retry_quarantined
+from .mirror import (
+    quarantine,
+    refresh_charge,
+    report,
+    retry_quarantined,
+    store_cancel,
+    store_of,
+    store_refund,
+)
 
 logger = logging.getLogger("django_paycharge.services")
 

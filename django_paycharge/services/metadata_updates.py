@@ -14,10 +14,10 @@ from typing import Any
 from ..client.lifecycle_params import metadata_body
 from ..exceptions import ChargeStateError
 from ..models import Charge, ChargeActionRequest
-from .charges import store_of, store_remote_charge
 from .clients import get_client
 from .exactly_once import register
 from .lifecycle_requests import LifecycleKind, act, reread
+from .mirror import store_of, store_remote_charge
 
 
 class UpdateKind(LifecycleKind):

@@ -37,11 +37,10 @@ from ..models import (
     Refund,
     RequestState,
 )
-from .charges import store_of
 from .clients import get_client
 from .exactly_once import register
 from .lifecycle_requests import LifecycleKind, act, find_made, send_child
-from .lifecycle_store import store_refund
+from .mirror import store_of, store_refund
 
 
 class RefundKind(LifecycleKind):

@@ -39,8 +39,7 @@ from ._sync_lock import account_lock
 from ._sync_read import Progress, Reading, SyncResult
 from ._windows import PAGE_SIZE, Window
 from .clients import get_client
-from .quarantine import readable_alone, report, retry_quarantined
-from .upsert import upsert_charges
+from .mirror import readable_alone, report, retry_quarantined, upsert_charges
 
 __all__ = ["OVERLAP", "PAGE_SIZE", "Progress", "SyncResult", "sync_charges", "sync_windows"]
 

@@ -22,7 +22,7 @@ from ..exceptions import ConfigurationError
 from ..models import QuarantinedItem, WebhookConfiguration
 from ..models.fit import fit_row, without_nul
 from .clients import get_client
-from .quarantine import quarantine, report, retry_quarantined
+from .mirror import quarantine, report, retry_quarantined
 from .sync import Progress, SyncResult
 
 logger = logging.getLogger("django_paycharge.webhooks")

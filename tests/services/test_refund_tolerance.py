@@ -22,7 +22,7 @@ from django_paycharge.client.lifecycle_parsing import parse_cancel, parse_refund
 from django_paycharge.client.parsing import ShapeError
 from django_paycharge.management.commands.paycharge_sync import QUARANTINE_EXIT_STATUS
 from django_paycharge.models import Cancel, Charge, QuarantinedItem, Refund
-from django_paycharge.services.lifecycle_store import store_cancel, store_refund
+from django_paycharge.services.mirror.lifecycle_store import store_cancel, store_refund
 
 pytestmark = pytest.mark.django_db
 

@@ -290,7 +290,7 @@ def test_synced_rows_hold_exactly_what_the_gateway_sent(fake_gateway):
         assert row.store_id == charge.store_id
         assert row.created_on == charge.created_on
         assert row.requested_amount_formatted == charge.requested_amount_formatted
-        assert row.raw_digest == services.upsert.raw_digest(charge.raw)
+        assert row.raw_digest == services.mirror.upsert.raw_digest(charge.raw)
 
 
 def test_an_unchanged_resync_encodes_only_the_rows_it_writes(fake_gateway, monkeypatch):
@@ -299,7 +299,7 @@ def test_an_unchanged_resync_encodes_only_the_rows_it_writes(fake_gateway, monke
     changed = next(cid for cid, c in fake_gateway.charges.items() if c["status"] == "awaiting")
     fake_gateway.complete(changed)
     encoded = []
-    module = services.upsert.statements(connection)
+    module = services.mirror.upsert.statements(connection)
     original = module.row_encoder
 
     def counting(conn):

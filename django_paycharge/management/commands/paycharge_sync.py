@@ -13,7 +13,7 @@ from ... import conf, services
 from ...exceptions import PayChargeError, SyncInProgressError
 from ...models import QuarantinedItem
 from ...services import SyncResult
-from ...services.quarantine import Report, mark_reported
+from ...services.mirror import Report, mark_reported
 from ._base import PayChargeCommand, explain
 
 #: Exit status of a run that stored everything it could but quarantined items that are

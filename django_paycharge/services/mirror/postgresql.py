@@ -31,9 +31,9 @@ from django.db import models
 from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.backends.utils import CursorWrapper
 
-from ..models import Charge
-from ..models.payload import PayloadEncoder
-from ._charge_rows import INSERT_COLUMNS, LOCK_COLUMNS, EncodedJSON, field, set_changed
+from ...models import Charge
+from ...models.payload import PayloadEncoder
+from .rows import INSERT_COLUMNS, LOCK_COLUMNS, EncodedJSON, field, set_changed
 
 
 def _quoted(name: str) -> str:

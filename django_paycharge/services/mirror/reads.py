@@ -1,4 +1,4 @@
-"""Store, refresh and wait for charges (creating them: :mod:`.create`)."""
+"""Store, refresh and wait for charges read from the gateway (creating them: :mod:`..charges`)."""
 
 from __future__ import annotations
 
@@ -6,20 +6,18 @@ import logging
 import time
 import uuid
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 from django.db import router
 from django.utils.translation import gettext
 
-from .. import conf
-from ..client import PayChargeClient
-from ..client.backoff import Backoff
-from ..client.types import Charge as RemoteCharge
-from ..deprecation import module_getattr
-from ..exceptions import NetworkError, PayChargeError, RateLimitError, ServerError, ServiceError
-from ..models import Charge
-from .clients import get_client
-from .retry import retry_transient
+from ... import conf
+from ...client import PayChargeClient
+from ...client.backoff import Backoff
+from ...client.types import Charge as RemoteCharge
+from ...exceptions import NetworkError, PayChargeError, RateLimitError, ServerError, ServiceError
+from ...models import Charge
+from ..clients import get_client
+from ..retry import retry_transient
 from .upsert import upsert_charges
 
 logger = logging.getLogger("django_paycharge.services")
@@ -159,7 +157,3 @@ def wait_for_charge(
             pauses += 1
         polling = True
     return current
-
-
-if not TYPE_CHECKING:  # names removed since 0.1.0, with a warning (deprecation.MOVED)
-    __getattr__ = module_getattr(__name__)

@@ -18,8 +18,8 @@ from typing import Any, cast
 
 from django.db import models
 
-from ..client import Charge as RemoteCharge
-from ..client.parsing import (
+from ...client import Charge as RemoteCharge
+from ...client.parsing import (
     _bool,
     _datetime,
     _decimal,
@@ -30,11 +30,11 @@ from ..client.parsing import (
     _text,
     _uuid,
 )
-from ..client.types import JSONObject
-from ..client.vocabulary import CHARGE_FIELDS, LISTED_ONLY_CHARGE_FIELDS, status_rank
-from ..models import Charge
-from ..models.fit import column_fits, without_nul
-from ..models.payload import PayloadEncoder
+from ...client.types import JSONObject
+from ...client.vocabulary import CHARGE_FIELDS, LISTED_ONLY_CHARGE_FIELDS, status_rank
+from ...models import Charge
+from ...models.fit import column_fits, without_nul
+from ...models.payload import PayloadEncoder
 
 # A newer read rewrites the charge's fields. ``payment_type`` is only written
 # when the caller knows it (a list page does not carry it).

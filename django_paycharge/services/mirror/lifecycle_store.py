@@ -15,12 +15,12 @@ from typing import Any
 from django.db import IntegrityError, models, router, transaction
 from django.utils import timezone
 
-from .. import signals
-from ..client.lifecycle_types import Cancel as RemoteCancel
-from ..client.lifecycle_types import Refund as RemoteRefund
-from ..client.vocabulary import operation_rank
-from ..models import Cancel, Charge, Refund
-from ..models.fit import fit_row, without_nul
+from ... import signals
+from ...client.lifecycle_types import Cancel as RemoteCancel
+from ...client.lifecycle_types import Refund as RemoteRefund
+from ...client.vocabulary import operation_rank
+from ...models import Cancel, Charge, Refund
+from ...models.fit import fit_row, without_nul
 
 
 def _values(

@@ -25,15 +25,16 @@ from django.db.backends.base.base import BaseDatabaseWrapper
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from .. import signals
-from ..client import Charge as RemoteCharge
-from ..client.parsing import ShapeError
-from ..client.types import Rejected
-from ..client.vocabulary import FINAL_RANK
-from ..exceptions import ConfigurationError
-from ..models import Charge
-from . import _upsert_postgresql, _upsert_sqlite
-from ._charge_rows import charge_row, json_row, raw_digest
+from ... import signals
+from ...client import Charge as RemoteCharge
+from ...client.parsing import ShapeError
+from ...client.types import Rejected
+from ...client.vocabulary import FINAL_RANK
+from ...exceptions import ConfigurationError
+from ...models import Charge
+from . import postgresql as _upsert_postgresql
+from . import sqlite as _upsert_sqlite
+from .rows import charge_row, json_row, raw_digest
 
 __all__ = [
     "PreparedCharges",

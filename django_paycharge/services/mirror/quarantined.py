@@ -40,12 +40,12 @@ from django.db.models import F, QuerySet
 from django.utils import timezone
 from django.utils.translation import gettext
 
-from .. import conf, observe
-from ..client import Rejected, ShapeError, parse_charge
-from ..exceptions import PayChargeError, ServiceError
-from ..models import Charge, QuarantinedItem
-from ..models.payload import PayloadEncoder
-from .charges import refresh_charge
+from ... import conf, observe
+from ...client import Rejected, ShapeError, parse_charge
+from ...exceptions import PayChargeError, ServiceError
+from ...models import Charge, QuarantinedItem
+from ...models.payload import PayloadEncoder
+from .reads import refresh_charge
 from .upsert import upsert_charges
 
 logger = logging.getLogger("django_paycharge.services")

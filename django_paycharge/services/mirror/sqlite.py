@@ -23,8 +23,8 @@ from django.db import models
 from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.backends.utils import CursorWrapper
 
-from ..models import Charge
-from ._charge_rows import INSERT_COLUMNS, LOCK_COLUMNS, EncodedJSON, field, set_changed
+from ...models import Charge
+from .rows import INSERT_COLUMNS, LOCK_COLUMNS, EncodedJSON, field, set_changed
 
 
 def _quoted(name: str) -> str:
