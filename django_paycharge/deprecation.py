@@ -67,6 +67,7 @@ MOVED: dict[str, dict[str, str]] = {
         "create_charge": _P + "services.create_charge",
         "recover_charge_requests": _P + "services.recover_charge_requests",
     },
+    _P + "services.sync": {"sync_windows": _P + "services.sync.run.sync_windows"},
     _P + "services.captures": {
         "cancel_charge": _P + "services.cancel_charge",
         "update_charge_metadata": _P + "services.update_charge_metadata",
@@ -90,6 +91,7 @@ MOVED_MODULES: dict[str, str] = {
         "lifecycle_store": "mirror.lifecycle_store",
         "quarantine": "mirror.quarantined",
         "upsert": "mirror.upsert",
+        "lifecycle_sync": "sync.children",
     }.items()
 }
 

@@ -13,7 +13,6 @@ from .clients import get_client, reset_clients
 from .create import create_charge, idempotency_key_for
 from .instructions import PaymentInstructions, payment_instructions
 from .issuer_tokens import fetch_issuer_token, fetch_three_ds_issuer_token
-from .lifecycle_sync import sync_charge_children, sync_refunds
 from .metadata_updates import update_charge_metadata
 from .mirror import (
     UpsertResult,
@@ -32,7 +31,7 @@ from .recovery import (
 )
 from .refunds import refund_charge, refundable_amount
 from .retry import retry_transient
-from .sync import SyncResult, sync_charges
+from .sync import SyncResult, sync_charge_children, sync_charges, sync_refunds
 from .webhook_configs import matches_auth_token, sync_webhooks
 
 __all__ = [

@@ -29,8 +29,8 @@ from ._delivery_body import (
     storable,
     storable_value,
 )
-from .lifecycle_sync import LIFECYCLE_EVENTS, apply_lifecycle_event
 from .mirror import insert_once, refresh_charge
+from .sync import LIFECYCLE_EVENTS, apply_lifecycle_event
 
 logger = logging.getLogger("django_paycharge.webhooks")
 

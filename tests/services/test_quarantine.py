@@ -194,7 +194,7 @@ def test_a_dismissal_needs_a_reason(listing):
 
 def test_an_item_with_an_id_is_retried_and_reported_until_stored(fake_gateway):
     """A refund listed before its charge is mirrored: the app can still store it."""
-    from django_paycharge.services.lifecycle_sync import sync_refunds
+    from django_paycharge.services.sync.children import sync_refunds
 
     token = fake_gateway.create_transaction_token("card")["id"]
     created = fake_gateway.create_charge(token, amount=1000)

@@ -146,7 +146,7 @@ def test_a_quarantined_refund_a_later_version_can_read_is_stored_under_its_charg
     assert services.sync_refunds(charges=[charge])["quarantined"] == 1
     lists["refunds"] = []
 
-    from django_paycharge.services import lifecycle_sync
+    from django_paycharge.services.sync import children as lifecycle_sync
 
     def reads_refund_id(value):  # as if the parser learned the gateway's other key
         return parse_refund({**value, "id": value.get("refund_id")})

@@ -24,7 +24,7 @@ from typing import Any
 
 from django.db import DEFAULT_DB_ALIAS, DatabaseError, connections
 
-from .mirror import statements
+from ..mirror import statements
 
 #: How often a waiting sync tries the lock again, in seconds.
 POLL = 0.2

@@ -17,16 +17,16 @@ from typing import Any
 from django.db.models import QuerySet
 from django.utils.translation import gettext
 
-from .. import conf
-from ..client import Rejected, ShapeError
-from ..client.lifecycle_parsing import parse_cancel, parse_refund
-from ..client.lifecycle_types import Cancel as RemoteCancel
-from ..client.lifecycle_types import Refund as RemoteRefund
-from ..client.vocabulary import CANCEL_EVENT, REFUND_EVENT
-from ..exceptions import NotFoundError, PayChargeError, ServiceError
-from ..models import Charge, QuarantinedItem
-from .clients import get_client
-from .mirror import (
+from ... import conf
+from ...client import Rejected, ShapeError
+from ...client.lifecycle_parsing import parse_cancel, parse_refund
+from ...client.lifecycle_types import Cancel as RemoteCancel
+from ...client.lifecycle_types import Refund as RemoteRefund
+from ...client.vocabulary import CANCEL_EVENT, REFUND_EVENT
+from ...exceptions import NotFoundError, PayChargeError, ServiceError
+from ...models import Charge, QuarantinedItem
+from ..clients import get_client
+from ..mirror import (
     quarantine,
     refresh_charge,
     report,

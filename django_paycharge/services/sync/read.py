@@ -28,13 +28,13 @@ from django.db import DEFAULT_DB_ALIAS, connections, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.models import Field
 
-from .. import observe
-from ..client import Charge as RemoteCharge
-from ..client import PayChargeClient, Prefetcher, RawPage
-from ..models import SyncWindow
-from ._pace import Pace
-from ._windows import PAGE_SIZE, Schedule, Window
-from .mirror import Report, UpsertResult, WriteCounts, prepare_page, quarantine, upsert_prepared
+from ... import observe
+from ...client import Charge as RemoteCharge
+from ...client import PayChargeClient, Prefetcher, RawPage
+from ...models import SyncWindow
+from ..mirror import Report, UpsertResult, WriteCounts, prepare_page, quarantine, upsert_prepared
+from .pace import Pace
+from .windows import PAGE_SIZE, Schedule, Window
 
 logger = logging.getLogger("django_paycharge.services")
 

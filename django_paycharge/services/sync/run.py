@@ -30,16 +30,16 @@ from django.db.models import Max, Min, QuerySet
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from .. import conf, observe
-from ..client import PayChargeClient
-from ..client.vocabulary import FINAL_RANK
-from ..exceptions import ConfigurationError, NotFoundError, PayChargeError, SyncInProgressError
-from ..models import Charge, QuarantinedItem, SyncCheckpoint, SyncWindow
-from ._sync_lock import account_lock
-from ._sync_read import Progress, Reading, SyncResult
-from ._windows import PAGE_SIZE, Window
-from .clients import get_client
-from .mirror import readable_alone, report, retry_quarantined, upsert_charges
+from ... import conf, observe
+from ...client import PayChargeClient
+from ...client.vocabulary import FINAL_RANK
+from ...exceptions import ConfigurationError, NotFoundError, PayChargeError, SyncInProgressError
+from ...models import Charge, QuarantinedItem, SyncCheckpoint, SyncWindow
+from ..clients import get_client
+from ..mirror import readable_alone, report, retry_quarantined, upsert_charges
+from .lock import account_lock
+from .read import Progress, Reading, SyncResult
+from .windows import PAGE_SIZE, Window
 
 __all__ = ["OVERLAP", "PAGE_SIZE", "Progress", "SyncResult", "sync_charges", "sync_windows"]
 
