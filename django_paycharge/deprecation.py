@@ -92,6 +92,13 @@ MOVED_MODULES: dict[str, str] = {
         "quarantine": "mirror.quarantined",
         "upsert": "mirror.upsert",
         "lifecycle_sync": "sync.children",
+        "exactly_once": "lifecycle.exactly_once",
+        "request_rows": "lifecycle.request_rows",
+        "lifecycle_requests": "lifecycle.requests",
+        "captures": "lifecycle.captures",
+        "cancels": "lifecycle.cancels",
+        "refunds": "lifecycle.refunds",
+        "metadata_updates": "lifecycle.metadata_updates",
     }.items()
 }
 

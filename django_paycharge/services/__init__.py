@@ -7,13 +7,17 @@ refund, metadata update) goes through one machine, :mod:`.exactly_once`.
 """
 
 from ..client.types import token_digest
-from .cancels import cancel_charge
-from .captures import capture_charge
 from .clients import get_client, reset_clients
 from .create import create_charge, idempotency_key_for
 from .instructions import PaymentInstructions, payment_instructions
 from .issuer_tokens import fetch_issuer_token, fetch_three_ds_issuer_token
-from .metadata_updates import update_charge_metadata
+from .lifecycle import (
+    cancel_charge,
+    capture_charge,
+    refund_charge,
+    refundable_amount,
+    update_charge_metadata,
+)
 from .mirror import (
     UpsertResult,
     refresh_charge,
@@ -29,7 +33,6 @@ from .recovery import (
     recover_charge_requests,
     recover_requests,
 )
-from .refunds import refund_charge, refundable_amount
 from .retry import retry_transient
 from .sync import SyncResult, sync_charge_children, sync_charges, sync_refunds
 from .webhook_configs import matches_auth_token, sync_webhooks

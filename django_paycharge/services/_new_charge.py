@@ -20,8 +20,8 @@ from django.utils import timezone
 from .. import observe, signals
 from ..client.types import Charge as RemoteCharge
 from ..models import Charge, ChargeRequest
+from .lifecycle import succeed
 from .mirror import EncodedJSON, as_stored, charge_row, insert_once
-from .request_rows import succeed
 from .retry import retry_transient
 
 #: The unique constraint that says the charge is stored already.

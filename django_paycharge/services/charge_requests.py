@@ -25,10 +25,9 @@ from ..exceptions import (
 from ..models import OPEN_REQUEST_STATES, Charge, ChargeRequest, RequestState
 from ._new_charge import store_new_charge
 from .clients import get_client
-from .exactly_once import register
+from .lifecycle import mark, register, request_name, succeed
 from .mirror import refresh_charge, store_remote_charge
 from .payment_types import fill_later
-from .request_rows import mark, request_name, succeed
 from .retry import retry_transient
 
 logger = logging.getLogger("django_paycharge.services")

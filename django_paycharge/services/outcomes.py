@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from ..client.vocabulary import UNPAID_FINAL_STATUSES
 from ..models import Charge, ChargeRequest
 from . import charge_requests  # noqa: F401 - registers the create kind
-from .exactly_once import answer, check, send
+from .lifecycle import answer, check, send
 
 #: The machine's outcomes as a charge request's.
 _WORDS = {"done": "charged", "nothing_done": "not_charged"}

@@ -23,9 +23,8 @@ from django.utils import timezone
 
 from .. import conf
 from ..models import OPEN_REQUEST_STATES, ChargeActionRequest, ChargeRequest, RequestState
-from . import cancels, captures, charge_requests, metadata_updates, refunds  # noqa: F401 - kinds
-from .exactly_once import DONE, abandon, ask, check, kind_of, look_for
-from .request_rows import request_name
+from . import charge_requests, lifecycle  # noqa: F401  (importing them registers every kind)
+from .lifecycle import DONE, abandon, ask, check, kind_of, look_for, request_name
 
 logger = logging.getLogger("django_paycharge.services")
 

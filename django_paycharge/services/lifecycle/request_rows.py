@@ -13,9 +13,9 @@ from typing import Any
 from django.db import DatabaseError, connections, models, router
 from django.utils import timezone
 
-from ..exceptions import APIError, ChargeStateError, PayChargeError, error_class_for_status
-from ..models import RequestState
-from .retry import retry_transient
+from ...exceptions import APIError, ChargeStateError, PayChargeError, error_class_for_status
+from ...models import RequestState
+from ..retry import retry_transient
 
 logger = logging.getLogger("django_paycharge.services")
 

@@ -8,14 +8,14 @@ from typing import Any
 
 from django.utils.translation import gettext
 
-from ..client.lifecycle_params import metadata_body
-from ..client.vocabulary import CANCEL_NOT_ALLOWED, CANCELABLE_STATUSES
-from ..exceptions import ChargeStateError
-from ..models import Cancel, Charge, ChargeActionRequest
-from .clients import get_client
+from ...client.lifecycle_params import metadata_body
+from ...client.vocabulary import CANCEL_NOT_ALLOWED, CANCELABLE_STATUSES
+from ...exceptions import ChargeStateError
+from ...models import Cancel, Charge, ChargeActionRequest
+from ..clients import get_client
+from ..mirror import store_cancel, store_of
 from .exactly_once import register
-from .lifecycle_requests import LifecycleKind, act, find_made, reread, send_child
-from .mirror import store_cancel, store_of
+from .requests import LifecycleKind, act, find_made, reread, send_child
 
 
 class CancelKind(LifecycleKind):

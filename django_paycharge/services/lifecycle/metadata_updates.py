@@ -11,13 +11,13 @@ import uuid
 from collections.abc import Mapping
 from typing import Any
 
-from ..client.lifecycle_params import metadata_body
-from ..exceptions import ChargeStateError
-from ..models import Charge, ChargeActionRequest
-from .clients import get_client
+from ...client.lifecycle_params import metadata_body
+from ...exceptions import ChargeStateError
+from ...models import Charge, ChargeActionRequest
+from ..clients import get_client
+from ..mirror import store_of, store_remote_charge
 from .exactly_once import register
-from .lifecycle_requests import LifecycleKind, act, reread
-from .mirror import store_of, store_remote_charge
+from .requests import LifecycleKind, act, reread
 
 
 class UpdateKind(LifecycleKind):

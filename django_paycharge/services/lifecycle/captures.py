@@ -3,22 +3,21 @@
 from __future__ import annotations
 
 import uuid
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from django.db import router, transaction
 from django.utils.translation import gettext
 
-from .. import signals
-from ..client.lifecycle_params import capture_body, check_fields
-from ..client.vocabulary import ALREADY_CAPTURED, UNPAID_FINAL_STATUSES
-from ..deprecation import module_getattr
-from ..exceptions import ChargeStateError, FieldError, InvalidParametersError
-from ..models import Charge, ChargeActionRequest
-from .clients import get_client
+from ... import signals
+from ...client.lifecycle_params import capture_body, check_fields
+from ...client.vocabulary import ALREADY_CAPTURED, UNPAID_FINAL_STATUSES
+from ...exceptions import ChargeStateError, FieldError, InvalidParametersError
+from ...models import Charge, ChargeActionRequest
+from ..clients import get_client
+from ..mirror import store_of
 from .exactly_once import register
-from .lifecycle_requests import LifecycleKind, act, reread
-from .mirror import store_of
 from .request_rows import succeed
+from .requests import LifecycleKind, act, reread
 
 
 class CaptureKind(LifecycleKind):
@@ -116,7 +115,3 @@ def capture_charge(
         CAPTURE, charge, given=given, idempotency_key=idempotency_key, requested_by=requested_by
     )
     return captured
-
-
-if not TYPE_CHECKING:  # names removed since 0.1.0, with a warning (deprecation.MOVED)
-    __getattr__ = module_getattr(__name__)

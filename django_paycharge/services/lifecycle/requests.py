@@ -26,10 +26,10 @@ from typing import Any
 from django.db import IntegrityError, router
 from django.utils.translation import gettext
 
-from ..client import PayChargeClient
-from ..client.validation import validate_idempotency_key
-from ..client.vocabulary import INVALID_CHARGE_STATUS
-from ..exceptions import (
+from ...client import PayChargeClient
+from ...client.validation import validate_idempotency_key
+from ...client.vocabulary import INVALID_CHARGE_STATUS
+from ...exceptions import (
     ActionOutcomeUnknownError,
     APIError,
     ChargeBusyError,
@@ -38,12 +38,12 @@ from ..exceptions import (
     PayChargeError,
     RequestAbandonedError,
 )
-from ..models import OPEN_REQUEST_STATES, Charge, ChargeActionRequest
-from .clients import get_client
+from ...models import OPEN_REQUEST_STATES, Charge, ChargeActionRequest
+from ..clients import get_client
+from ..mirror import refresh_charge, store_of
+from ..retry import retry_transient
 from .exactly_once import answer
-from .mirror import refresh_charge, store_of
 from .request_rows import request_name, succeed
-from .retry import retry_transient
 
 logger = logging.getLogger("django_paycharge.services")
 

@@ -16,20 +16,20 @@ from typing import Any
 from django.db.models import Sum
 from django.utils.translation import gettext
 
-from ..client.lifecycle_params import check_fields, refund_body
-from ..client.vocabulary import (
+from ...client.lifecycle_params import check_fields, refund_body
+from ...client.vocabulary import (
     CANNOT_REFUND_UNSUCCESSFUL_CHARGE,
     NON_REFUNDABLE_PAYMENT_TYPES,
     REFUND_EXCEEDS_CHARGE_AMOUNT,
     REFUND_NOT_WITHIN_BOUNDS,
 )
-from ..exceptions import (
+from ...exceptions import (
     ChargeStateError,
     FieldError,
     InvalidParametersError,
     UnsupportedPaymentTypeError,
 )
-from ..models import (
+from ...models import (
     COUNTED_REFUND_STATUSES,
     OPEN_REQUEST_STATES,
     Charge,
@@ -37,10 +37,10 @@ from ..models import (
     Refund,
     RequestState,
 )
-from .clients import get_client
+from ..clients import get_client
+from ..mirror import store_of, store_refund
 from .exactly_once import register
-from .lifecycle_requests import LifecycleKind, act, find_made, send_child
-from .mirror import store_of, store_refund
+from .requests import LifecycleKind, act, find_made, send_child
 
 
 class RefundKind(LifecycleKind):

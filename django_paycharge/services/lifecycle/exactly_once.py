@@ -32,24 +32,18 @@ from typing import Any, Protocol, TypeVar
 from django.db.models import F
 from django.utils import timezone
 
-from .. import conf, observe
-from ..client import IN_PROGRESS_CODE
-from ..client.backoff import Backoff
-from ..exceptions import (
+from ... import conf, observe
+from ...client import IN_PROGRESS_CODE
+from ...client.backoff import Backoff
+from ...exceptions import (
     APIError,
     InvalidParametersError,
     PayChargeError,
     RateLimitError,
     ServerError,
 )
-from ..models import OPEN_REQUEST_STATES, ChargeRequest, RequestState
-from .request_rows import (
-    error_record,
-    refusal_from_record,
-    reload,
-    request_name,
-    update_request,
-)
+from ...models import OPEN_REQUEST_STATES, ChargeRequest, RequestState
+from .request_rows import error_record, refusal_from_record, reload, request_name, update_request
 
 logger = logging.getLogger("django_paycharge.services")
 
