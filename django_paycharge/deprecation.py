@@ -64,8 +64,15 @@ MOVED: dict[str, dict[str, str]] = {
         "fetch_three_ds_issuer_token": _P + "services.fetch_three_ds_issuer_token",
     },
     _P + "services.charges": {
-        "create_charge": _P + "services.create_charge",
         "recover_charge_requests": _P + "services.recover_charge_requests",
+        # the old module services.charges (store, refresh, wait), now the charges flow's package
+        "refresh_charge": _P + "services.refresh_charge",
+        "store_remote_charge": _P + "services.store_remote_charge",
+        "wait_for_charge": _P + "services.wait_for_charge",
+        "store_of": _P + "services.mirror.store_of",
+        "transaction_token_payment_type": _P
+        + "services.mirror.reads.transaction_token_payment_type",
+        "WAIT_BACKOFF": _P + "services.mirror.reads.WAIT_BACKOFF",
     },
     _P + "services.sync": {"sync_windows": _P + "services.sync.run.sync_windows"},
     _P + "services.captures": {
@@ -87,7 +94,6 @@ MOVED: dict[str, dict[str, str]] = {
 MOVED_MODULES: dict[str, str] = {
     _P + "services." + old: _P + "services." + new
     for old, new in {
-        "charges": "mirror.reads",
         "lifecycle_store": "mirror.lifecycle_store",
         "quarantine": "mirror.quarantined",
         "upsert": "mirror.upsert",
@@ -99,6 +105,12 @@ MOVED_MODULES: dict[str, str] = {
         "cancels": "lifecycle.cancels",
         "refunds": "lifecycle.refunds",
         "metadata_updates": "lifecycle.metadata_updates",
+        "create": "charges.create",
+        "outcomes": "charges.outcomes",
+        "charge_requests": "charges.charge_requests",
+        "payment_types": "charges.payment_types",
+        "issuer_tokens": "charges.issuer_tokens",
+        "instructions": "charges.instructions",
     }.items()
 }
 

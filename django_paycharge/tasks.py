@@ -34,7 +34,8 @@ from . import conf, services
 from .client.backoff import Backoff
 from .exceptions import ConfigurationError, PayChargeError, SyncInProgressError
 from .models import WebhookDelivery
-from .services import announcements, deliveries, leases, payment_types
+from .services import announcements, deliveries, leases
+from .services.charges import payment_types
 
 logger = logging.getLogger("django_paycharge.tasks")
 

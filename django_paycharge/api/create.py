@@ -23,12 +23,7 @@ from rest_framework import serializers
 from ..client.params import CREATE_FIELDS, ChargeCreateParams, wire_name
 from ..client.vocabulary import THREE_DS_MODES
 from ..exceptions import FieldError, InvalidParametersError
-from ..services.create import (
-    MAX_MERCHANT_TRANSACTION_ID,
-    MAX_STORED_INT,
-    has_nul,
-    storage_errors,
-)
+from ..services.charges import MAX_MERCHANT_TRANSACTION_ID, MAX_STORED_INT, has_nul, storage_errors
 
 _MONEY = ("amount", "currency")
 #: The shop's own field: handed to the charge hook, never sent to the gateway.

@@ -7,10 +7,20 @@ refund, metadata update) goes through one machine, :mod:`.exactly_once`.
 """
 
 from ..client.types import token_digest
+from .charges import (
+    ChargeCheck,
+    PaymentInstructions,
+    check_charge_request,
+    create_charge,
+    fetch_issuer_token,
+    fetch_three_ds_issuer_token,
+    fill_payment_types,
+    idempotency_key_for,
+    known_payment_type,
+    payment_instructions,
+    send_charge_request,
+)
 from .clients import get_client, reset_clients
-from .create import create_charge, idempotency_key_for
-from .instructions import PaymentInstructions, payment_instructions
-from .issuer_tokens import fetch_issuer_token, fetch_three_ds_issuer_token
 from .lifecycle import (
     cancel_charge,
     capture_charge,
@@ -25,8 +35,6 @@ from .mirror import (
     upsert_charges,
     wait_for_charge,
 )
-from .outcomes import ChargeCheck, check_charge_request, send_charge_request
-from .payment_types import fill_payment_types, known_payment_type
 from .recovery import (
     RecoveryResult,
     recover_action_requests,

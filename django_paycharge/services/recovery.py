@@ -23,7 +23,7 @@ from django.utils import timezone
 
 from .. import conf
 from ..models import OPEN_REQUEST_STATES, ChargeActionRequest, ChargeRequest, RequestState
-from . import charge_requests, lifecycle  # noqa: F401  (importing them registers every kind)
+from . import charges, lifecycle  # noqa: F401  (importing them registers every kind)
 from .lifecycle import DONE, abandon, ask, check, kind_of, look_for, request_name
 
 logger = logging.getLogger("django_paycharge.services")

@@ -31,10 +31,10 @@ from collections.abc import Callable, Iterable
 from django.db.models import F, QuerySet
 from django.utils import timezone
 
-from .. import conf
-from ..exceptions import AuthenticationError, NotFoundError, PayChargeError
-from ..models import Charge, TransactionTokenInfo
-from .clients import get_client
+from ... import conf
+from ...exceptions import AuthenticationError, NotFoundError, PayChargeError
+from ...models import Charge, TransactionTokenInfo
+from ..clients import get_client
 
 logger = logging.getLogger("django_paycharge.services")
 

@@ -11,16 +11,12 @@ from django.db import IntegrityError, connections, models, router, transaction
 from django.utils import timezone
 from django.utils.translation import gettext
 
-from .. import conf
-from ..client.params import ChargeCreateParams, wire_name
-from ..client.validation import validate_idempotency_key
-from ..exceptions import (
-    FieldError,
-    IdempotencyKeyReusedError,
-    InvalidParametersError,
-)
-from ..models import Charge, ChargeRequest
-from .mirror import as_stored, insert_once
+from ... import conf
+from ...client.params import ChargeCreateParams, wire_name
+from ...client.validation import validate_idempotency_key
+from ...exceptions import FieldError, IdempotencyKeyReusedError, InvalidParametersError
+from ...models import Charge, ChargeRequest
+from ..mirror import as_stored, insert_once
 from .outcomes import answer_settled_request, send_charge_request
 
 

@@ -14,21 +14,21 @@ from typing import Any
 
 from django.db import DatabaseError, router
 
-from .. import observe, signals
-from ..client.types import Charge as RemoteCharge
-from ..exceptions import (
+from ... import observe, signals
+from ...client.types import Charge as RemoteCharge
+from ...exceptions import (
     APIError,
     ChargeOutcomeUnknownError,
     ChargeRequestAbandonedError,
     PayChargeError,
 )
-from ..models import OPEN_REQUEST_STATES, Charge, ChargeRequest, RequestState
-from ._new_charge import store_new_charge
-from .clients import get_client
-from .lifecycle import mark, register, request_name, succeed
-from .mirror import refresh_charge, store_remote_charge
+from ...models import OPEN_REQUEST_STATES, Charge, ChargeRequest, RequestState
+from ..clients import get_client
+from ..lifecycle import mark, register, request_name, succeed
+from ..mirror import refresh_charge, store_remote_charge
+from ..retry import retry_transient
+from .new_charge import store_new_charge
 from .payment_types import fill_later
-from .retry import retry_transient
 
 logger = logging.getLogger("django_paycharge.services")
 

@@ -17,12 +17,12 @@ from typing import Any
 from django.db import router
 from django.utils import timezone
 
-from .. import observe, signals
-from ..client.types import Charge as RemoteCharge
-from ..models import Charge, ChargeRequest
-from .lifecycle import succeed
-from .mirror import EncodedJSON, as_stored, charge_row, insert_once
-from .retry import retry_transient
+from ... import observe, signals
+from ...client.types import Charge as RemoteCharge
+from ...models import Charge, ChargeRequest
+from ..lifecycle import succeed
+from ..mirror import EncodedJSON, as_stored, charge_row, insert_once
+from ..retry import retry_transient
 
 #: The unique constraint that says the charge is stored already.
 _STORED = ("gateway_id",)

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..client.vocabulary import UNPAID_FINAL_STATUSES
-from ..models import Charge, ChargeRequest
+from ...client.vocabulary import UNPAID_FINAL_STATUSES
+from ...models import Charge, ChargeRequest
+from ..lifecycle import answer, check, send
 from . import charge_requests  # noqa: F401 - registers the create kind
-from .lifecycle import answer, check, send
 
 #: The machine's outcomes as a charge request's.
 _WORDS = {"done": "charged", "nothing_done": "not_charged"}

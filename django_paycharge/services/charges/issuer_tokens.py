@@ -8,11 +8,11 @@ from django.db import router, transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from .. import signals
-from ..exceptions import ChargeStateError, ConflictError, UnsupportedPaymentTypeError
-from ..models import Charge, ChargeStatus, IssuerToken, PaymentType
-from .clients import get_client
-from .mirror import refresh_charge, store_of
+from ... import signals
+from ...exceptions import ChargeStateError, ConflictError, UnsupportedPaymentTypeError
+from ...models import Charge, ChargeStatus, IssuerToken, PaymentType
+from ..clients import get_client
+from ..mirror import refresh_charge, store_of
 from .payment_types import known_payment_type
 
 ISSUER_TOKEN_TYPES = (PaymentType.ONLINE, PaymentType.BANK_TRANSFER)

@@ -26,11 +26,11 @@ from typing import Any
 
 from django.utils.translation import gettext as _
 
-from ..exceptions import ChargeStateError, PayChargeError, UnsupportedPaymentTypeError
-from ..models import Charge, ChargeStatus, ConvenienceStore, IssuerToken, PaymentType
-from .clients import get_client
+from ...exceptions import ChargeStateError, PayChargeError, UnsupportedPaymentTypeError
+from ...models import Charge, ChargeStatus, ConvenienceStore, IssuerToken, PaymentType
+from ..clients import get_client
+from ..mirror import refresh_charge, store_of
 from .issuer_tokens import fetch_issuer_token
-from .mirror import refresh_charge, store_of
 from .payment_types import known_payment_type
 
 #: The payment types whose customer pays later, by hand.
