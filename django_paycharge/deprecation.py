@@ -111,6 +111,10 @@ MOVED_MODULES: dict[str, str] = {
         "payment_types": "charges.payment_types",
         "issuer_tokens": "charges.issuer_tokens",
         "instructions": "charges.instructions",
+        "deliveries": "webhooks.deliveries",
+        "leases": "webhooks.leases",
+        "announcements": "webhooks.announcements",
+        "webhook_configs": "webhooks.configs",
     }.items()
 }
 

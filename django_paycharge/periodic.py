@@ -31,7 +31,7 @@ from django.utils import timezone
 
 from . import conf, services, tasks
 from .exceptions import SyncInProgressError
-from .services import announcements, deliveries
+from .services.webhooks import announcements, deliveries
 
 logger = logging.getLogger("django_paycharge.periodic")
 

@@ -34,8 +34,8 @@ from . import conf, services
 from .client.backoff import Backoff
 from .exceptions import ConfigurationError, PayChargeError, SyncInProgressError
 from .models import WebhookDelivery
-from .services import announcements, deliveries, leases
 from .services.charges import payment_types
+from .services.webhooks import announcements, deliveries, leases
 
 logger = logging.getLogger("django_paycharge.tasks")
 
@@ -145,7 +145,7 @@ def _bindings() -> list[tuple[str, str]]:
 
 @background_task
 def process_webhook_delivery(delivery_pk: int, retry_failed: bool = False) -> str:
-    """Process one stored webhook delivery (see services.deliveries.process_delivery)."""
+    """Process one stored webhook delivery (see services.webhooks.deliveries.process_delivery)."""
     status = deliveries.process_delivery(
         delivery_pk,
         retry_failed=retry_failed,
@@ -177,7 +177,7 @@ def sweep_webhook_leases() -> dict[str, int]:
 
 @background_task
 def hear_announcement(announcement_pk: int) -> str:
-    """Run one announcement's receiver again (see services.announcements); its status after."""
+    """Run one announcement's receiver again (services.webhooks.announcements); its status after."""
     return announcements.hear(announcement_pk, by=leases.claimant("hear_announcement task"))
 
 
@@ -397,7 +397,7 @@ def _retry_later(delivery_pk: int) -> None:
 # A drain that has not started reads the deliveries table after that commit, so
 # it sees the delivery; a running one may not, which is why it does not count.
 # A drain claims waiting and stuck deliveries one at a time (leased claims, see
-# services.leases) until none is left.
+# services.webhooks.leases) until none is left.
 #
 # One check serves a burst. A receiver that saw a drain waiting at time t (its own
 # monotonic clock, read before it asked) skips the check for DRAIN_WINDOW after t:

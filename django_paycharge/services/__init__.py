@@ -43,7 +43,7 @@ from .recovery import (
 )
 from .retry import retry_transient
 from .sync import SyncResult, sync_charge_children, sync_charges, sync_refunds
-from .webhook_configs import matches_auth_token, sync_webhooks
+from .webhooks import matches_auth_token, sync_webhooks
 
 __all__ = [
     "ChargeCheck",

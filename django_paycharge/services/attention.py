@@ -25,7 +25,7 @@ from ..models import (
     SyncCheckpoint,
     WebhookDelivery,
 )
-from . import announcements, leases
+from .webhooks import announcements, leases
 
 Status = WebhookDelivery.Status
 

@@ -29,8 +29,7 @@ from django.views.decorators.http import require_POST
 
 from .. import conf, observe
 from ..exceptions import ConfigurationError
-from ..services.deliveries import store_delivery
-from ..services.webhook_configs import delivery_token_matches
+from ..services.webhooks import delivery_token_matches, store_delivery
 from ..tasks import dispatch_delivery
 
 logger = logging.getLogger("django_paycharge.webhooks")

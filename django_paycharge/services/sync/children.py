@@ -38,7 +38,7 @@ from ..mirror import (
 
 logger = logging.getLogger("django_paycharge.services")
 
-#: Webhook events handled here (``services.deliveries`` dispatches them).
+#: Webhook events handled here (``services.webhooks.deliveries`` dispatches them).
 LIFECYCLE_EVENTS = frozenset({REFUND_EVENT, CANCEL_EVENT})
 #: Quarantined list items of these kinds are tried again by every refunds sync.
 QUARANTINED = (QuarantinedItem.Resource.REFUND, QuarantinedItem.Resource.CANCEL)

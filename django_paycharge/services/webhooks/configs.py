@@ -14,16 +14,16 @@ from django.db.models import Q
 from django.utils import timezone
 from django.utils.translation import gettext
 
-from .. import conf
-from ..client import Rejected, parse_webhook
-from ..client import WebhookConfiguration as RemoteWebhook
-from ..client.types import token_digest
-from ..exceptions import ConfigurationError
-from ..models import QuarantinedItem, WebhookConfiguration
-from ..models.fit import fit_row, without_nul
-from .clients import get_client
-from .mirror import quarantine, report, retry_quarantined
-from .sync import Progress, SyncResult
+from ... import conf
+from ...client import Rejected, parse_webhook
+from ...client import WebhookConfiguration as RemoteWebhook
+from ...client.types import token_digest
+from ...exceptions import ConfigurationError
+from ...models import QuarantinedItem, WebhookConfiguration
+from ...models.fit import fit_row, without_nul
+from ..clients import get_client
+from ..mirror import quarantine, report, retry_quarantined
+from ..sync import Progress, SyncResult
 
 logger = logging.getLogger("django_paycharge.webhooks")
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from django.utils.translation import gettext
 
-from ..nesting import nesting_exceeds, text_nesting_exceeds
+from ...nesting import nesting_exceeds, text_nesting_exceeds
 
 #: Levels of nested arrays and objects a delivery may have (Python 3.11's parser
 #: stops near this; a gateway's event has a handful).

@@ -18,19 +18,14 @@ from django.db.models import Q
 from django.utils import timezone
 from django.utils.translation import gettext
 
-from .. import observe, signals
-from ..client import ShapeError, parse_charge
-from ..exceptions import NotFoundError, PayChargeError
-from ..models import WebhookDelivery
+from ... import observe, signals
+from ...client import ShapeError, parse_charge
+from ...exceptions import NotFoundError, PayChargeError
+from ...models import WebhookDelivery
+from ..mirror import insert_once, refresh_charge
+from ..sync import LIFECYCLE_EVENTS, apply_lifecycle_event
 from . import leases
-from ._delivery_body import (
-    MalformedDelivery,
-    read_payload,
-    storable,
-    storable_value,
-)
-from .mirror import insert_once, refresh_charge
-from .sync import LIFECYCLE_EVENTS, apply_lifecycle_event
+from .body import MalformedDelivery, read_payload, storable, storable_value
 
 logger = logging.getLogger("django_paycharge.webhooks")
 

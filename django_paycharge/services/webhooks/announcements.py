@@ -36,9 +36,9 @@ from django.dispatch import Signal
 from django.utils import timezone
 from django.utils.translation import gettext
 
-from .. import conf
-from ..client.backoff import Backoff
-from ..models import Announcement
+from ... import conf
+from ...client.backoff import Backoff
+from ...models import Announcement
 from . import leases
 
 logger = logging.getLogger("django_paycharge.signals")
@@ -217,7 +217,7 @@ def hear(pk: int, *, by: str, force: bool = False) -> str:
 
 def hear_claimed(row: Announcement) -> str:
     """Run a claimed row's receiver with its arguments rebuilt (rows read afresh)."""
-    from .. import signals  # the signals module sends through this one
+    from ... import signals  # the signals module sends through this one
 
     signal = signals.SIGNALS.get(row.signal)
     try:
