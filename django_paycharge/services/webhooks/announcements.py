@@ -9,7 +9,7 @@ marked heard; one that raises keeps its claim until a back-off runs out
 (never later than the lease for the first retry), and one whose process
 dies keeps it until the lease runs out. Either way whoever takes over
 stuck rows runs that receiver again, and only that one: a deferred task,
-the lease sweep, ``paycharge_periodic`` (see ``tasks.py``, ``periodic.py``).
+the lease sweep, ``paycharge_periodic`` (see ``background/``).
 After :attr:`Announcement.LEASE_ATTEMPTS` runs it is left "not heard",
 shown in the admin with its error, and counted by ``paycharge_periodic``.
 
@@ -52,10 +52,10 @@ RETRY_CAP = 3600.0
 RETRY_BACKOFF = Backoff(RETRY_BASE, RETRY_CAP)
 
 #: Called with ``(pk, when)`` once a receiver failed and is due again then;
-#: ``tasks.py`` sets it to wake a worker at that time (without it the periodic
+#: ``background/dispatch.py`` sets it to wake a worker at that time (without it the periodic
 #: sweep takes the row).
 retry_scheduler: Callable[[int, datetime], object] | None = None
-#: Called with the lease's end before a receiver first runs: ``tasks.py`` makes
+#: Called with the lease's end before a receiver first runs: ``background/dispatch.py`` makes
 #: sure a sweep is due then on django-tasks-db, where it costs one query.
 lease_watcher: Callable[[datetime], object] | None = None
 
