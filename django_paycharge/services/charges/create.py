@@ -74,12 +74,7 @@ def create_charge(
       The request is abandoned (never sent again); the gateway may still have
       created the charge. Do not pay again with a new token: check again.
     """
-    charge = ChargeCreateParams.given(params, fields)
-    charge.to_body()  # raises InvalidParametersError naming every bad field
-    errors = storage_errors(charge)
-    if errors:
-        raise InvalidParametersError(errors=errors)
-    stored = _json_safe(charge)
+    stored = _validated(params, fields)
     name = account or conf.DEFAULT_ACCOUNT
     conf.get_account(name)  # a misconfigured account fails before anything is stored
     key = None if idempotency_key is None else _caller_key(idempotency_key)
@@ -89,6 +84,16 @@ def create_charge(
     if request.state not in ChargeRequest.OPEN_STATES:
         return answer_settled_request(request)
     return send_charge_request(request)
+
+
+def _validated(params: ChargeCreateParams | None, fields: dict[str, Any]) -> dict[str, Any]:
+    """The charge's parameters checked by the client's rules and the mirror's limits, as stored."""
+    charge = ChargeCreateParams.given(params, fields)
+    charge.to_body()  # raises InvalidParametersError naming every bad field
+    errors = storage_errors(charge)
+    if errors:
+        raise InvalidParametersError(errors=errors)
+    return _json_safe(charge)
 
 
 # What the spec allows but the mirror cannot store: refused before the gateway
