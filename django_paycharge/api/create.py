@@ -3,7 +3,7 @@
 The body's shape, its fields and their rules are those of
 :class:`django_paycharge.client.params.ChargeCreateParams` (one source of
 truth), and what the mirror cannot store is refused by
-:func:`django_paycharge.services.create.storage_errors`. This module routes
+:func:`django_paycharge.services.charges.storage_errors`. This module routes
 the JSON to them, turns their :class:`FieldError` list into a DRF
 ``ValidationError`` keyed by the spec's dotted field names, and describes the
 body for the OpenAPI schema.

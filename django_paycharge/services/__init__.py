@@ -3,7 +3,7 @@
 Every function takes explicit arguments (an ``account`` name where the gateway
 is involved; the default account when None), is safe to call again, and sends
 the app's signals. Every request that moves money (create, capture, cancel,
-refund, metadata update) goes through one machine, :mod:`.exactly_once`.
+refund, metadata update) goes through one machine, :mod:`.lifecycle.exactly_once`.
 """
 
 from ..client.types import token_digest

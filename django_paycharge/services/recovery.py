@@ -1,7 +1,7 @@
 """Settle every request left open (a crash, a lost answer), and check abandoned ones.
 
 Creates, captures, cancels, refunds and metadata updates alike, through the one
-machine (:mod:`.exactly_once`). Recovery only ever *asks*: an open request is
+machine (:mod:`.lifecycle.exactly_once`). Recovery only ever *asks*: an open request is
 sent again with its own key (the gateway answers with what it did, says the
 key is still in progress, or does the one thing asked for); an abandoned
 request is only looked for (reads). Nothing is marked failed without the

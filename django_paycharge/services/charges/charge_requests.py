@@ -1,7 +1,7 @@
 """The create kind of the exactly-once machine: send a charge request, store its charge.
 
 What every request shares (the classification of answers, asking again with
-the key, abandonment, look-up, recovery) is :mod:`.exactly_once`; this module
+the key, abandonment, look-up, recovery) is :mod:`..lifecycle.exactly_once`; this module
 says only how a create is sent, how its charge is looked for (charges of the
 request's token, by reads), and what a caller is told.
 """
@@ -82,7 +82,7 @@ CREATE = register(CreateKind())
 def store_created(request: ChargeRequest, remote: RemoteCharge) -> Charge:
     """Store the charge the gateway made for ``request``; link them; send ``charge_created``.
 
-    A new charge takes one short transaction (:mod:`._new_charge`); one the
+    A new charge takes one short transaction (:mod:`.new_charge`); one the
     mirror holds already (a webhook or a read came first) goes through the
     guarded upsert. Its payment type is read later, off the caller's path
     (:func:`.payment_types.fill_later`). The write is retried through

@@ -2,7 +2,7 @@
 
 A charge the gateway has just created is new to the mirror, except when a
 webhook or a read got there first. So the create's path stores it with one
-insert that does nothing when the row exists (:mod:`._insert_once`), and
+insert that does nothing when the row exists (:mod:`..mirror.inserts`), and
 marks its request succeeded in the same transaction, announcing the new
 charge as a page of the sync would (``charge_updated``,
 ``charge_status_changed``) and ``charge_created`` once per request. When the

@@ -1,6 +1,6 @@
 """What a caller learns about a charge request: a charge, a refusal, or "unknown: check again".
 
-The machine is :mod:`.exactly_once`; these are its answers in the words of a
+The machine is :mod:`..lifecycle.exactly_once`; these are its answers in the words of a
 payment: ``charged``, ``refused``, ``not_charged``, ``pending``, ``unknown``.
 """
 

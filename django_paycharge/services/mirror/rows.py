@@ -5,8 +5,8 @@ A row is built from the charge's JSON as the gateway sent it, in one pass
 (``client.parsing``): the sync decodes a page once into exactly what it
 writes, without typing each charge into a client ``Charge`` first; a typed
 ``Charge`` (a single read, a create) becomes the row of its ``raw``, the same
-way. Shared by the page writers of each database (``_upsert_postgresql``,
-``_upsert_sqlite``): they differ in how a page of these rows reaches the
+way. Shared by the page writers of each database (``postgresql``,
+``sqlite``): they differ in how a page of these rows reaches the
 database, never in what a row holds.
 """
 

@@ -5,11 +5,9 @@ faster than one page per store. One window whose next page is fetched
 while this one is stored (:class:`~django_paycharge.client.Prefetcher`)
 delivers a page per request time; ``request / store`` windows keep the
 writer busy. More only make the readers compete with the writer for the
-GIL: with the gateway on the same machine (a request of 4 ms against a
-store of 9 ms), eight windows wrote 0.84x to 0.89x as fast as one
-(``bench/run sync --sqlite-only --latencies 0 --windows 1``, then
-``--windows 8``; docs/benchmarks.md). At 50 ms a request the same ratio
-asks for six to eight.
+GIL: with a gateway nearby, eight windows wrote more slowly than one; with a
+distant one the same ratio asks for several (the figures: docs/benchmarks.md,
+"How many windows: SQLite's pace").
 
 :class:`Pace` keeps the latest request and store times and turns them into
 that number, between one and the run's most (``SYNC_WINDOWS``).

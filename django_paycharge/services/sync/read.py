@@ -302,10 +302,9 @@ def _move_window(
 ) -> None:
     """Move a window's checkpoint past a page of ``rows`` charges, in the page's transaction.
 
-    Written out rather than through ``QuerySet.update()``, whose compilation
-    took about 0.4 ms a page: written out, the sync from a nearby gateway into
-    SQLite ran 1.09x as fast (``bench/run sync --sqlite-only --latencies 0``,
-    docs/benchmarks.md).
+    Written out rather than through ``QuerySet.update()``, which compiled the
+    same update on every page: the sync from a nearby gateway into SQLite ran
+    faster without it (docs/benchmarks.md, "How many windows: SQLite's pace").
     """
     conn = connections[alias]
     statement, position_field = _move_statement(alias, conn)

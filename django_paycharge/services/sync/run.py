@@ -3,8 +3,8 @@
 A run reads charges oldest first from a lower bound (none for a full sync;
 a little before the newest charge the previous run saw, ``OVERLAP``, for an
 incremental one). Its creation-time range is split into windows read side
-by side (``SYNC_WINDOWS`` readers, see :mod:`._windows` and
-:mod:`._sync_read`); each window's place is stored with every page, so a
+by side (``SYNC_WINDOWS`` readers, see :mod:`.windows` and
+:mod:`.read`); each window's place is stored with every page, so a
 run that crashes or is killed resumes without re-reading finished windows.
 The last window has no upper bound: charges created while the run goes on
 are read too, and the next run starts early enough to see any it missed.
@@ -12,7 +12,7 @@ Charges changed meanwhile in windows already read are open ones, refreshed
 by the next run. A completed run then refreshes the local charges that are
 not final yet and that it did not read.
 
-One sync per account at a time (:mod:`._sync_lock`): a second one waits up
+One sync per account at a time (:mod:`.lock`): a second one waits up
 to ``wait`` seconds, then raises :class:`SyncInProgressError`.
 """
 
@@ -68,7 +68,7 @@ def sync_charges(
     starts from a creation time of your choosing. An interrupted run of the
     same kind resumes where each of its windows stopped. ``windows``: how
     many windows are read side by side (``SYNC_WINDOWS`` by default; on SQLite the
-    most, see :mod:`._pace`).
+    most, see :mod:`.pace`).
     ``max_pages`` stops after about that many pages, leaving the rest to the
     next run (``result.complete`` is then False). ``wait``: seconds to wait
     for another sync of the account to finish before raising

@@ -10,7 +10,7 @@ from __future__ import annotations
 # announcements and their leases step by step.
 from . import announcements, deliveries, leases
 from .configs import delivery_token_matches, matches_auth_token, sync_webhooks
-from .deliveries import store_delivery
+from .deliveries import process_delivery, store_delivery
 
 __all__ = [
     "announcements",
@@ -18,6 +18,7 @@ __all__ = [
     "delivery_token_matches",
     "leases",
     "matches_auth_token",
+    "process_delivery",
     "store_delivery",
     "sync_webhooks",
 ]
