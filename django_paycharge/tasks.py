@@ -21,62 +21,28 @@ import logging
 from datetime import timedelta
 from typing import Any
 
-from . import conf, services
+from . import background, conf, services
 
 # The public names of the mechanism, importable from here as before.
-from .background import (
-    DELIVERY_RETRY_BACKOFF,
-    DRAIN_BATCH,
-    DRAIN_WINDOW,
-    MODES,
-    BackgroundTask,
-    backend_alias,
-    background_enabled,
-    background_task,
-    configured_backend_path,
-    dispatch_announcement,
-    dispatch_delivery,
-    drains_deliveries,
-    handoff,
-    periodic,
-    routed,
-    tasks_framework,
-    wake_drain,
-    wake_payment_type_fill,
-)
+from .background import *  # noqa: F403
+from .background import DRAIN_WINDOW, BackgroundTask, background_task, periodic
 from .background.dispatch import fill_new_payment_types, process_delivery, sweep_leases
 from .background.drain import drain
 from .exceptions import SyncInProgressError
 from .services.webhooks import announcements, leases
 
 __all__ = [
+    *background.__all__,
     "ALL_TASKS",
-    "DELIVERY_RETRY_BACKOFF",
-    "DRAIN_BATCH",
-    "DRAIN_WINDOW",
-    "MODES",
-    "BackgroundTask",
-    "backend_alias",
-    "background_enabled",
-    "background_task",
-    "configured_backend_path",
-    "dispatch_announcement",
-    "dispatch_delivery",
     "drain_webhook_deliveries",
-    "drains_deliveries",
     "fill_new_payment_types_task",
     "fill_payment_types_task",
-    "handoff",
     "hear_announcement",
     "process_webhook_delivery",
     "recover_charge_requests_task",
-    "routed",
     "run_periodic_task",
     "sweep_webhook_leases",
     "sync_charges_task",
-    "tasks_framework",
-    "wake_drain",
-    "wake_payment_type_fill",
 ]
 
 logger = logging.getLogger("django_paycharge.tasks")
