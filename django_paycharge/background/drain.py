@@ -9,7 +9,7 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
 
-from django.db import connections, router
+from django.db import router
 from django.utils import timezone
 
 from .. import conf
@@ -58,9 +58,6 @@ _drain_covers: dict[int, float] = {}
 _clock: Callable[[], float] = time.monotonic
 
 _sleep: Callable[[float], object] = time.sleep
-
-# (alias, with a time bound) -> SQL of "is such a task waiting"
-_waiting_sql: dict[tuple[str, bool], str] = {}
 
 
 def drains_deliveries() -> bool:
@@ -161,34 +158,18 @@ def ensure_sweep(expiry: datetime) -> None:
 def task_waiting(task: Any, due: datetime | None = None) -> bool:
     """Whether ``task`` is queued in django-tasks-db and not started (due by ``due``, if given).
 
-    Raw SQL on the receiver's path: the ORM's version of this query costs more
-    than the statement (docs/benchmarks.md, "receipt cost").
+    Through django-tasks-db's model: its queryset's ``ready()`` also asks that the
+    task be due now, and a deferred sweep is waiting long before that.
     """
     from django_tasks_db.models import DBTaskResult
 
-    alias = router.db_for_write(DBTaskResult)
-    connection = connections[alias]
-    meta = DBTaskResult._meta
-    key = (alias, due is not None)
-    if key not in _waiting_sql:
-        quote = connection.ops.quote_name
-
-        def column(name: str) -> str:
-            return quote(str(getattr(meta.get_field(name), "column", name)))
-
-        _waiting_sql[key] = (
-            f"SELECT 1 FROM {quote(meta.db_table)} WHERE {column('status')} = %s "  # noqa: S608 - names, not values
-            f"AND {column('task_path')} = %s AND {column('backend_name')} = %s"
-            + (f" AND {column('run_after')} <= %s" if due is not None else "")
-            + " LIMIT 1"
-        )
-    ready = meta.get_field("status").get_default()  # READY: how a queued task starts out
-    params: list[Any] = [ready, task.module_path, task.backend]
+    ready = DBTaskResult._meta.get_field("status").get_default()  # how a queued task starts out
+    waiting = DBTaskResult.objects.using(router.db_for_write(DBTaskResult)).filter(
+        status=ready, task_path=task.module_path, backend_name=task.backend
+    )
     if due is not None:
-        params.append(meta.get_field("run_after").get_db_prep_value(due, connection))
-    with connection.cursor() as cursor:
-        cursor.execute(_waiting_sql[key], params)
-        return cursor.fetchone() is not None
+        waiting = waiting.filter(run_after__lte=due)
+    return waiting.exists()
 
 
 #: A failed delivery's retry (full jitter: deliveries that failed together, while
