@@ -65,4 +65,6 @@ def test_a_moved_module_still_imports_and_its_names_warn(old, new):
 
 def test_a_moved_module_has_no_file_left_at_its_old_path():
     for old in deprecation.MOVED_MODULES:
-        assert isinstance(importlib.util.find_spec(old).loader, deprecation.OldPaths), old
+        spec = importlib.util.find_spec(old)
+        assert spec is not None, old
+        assert isinstance(spec.loader, deprecation.OldPaths), old
