@@ -99,7 +99,7 @@ def _pages(limit: int) -> tuple[list[Any], float, float]:
     """Every page's prepared rows, fetched and converted by the sync's own code; and the CPU
     seconds of the fetches (request and JSON decoding) and of the conversions."""
     from django_paycharge.services.clients import get_client
-    from django_paycharge.services.upsert import prepare_page
+    from django_paycharge.services.mirror.upsert import prepare_page
 
     client = get_client()
     pages, cursor, total = [], None, 0
@@ -156,8 +156,8 @@ def limit(limit: int) -> dict[str, Any]:
 def _postgresql(connection: Any, pages: list[Any]) -> Any:
     from django_paycharge.models import Charge
     from django_paycharge.models.payload import PayloadEncoder
-    from django_paycharge.services import _upsert_postgresql as pg
-    from django_paycharge.services._charge_rows import INSERT_COLUMNS, set_changed
+    from django_paycharge.services.mirror import postgresql as pg
+    from django_paycharge.services.mirror.rows import INSERT_COLUMNS, set_changed
 
     conn = connection.connection  # psycopg's own
     table = connection.ops.quote_name(Charge._meta.db_table)
@@ -196,8 +196,8 @@ def _postgresql(connection: Any, pages: list[Any]) -> Any:
 
 def _sqlite(connection: Any, pages: list[Any]) -> Any:
     from django_paycharge.models import Charge
-    from django_paycharge.services import _upsert_sqlite as lite
-    from django_paycharge.services._charge_rows import INSERT_COLUMNS, set_changed
+    from django_paycharge.services.mirror import sqlite as lite
+    from django_paycharge.services.mirror.rows import INSERT_COLUMNS, set_changed
 
     encode = lite.row_encoder(connection)
     table = connection.ops.quote_name(Charge._meta.db_table)

@@ -4,12 +4,20 @@ Each use warns (:class:`DeprecationWarning`) and names what replaces it; the
 CHANGELOG lists them under "Deprecated". :data:`MOVED` is the one table of
 names that moved: each module that held one looks it up here from its
 ``__getattr__`` (hidden from type checkers, which should see only current
-names). No Django and no settings here: the client's modules use it too.
+names). :data:`MOVED_MODULES` is the table of whole modules that moved: their
+old paths have no file; :class:`OldPaths` (installed when the package is
+imported) serves each as a module of warning aliases, and serves a module of
+:data:`MOVED` whose file is gone the same way. No Django and no settings here:
+the client's modules use it too.
 """
 
 from __future__ import annotations
 
 import importlib
+import importlib.abc
+import importlib.machinery
+import sys
+import types
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -50,15 +58,23 @@ MOVED: dict[str, dict[str, str]] = {
     _P + "client.webhooks": {"Webhooks": _P + "client.resources.webhook_configs.Webhooks"},
     _P + "services.actions": {
         "recover_action_requests": _P + "services.recover_action_requests",
-        "store_of": _P + "services.charges.store_of",
+        "store_of": _P + "services.mirror.store_of",
     },
     _P + "services.three_ds": {
         "fetch_three_ds_issuer_token": _P + "services.fetch_three_ds_issuer_token",
     },
     _P + "services.charges": {
-        "create_charge": _P + "services.create_charge",
         "recover_charge_requests": _P + "services.recover_charge_requests",
+        # the old module services.charges (store, refresh, wait), now the charges flow's package
+        "refresh_charge": _P + "services.refresh_charge",
+        "store_remote_charge": _P + "services.store_remote_charge",
+        "wait_for_charge": _P + "services.wait_for_charge",
+        "store_of": _P + "services.mirror.store_of",
+        "transaction_token_payment_type": _P
+        + "services.mirror.reads.transaction_token_payment_type",
+        "WAIT_BACKOFF": _P + "services.mirror.reads.WAIT_BACKOFF",
     },
+    _P + "services.sync": {"sync_windows": _P + "services.sync.run.sync_windows"},
     _P + "services.captures": {
         "cancel_charge": _P + "services.cancel_charge",
         "update_charge_metadata": _P + "services.update_charge_metadata",
@@ -71,6 +87,35 @@ MOVED: dict[str, dict[str, str]] = {
     _P + "admin.charge_lifecycle": {
         "ACTION_PERMISSIONS": _P + "admin.charge_page.ACTION_PERMISSIONS",
     },
+}
+
+
+#: old module path -> the module its every name moved to (the old path has no file)
+MOVED_MODULES: dict[str, str] = {
+    _P + "services." + old: _P + "services." + new
+    for old, new in {
+        "lifecycle_store": "mirror.lifecycle_store",
+        "quarantine": "mirror.quarantined",
+        "upsert": "mirror.upsert",
+        "lifecycle_sync": "sync.children",
+        "exactly_once": "lifecycle.exactly_once",
+        "request_rows": "lifecycle.request_rows",
+        "lifecycle_requests": "lifecycle.requests",
+        "captures": "lifecycle.captures",
+        "cancels": "lifecycle.cancels",
+        "refunds": "lifecycle.refunds",
+        "metadata_updates": "lifecycle.metadata_updates",
+        "create": "charges.create",
+        "outcomes": "charges.outcomes",
+        "charge_requests": "charges.charge_requests",
+        "payment_types": "charges.payment_types",
+        "issuer_tokens": "charges.issuer_tokens",
+        "instructions": "charges.instructions",
+        "deliveries": "webhooks.deliveries",
+        "leases": "webhooks.leases",
+        "announcements": "webhooks.announcements",
+        "webhook_configs": "webhooks.configs",
+    }.items()
 }
 
 
@@ -88,10 +133,15 @@ def module_getattr(module: str) -> Callable[[str], Any]:
 
     Any other name raises :class:`AttributeError`, as a module without one would.
     """
-    names = MOVED[module]
+    names = MOVED.get(module, {})
+    moved_to = MOVED_MODULES.get(module)
 
     def __getattr__(name: str) -> Any:
         target = names.get(name)
+        if target is None and moved_to is not None and not name.startswith("__"):
+            target = f"{moved_to}.{name}"
+            if not hasattr(importlib.import_module(moved_to), name):
+                target = None
         if target is None:
             raise AttributeError(f"module {module!r} has no attribute {name!r}")
         deprecated(f"{module}.{name}", target)
@@ -99,3 +149,32 @@ def module_getattr(module: str) -> Callable[[str], Any]:
         return getattr(importlib.import_module(where), attribute)
 
     return __getattr__
+
+
+class OldPaths(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Serves the old paths of moved modules, each as a module of warning aliases.
+
+    Consulted after the path finders (appended to :data:`sys.meta_path`): a module
+    that still has its file is imported as usual.
+    """
+
+    def find_spec(
+        self, fullname: str, path: Any = None, target: types.ModuleType | None = None
+    ) -> importlib.machinery.ModuleSpec | None:
+        if fullname in MOVED_MODULES or fullname in MOVED:
+            return importlib.machinery.ModuleSpec(fullname, self)
+        return None
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> None:
+        return None  # the default module
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        new = MOVED_MODULES.get(module.__name__, "its replacement")
+        module.__doc__ = f"Deprecated: moved to {new}."
+        module.__getattr__ = module_getattr(module.__name__)  # type: ignore[method-assign]
+
+
+def install() -> None:
+    """Serve the old module paths (once per process)."""
+    if not any(isinstance(finder, OldPaths) for finder in sys.meta_path):
+        sys.meta_path.append(OldPaths())

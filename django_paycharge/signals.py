@@ -18,7 +18,7 @@ of one change, and on every run of it, so a receiver can act once.
 
 The app sends every one of them through :func:`send`, and only through it:
 each change is recorded with the change, and each receiver is run after the
-commit until it returns (see :mod:`django_paycharge.services.announcements`).
+commit until it returns (see :mod:`django_paycharge.services.webhooks.announcements`).
 ``charge_returned`` alone is not recorded: it hands receivers the customer's
 live request, which no later run could have. See docs/signals.md.
 """
@@ -61,7 +61,7 @@ def send(signal: Signal, *, sender: Any, using: str = DEFAULT_DB_ALIAS, **kwargs
     if signal is charge_returned:
         _send_live(signal, sender=sender, using=using, **kwargs)
         return
-    from .services import announcements  # the record lives with the services
+    from .services.webhooks import announcements  # the record lives with the services
 
     announcements.announce(
         _SIGNAL_NAMES[id(signal)], signal, sender=sender, using=using, kwargs=kwargs

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import importlib.util
 
 import pytest
 
@@ -47,3 +48,23 @@ def test_charge_is_final_warns_and_still_answers(status, final):
     charge = Charge(gateway_id="00000000-0000-4000-8000-000000000001", status=status)
     with pytest.warns(DeprecationWarning, match="FINAL_STATUSES"):
         assert charge.is_final is final
+
+
+@pytest.mark.parametrize(("old", "new"), sorted(deprecation.MOVED_MODULES.items()))
+def test_a_moved_module_still_imports_and_its_names_warn(old, new):
+    module = importlib.import_module(old)
+    replacement = importlib.import_module(new)
+    public = [name for name in vars(replacement) if not name.startswith("_")]
+    assert public, f"{new} has no public name to reach through {old}"
+    for name in public:
+        with pytest.warns(DeprecationWarning, match=rf"{old}\.{name} .* use {new}\.{name} instead"):
+            assert getattr(module, name) is getattr(replacement, name)
+    with pytest.raises(AttributeError):
+        module.no_such_name  # noqa: B018
+
+
+def test_a_moved_module_has_no_file_left_at_its_old_path():
+    for old in deprecation.MOVED_MODULES:
+        spec = importlib.util.find_spec(old)
+        assert spec is not None, old
+        assert isinstance(spec.loader, deprecation.OldPaths), old

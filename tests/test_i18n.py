@@ -32,7 +32,7 @@ import django_paycharge
 from django_paycharge import services
 from django_paycharge.checks import check_paycharge_settings
 from django_paycharge.models import Charge, IssuerToken, WebhookConfiguration, WebhookDelivery
-from django_paycharge.services.deliveries import process_delivery
+from django_paycharge.services.webhooks.deliveries import process_delivery
 from django_paycharge.testing import CARD_DECLINED
 
 PACKAGE = Path(django_paycharge.__file__).parent

@@ -42,7 +42,7 @@ def pages(admin_client: Any, fake_gateway: Any, settings: Any) -> dict[str, str]
     ChargeActionRequest.objects.create(
         kind="refund", idempotency_key="k-1", charge=paid, params={"amount": 100}
     )
-    services.quarantine.quarantine("default", [Rejected({"status": "pending"}, "no id")])
+    services.mirror.quarantined.quarantine("default", [Rejected({"status": "pending"}, "no id")])
     settings.LANGUAGE_CODE = "ja"
     found: dict[str, str] = {}
     changelist = reverse("admin:django_paycharge_charge_changelist")

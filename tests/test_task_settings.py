@@ -126,7 +126,7 @@ def test_the_handoff_hook_gets_stored_deliveries_instead_of_our_queue(settings, 
     assert handed_off == [delivery.pk]
     assert not DBTaskResult.objects.exists()  # not in our queue
     assert delivery.status == "received"  # the shop's queue processes it, not the request
-    from django_paycharge.services.deliveries import process_delivery
+    from django_paycharge.services.webhooks.deliveries import process_delivery
 
     assert process_delivery(delivery.pk) == "ignored"
 

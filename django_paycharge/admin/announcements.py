@@ -14,7 +14,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, ngettext
 
 from ..models import Announcement
-from ..services import announcements, leases
+from ..services.webhooks import announcements, leases
 from . import display
 from .gateway import limited
 from .readonly import ReadOnlyAdmin

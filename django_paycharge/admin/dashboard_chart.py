@@ -48,19 +48,7 @@ def chart(days: list[date], takings: list[int], failures: list[int], currency: s
         x = LEFT + n * slot
         height = plot_h * amount / top
         label = date_format(day, "MONTH_DAY_FORMAT")
-        parts.append(
-            format_html(
-                '<rect class="paycharge-bar" x="{}" y="{}" width="{}" height="{}" fill="{}">'
-                "<title>{}: {}</title></rect>",
-                _num(x + slot * 0.15),
-                _num(TOP + plot_h - height),
-                _num(slot * 0.7),
-                _num(height),
-                TAKINGS_COLOUR,
-                label,
-                format_money(amount, currency),
-            )
-        )
+        parts.append(_bar(x, slot, TOP + plot_h - height, height, label, amount, currency))
         cx, cy = x + slot / 2, TOP + plot_h - plot_h * failed / top_failures
         points.append((cx, cy, label, failed))
         if n % 5 == (len(days) - 1) % 5:  # every fifth day, today included
@@ -85,6 +73,23 @@ def chart(days: list[date], takings: list[int], failures: list[int], currency: s
         HEIGHT,
         title,
         format_html_join("", "{}", ((p,) for p in parts)),
+    )
+
+
+def _bar(
+    x: float, slot: float, y: float, height: float, label: str, amount: int, currency: str
+) -> SafeString:
+    """One day's takings: a bar in its slot, titled with the day and the amount."""
+    return format_html(
+        '<rect class="paycharge-bar" x="{}" y="{}" width="{}" height="{}" fill="{}">'
+        "<title>{}: {}</title></rect>",
+        _num(x + slot * 0.15),
+        _num(y),
+        _num(slot * 0.7),
+        _num(height),
+        TAKINGS_COLOUR,
+        label,
+        format_money(amount, currency),
     )
 
 

@@ -17,7 +17,7 @@ from django.utils.translation import gettext_lazy, ngettext
 
 from ..client.vocabulary import TRIGGERS
 from ..models import WebhookDelivery
-from ..services import deliveries, leases
+from ..services.webhooks import deliveries, leases
 from . import display
 from .gateway import limited
 from .readonly import ReadOnlyAdmin

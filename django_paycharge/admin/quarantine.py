@@ -22,7 +22,7 @@ from django.utils.translation import gettext_lazy, ngettext
 
 from ..exceptions import PayChargeError
 from ..models import QuarantinedItem
-from ..services import quarantine as settle
+from ..services.mirror import quarantined as settle
 from . import display
 from .readonly import ReadOnlyAdmin
 

@@ -3,7 +3,7 @@
 The body's shape, its fields and their rules are those of
 :class:`django_paycharge.client.params.ChargeCreateParams` (one source of
 truth), and what the mirror cannot store is refused by
-:func:`django_paycharge.services.create.storage_errors`. This module routes
+:func:`django_paycharge.services.charges.storage_errors`. This module routes
 the JSON to them, turns their :class:`FieldError` list into a DRF
 ``ValidationError`` keyed by the spec's dotted field names, and describes the
 body for the OpenAPI schema.
@@ -23,12 +23,7 @@ from rest_framework import serializers
 from ..client.params import CREATE_FIELDS, ChargeCreateParams, wire_name
 from ..client.vocabulary import THREE_DS_MODES
 from ..exceptions import FieldError, InvalidParametersError
-from ..services.create import (
-    MAX_MERCHANT_TRANSACTION_ID,
-    MAX_STORED_INT,
-    has_nul,
-    storage_errors,
-)
+from ..services.charges import MAX_MERCHANT_TRANSACTION_ID, MAX_STORED_INT, has_nul, storage_errors
 
 _MONEY = ("amount", "currency")
 #: The shop's own field: handed to the charge hook, never sent to the gateway.

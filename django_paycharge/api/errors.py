@@ -116,6 +116,35 @@ def _retry_after() -> dict[str, str]:
 
 
 def _paycharge_error(exc: PayChargeError) -> Response:
+    refused = _refused(exc)
+    if refused is not None:
+        return refused
+    if isinstance(exc, ConfigurationError):
+        # The message names a setting: useful in the log, not to a storefront.
+        logger.error("Payment API misconfigured: %s", exc.message)
+        return error_response(
+            503,
+            "not_configured",
+            _("Payments are not available right now."),
+            headers=_retry_after(),
+        )
+    if isinstance(exc, APIError):
+        return _gateway_error(exc)
+    if isinstance(exc, NetworkError):
+        logger.warning("Payment gateway unreachable: %s", exc.message)
+        return error_response(
+            503,
+            "gateway_unavailable",
+            _("The payment service could not be reached; try again later."),
+            headers=_retry_after(),
+        )
+    logger.warning("Payment gateway call failed: %s", type(exc).__name__)
+    return error_response(502, "gateway_error", _("The payment service failed; try again later."))
+
+
+def _refused(exc: PayChargeError) -> Response | None:
+    """The answer to a request we refused or could not settle (its arguments, the charge's
+    state, its key, its outcome), or None for a failure of the setup or the gateway."""
     if isinstance(exc, InvalidParametersError):
         return error_response(
             400, "validation_error", _("The request is not valid: see errors."), exc.errors
@@ -153,27 +182,7 @@ def _paycharge_error(exc: PayChargeError) -> Response:
         return error_response(409, "request_abandoned", str(exc))
     if isinstance(exc, UnsupportedPaymentTypeError):
         return error_response(409, "unsupported_payment_type", exc.message)
-    if isinstance(exc, ConfigurationError):
-        # The message names a setting: useful in the log, not to a storefront.
-        logger.error("Payment API misconfigured: %s", exc.message)
-        return error_response(
-            503,
-            "not_configured",
-            _("Payments are not available right now."),
-            headers=_retry_after(),
-        )
-    if isinstance(exc, APIError):
-        return _gateway_error(exc)
-    if isinstance(exc, NetworkError):
-        logger.warning("Payment gateway unreachable: %s", exc.message)
-        return error_response(
-            503,
-            "gateway_unavailable",
-            _("The payment service could not be reached; try again later."),
-            headers=_retry_after(),
-        )
-    logger.warning("Payment gateway call failed: %s", type(exc).__name__)
-    return error_response(502, "gateway_error", _("The payment service failed; try again later."))
+    return None
 
 
 def _gateway_error(exc: APIError) -> Response:

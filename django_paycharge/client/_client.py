@@ -97,7 +97,10 @@ class PayChargeClient:
             throttle=Throttle(options.pool_size),
             observer=observer,
         )
-        polling_timeout = options.polling_timeout
+        self._attach_resources(options.polling_timeout)
+
+    def _attach_resources(self, polling_timeout: float) -> None:
+        """The resource services (``client.charges``...), each over the one transport."""
         self.charges = Charges(self._transport, polling_timeout)
         self.issuer_tokens = IssuerTokens(self._transport)
         self.webhooks = Webhooks(self._transport)

@@ -163,7 +163,7 @@ class ChargeActionRequest(models.Model):
     """A capture, cancel, refund or metadata update: committed with its idempotency key first.
 
     Like :class:`ChargeRequest` for new charges, and driven by the same machine
-    (``services.exactly_once``): if the process dies or the answer is lost after
+    (``services.lifecycle.exactly_once``): if the process dies or the answer is lost after
     the gateway acted, resending the same body with the same key ends with one
     remote refund (or cancel, or capture) and one local row; an answer that
     never comes is abandoned and looked for by reads, never sent again. States:

@@ -3,32 +3,47 @@
 Every function takes explicit arguments (an ``account`` name where the gateway
 is involved; the default account when None), is safe to call again, and sends
 the app's signals. Every request that moves money (create, capture, cancel,
-refund, metadata update) goes through one machine, :mod:`.exactly_once`.
+refund, metadata update) goes through one machine, :mod:`.lifecycle.exactly_once`.
 """
 
 from ..client.types import token_digest
-from .cancels import cancel_charge
-from .captures import capture_charge
-from .charges import refresh_charge, store_remote_charge, wait_for_charge
+from .charges import (
+    ChargeCheck,
+    PaymentInstructions,
+    check_charge_request,
+    create_charge,
+    fetch_issuer_token,
+    fetch_three_ds_issuer_token,
+    fill_payment_types,
+    idempotency_key_for,
+    known_payment_type,
+    payment_instructions,
+    send_charge_request,
+)
 from .clients import get_client, reset_clients
-from .create import create_charge, idempotency_key_for
-from .instructions import PaymentInstructions, payment_instructions
-from .issuer_tokens import fetch_issuer_token, fetch_three_ds_issuer_token
-from .lifecycle_sync import sync_charge_children, sync_refunds
-from .metadata_updates import update_charge_metadata
-from .outcomes import ChargeCheck, check_charge_request, send_charge_request
-from .payment_types import fill_payment_types, known_payment_type
+from .lifecycle import (
+    cancel_charge,
+    capture_charge,
+    refund_charge,
+    refundable_amount,
+    update_charge_metadata,
+)
+from .mirror import (
+    UpsertResult,
+    refresh_charge,
+    store_remote_charge,
+    upsert_charges,
+    wait_for_charge,
+)
 from .recovery import (
     RecoveryResult,
     recover_action_requests,
     recover_charge_requests,
     recover_requests,
 )
-from .refunds import refund_charge, refundable_amount
 from .retry import retry_transient
-from .sync import SyncResult, sync_charges
-from .upsert import UpsertResult, upsert_charges
-from .webhook_configs import matches_auth_token, sync_webhooks
+from .sync import SyncResult, sync_charge_children, sync_charges, sync_refunds
+from .webhooks import matches_auth_token, sync_webhooks
 
 __all__ = [
     "ChargeCheck",

@@ -25,7 +25,7 @@ from ..models import (
     SyncCheckpoint,
     WebhookDelivery,
 )
-from . import announcements, leases
+from .webhooks import announcements, leases
 
 Status = WebhookDelivery.Status
 
@@ -53,53 +53,68 @@ def sync_behind(now: datetime) -> Q:
 def needs_attention(now: datetime | None = None) -> list[AttentionItem]:
     """Every item, zero counts included, in the order the dashboard shows them (6 queries)."""
     now = now or timezone.now()
-    deliveries = WebhookDelivery.objects.filter(
-        status__in=[Status.RECEIVED, Status.PROCESSING, Status.FAILED]
-    ).aggregate(
-        waiting=Count("pk", filter=Q(status=Status.RECEIVED)),
-        stuck=Count("pk", filter=leases.stuck(now)),
-        failed=Count("pk", filter=Q(status=Status.FAILED)),
-    )
-    charge = "admin:django_paycharge_chargerequest_changelist"
-    action = "admin:django_paycharge_chargeactionrequest_changelist"
-    delivery = "admin:django_paycharge_webhookdelivery_changelist"
+    return [*_requests(), *_deliveries(now), *_mirror(now)]
+
+
+def _requests() -> list[AttentionItem]:
+    """Requests that move money whose outcome the gateway has not confirmed."""
     unknown = ChargeRequest.State.UNKNOWN
     return [
         AttentionItem(
             "charge_requests_unknown",
             _("Charge requests with an unknown outcome"),
             ChargeRequest.objects.filter(state=unknown).count(),
-            charge,
+            "admin:django_paycharge_chargerequest_changelist",
             f"state__exact={unknown}",
         ),
         AttentionItem(
             "action_requests_unconfirmed",
             _("Captures, cancels and refunds not confirmed by the gateway"),
             ChargeActionRequest.objects.filter(state=unknown).count(),
-            action,
+            "admin:django_paycharge_chargeactionrequest_changelist",
             f"state__exact={unknown}",
         ),
+    ]
+
+
+def _deliveries(now: datetime) -> list[AttentionItem]:
+    """Webhook deliveries waiting, stuck or failed (one query)."""
+    counts = WebhookDelivery.objects.filter(
+        status__in=[Status.RECEIVED, Status.PROCESSING, Status.FAILED]
+    ).aggregate(
+        waiting=Count("pk", filter=Q(status=Status.RECEIVED)),
+        stuck=Count("pk", filter=leases.stuck(now)),
+        failed=Count("pk", filter=Q(status=Status.FAILED)),
+    )
+    changelist = "admin:django_paycharge_webhookdelivery_changelist"
+    return [
         AttentionItem(
             "deliveries_waiting",
             _("Webhook deliveries not processed yet"),
-            deliveries["waiting"],
-            delivery,
+            counts["waiting"],
+            changelist,
             f"status__exact={Status.RECEIVED}",
         ),
         AttentionItem(
             "deliveries_stuck",
             _("Webhook deliveries stuck (their worker died)"),
-            deliveries["stuck"],
-            delivery,
+            counts["stuck"],
+            changelist,
             "status__exact=stuck",
         ),
         AttentionItem(
             "deliveries_failed",
             _("Webhook deliveries that failed"),
-            deliveries["failed"],
-            delivery,
+            counts["failed"],
+            changelist,
             f"status__exact={Status.FAILED}",
         ),
+    ]
+
+
+def _mirror(now: datetime) -> list[AttentionItem]:
+    """What the mirror could not store or is behind on, and receivers that did not hear."""
+    return [
         AttentionItem(
             "quarantined",
             _("Items from the gateway that could not be stored"),

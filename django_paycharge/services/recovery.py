@@ -1,7 +1,7 @@
 """Settle every request left open (a crash, a lost answer), and check abandoned ones.
 
 Creates, captures, cancels, refunds and metadata updates alike, through the one
-machine (:mod:`.exactly_once`). Recovery only ever *asks*: an open request is
+machine (:mod:`.lifecycle.exactly_once`). Recovery only ever *asks*: an open request is
 sent again with its own key (the gateway answers with what it did, says the
 key is still in progress, or does the one thing asked for); an abandoned
 request is only looked for (reads). Nothing is marked failed without the
@@ -23,9 +23,8 @@ from django.utils import timezone
 
 from .. import conf
 from ..models import OPEN_REQUEST_STATES, ChargeActionRequest, ChargeRequest, RequestState
-from . import cancels, captures, charge_requests, metadata_updates, refunds  # noqa: F401 - kinds
-from .exactly_once import DONE, abandon, ask, check, kind_of, look_for
-from .request_rows import request_name
+from . import charges, lifecycle  # noqa: F401  (importing them registers every kind)
+from .lifecycle import DONE, abandon, ask, check, kind_of, look_for, request_name
 
 logger = logging.getLogger("django_paycharge.services")
 

@@ -36,7 +36,7 @@ from .. import conf
 from ..charge_errors import failure_message
 from ..models import Charge, IssuerToken
 from ..money import format_money
-from ..services.instructions import PaymentInstructions
+from ..services.charges import PaymentInstructions
 
 register = template.Library()
 logger = logging.getLogger("django_paycharge.templatetags")

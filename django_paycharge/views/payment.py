@@ -24,7 +24,7 @@ from ..exceptions import (
 )
 from ..models import Charge, ChargeStatus
 from ..services import fetch_issuer_token, known_payment_type, payment_instructions
-from ..services.instructions import INSTRUCTED_TYPES
+from ..services.charges import INSTRUCTED_TYPES
 
 logger = logging.getLogger("django_paycharge.views")
 

@@ -28,10 +28,9 @@ from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST
 
 from .. import conf, observe
+from ..background import dispatch_delivery
 from ..exceptions import ConfigurationError
-from ..services.deliveries import store_delivery
-from ..services.webhook_configs import delivery_token_matches
-from ..tasks import dispatch_delivery
+from ..services.webhooks import delivery_token_matches, store_delivery
 
 logger = logging.getLogger("django_paycharge.webhooks")
 

@@ -25,7 +25,7 @@ from django_paycharge.exceptions import (
     PayChargeError,
     PaymentDetailsRejectedError,
 )
-from django_paycharge.services.instructions import INSTRUCTED_TYPES as INSTRUCTED
+from django_paycharge.services.charges import INSTRUCTED_TYPES as INSTRUCTED
 
 from .checkout import checkout_context, rejected_message
 from .models import Order, Product

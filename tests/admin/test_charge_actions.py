@@ -198,7 +198,7 @@ def test_sync_now_without_a_task_backend_reads_a_bounded_number_of_pages_and_say
 def test_sync_now_says_when_a_sync_of_the_account_is_already_running(
     admin_client, fake_gateway, inline_tasks
 ):
-    from django_paycharge.services._sync_lock import account_lock
+    from django_paycharge.services.sync.lock import account_lock
 
     with account_lock("default") as held:
         assert held

@@ -10,8 +10,8 @@ from rest_framework.test import APIClient
 
 from django_paycharge import services
 from django_paycharge.models import ApiIdempotencyRecord, Cancel, ChargeActionRequest, Refund
-from django_paycharge.services.lifecycle_requests import open_request
-from django_paycharge.services.refunds import REFUND
+from django_paycharge.services.lifecycle.refunds import REFUND
+from django_paycharge.services.lifecycle.requests import open_request
 
 from .conftest import API, _user, assert_error, gateway_charge, mirror_charges
 

@@ -7,7 +7,7 @@ import uuid
 import pytest
 
 from django_paycharge.client import parse_charge
-from django_paycharge.services.upsert import upsert_charges
+from django_paycharge.services.mirror.upsert import upsert_charges
 
 from .conftest import API
 

@@ -52,7 +52,7 @@ def test_sync_reads_windows_shows_progress_and_stops_at_a_page_budget(fake_gatew
 
 
 def test_a_second_sync_of_the_account_exits_with_a_clear_message(fake_gateway):
-    from django_paycharge.services._sync_lock import account_lock
+    from django_paycharge.services.sync.lock import account_lock
 
     with account_lock("default"), pytest.raises(CommandError) as refused:
         run("paycharge_sync", "--charges")

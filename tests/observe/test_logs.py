@@ -11,7 +11,7 @@ import pytest
 from django_paycharge import services
 from django_paycharge.models import ChargeRequest, WebhookDelivery
 from django_paycharge.observe.logs import ContextFilter, JsonFormatter
-from django_paycharge.services.deliveries import process_delivery, store_delivery
+from django_paycharge.services.webhooks.deliveries import process_delivery, store_delivery
 
 pytestmark = pytest.mark.django_db
 

@@ -13,7 +13,7 @@ from django.utils import timezone
 from django_paycharge import services
 from django_paycharge.exceptions import NotFoundError
 from django_paycharge.models import Charge, WebhookDelivery
-from django_paycharge.services.deliveries import process_delivery, store_delivery
+from django_paycharge.services.webhooks.deliveries import process_delivery, store_delivery
 from django_paycharge.views.metrics import metrics
 
 pytestmark = pytest.mark.django_db

@@ -8,8 +8,8 @@ import pytest
 
 from django_paycharge import services
 from django_paycharge.models import WebhookDelivery
-from django_paycharge.services import _pace
-from django_paycharge.services.deliveries import process_delivery, store_delivery
+from django_paycharge.services.sync import pace as _pace
+from django_paycharge.services.webhooks.deliveries import process_delivery, store_delivery
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

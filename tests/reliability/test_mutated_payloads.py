@@ -28,8 +28,8 @@ from hypothesis import strategies as st
 from django_paycharge import services
 from django_paycharge.client import Charge as RemoteCharge
 from django_paycharge.models import Charge, QuarantinedItem, WebhookConfiguration, WebhookDelivery
-from django_paycharge.services import deliveries
-from django_paycharge.services.quarantine import payload_text
+from django_paycharge.services.mirror.quarantined import payload_text
+from django_paycharge.services.webhooks import deliveries
 from tests.hypothesis_profiles import examples
 
 from .real_shapes import CHARGE_SHAPES, STORE, WEBHOOK_SHAPES

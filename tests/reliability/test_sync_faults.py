@@ -33,7 +33,7 @@ from django.db.models import Sum
 from django_paycharge import services
 from django_paycharge.exceptions import PayChargeError
 from django_paycharge.models import Charge, SyncCheckpoint, SyncWindow
-from django_paycharge.services._windows import MARGIN
+from django_paycharge.services.sync.windows import MARGIN
 
 from .conftest import ROOT, as_single, child_env
 

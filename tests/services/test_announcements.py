@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from django_paycharge import periodic, signals
 from django_paycharge.models import Announcement, Charge
-from django_paycharge.services import announcements
+from django_paycharge.services.webhooks import announcements
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

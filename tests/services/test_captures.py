@@ -16,8 +16,8 @@ from django_paycharge.exceptions import (
     InvalidParametersError,
 )
 from django_paycharge.models import Cancel, Charge, ChargeActionRequest
-from django_paycharge.services.captures import CAPTURE
-from django_paycharge.services.lifecycle_requests import open_request
+from django_paycharge.services.lifecycle.captures import CAPTURE
+from django_paycharge.services.lifecycle.requests import open_request
 from django_paycharge.testing.provider import return_url
 
 from .test_lifecycle_races import run_together

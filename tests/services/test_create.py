@@ -315,7 +315,7 @@ def test_a_refused_create_writes_the_request_then_its_refusal(fake_gateway, card
 def test_a_callers_key_finds_its_request_on_either_insert(
     fake_gateway, card_token, monkeypatch, orm
 ):
-    from django_paycharge.services import _insert_once
+    from django_paycharge.services.mirror import inserts as _insert_once
 
     if orm:  # databases without INSERT ... ON CONFLICT ... RETURNING
         monkeypatch.setattr(_insert_once, "_has_upsert", lambda connection: False)

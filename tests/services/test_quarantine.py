@@ -20,7 +20,7 @@ from django_paycharge.client import Rejected
 from django_paycharge.exceptions import ServiceError
 from django_paycharge.management.commands.paycharge_sync import QUARANTINE_EXIT_STATUS
 from django_paycharge.models import Charge, QuarantinedItem
-from django_paycharge.services import quarantine as quarantine_module
+from django_paycharge.services.mirror import quarantined as quarantine_module
 
 pytestmark = pytest.mark.django_db
 
@@ -134,7 +134,7 @@ def test_the_admin_shows_them_and_dismissing_stops_the_count(listing, admin_clie
 @pytest.mark.parametrize("created_on", ["2020-01-01T00:00:00Z", None])
 def test_an_open_charge_without_a_store_does_not_fail_the_sync(fake_gateway, created_on):
     from django_paycharge.client import parse_charge
-    from django_paycharge.services.upsert import upsert_charges
+    from django_paycharge.services.mirror.upsert import upsert_charges
 
     # As a webhook payload or an odd list item may leave it: open, store unknown, and
     # 150 final charges after it, so the sync reads it alone instead of re-listing.
@@ -175,7 +175,7 @@ def test_items_without_an_id_are_reported_once_then_wait_for_staff(listing):
         assert "49 quarantined item(s) reported before wait for staff" in out
     assert QuarantinedItem.objects.filter(resolved_at__isnull=True).count() == 49
     # Staff dismiss them with a reason: nothing is said any more.
-    settled = services.quarantine.dismiss(
+    settled = services.mirror.quarantined.dismiss(
         QuarantinedItem.objects.all(), "the gateway's test data of 3 March", by="staff"
     )
     assert settled == 49
@@ -190,19 +190,19 @@ def test_a_dismissal_needs_a_reason(listing):
     listing["items"] = [{"status": "pending"}]
     services.sync_charges()
     with pytest.raises(ServiceError):
-        services.quarantine.dismiss(QuarantinedItem.objects.all(), "  ")
+        services.mirror.quarantined.dismiss(QuarantinedItem.objects.all(), "  ")
     assert QuarantinedItem.objects.get().resolved_at is None
 
 
 def test_an_item_with_an_id_is_retried_and_reported_until_stored(fake_gateway):
     """A refund listed before its charge is mirrored: the app can still store it."""
-    from django_paycharge.services.lifecycle_sync import sync_refunds
+    from django_paycharge.services.sync.children import sync_refunds
 
     token = fake_gateway.create_transaction_token("card")["id"]
     created = fake_gateway.create_charge(token, amount=1000)
     refund = {"id": str(uuid.uuid4()), "charge_id": created["id"], "status": "successful",
               "amount": 100, "currency": "JPY"}  # fmt: skip
-    services.quarantine.quarantine(
+    services.mirror.quarantined.quarantine(
         "default", [Rejected(refund, "its charge_id names no charge of the mirror")],
         resource=QuarantinedItem.Resource.REFUND,
     )  # fmt: skip
@@ -221,7 +221,7 @@ def test_an_item_with_an_id_is_retried_and_reported_until_stored(fake_gateway):
 def test_staff_store_an_item_by_the_id_they_found(fake_gateway, admin_client):
     token = fake_gateway.create_transaction_token("card")["id"]
     remote = fake_gateway.create_charge(token, amount=1800)
-    services.quarantine.quarantine(
+    services.mirror.quarantined.quarantine(
         "default", [Rejected({"status": "successful", "requested_amount": 1800}, "no id")]
     )
     item = QuarantinedItem.objects.get()

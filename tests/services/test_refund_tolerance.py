@@ -23,7 +23,7 @@ from django_paycharge.client.lifecycle_parsing import parse_cancel, parse_refund
 from django_paycharge.client.parsing import ShapeError
 from django_paycharge.management.commands.paycharge_sync import QUARANTINE_EXIT_STATUS
 from django_paycharge.models import Cancel, Charge, QuarantinedItem, Refund
-from django_paycharge.services.lifecycle_store import store_cancel, store_refund
+from django_paycharge.services.mirror.lifecycle_store import store_cancel, store_refund
 
 pytestmark = pytest.mark.django_db
 
@@ -149,7 +149,7 @@ def test_a_quarantined_refund_a_later_version_can_read_is_stored_under_its_charg
     assert services.sync_refunds(charges=[charge])["quarantined"] == 1
     lists["refunds"] = []
 
-    from django_paycharge.services import lifecycle_sync
+    from django_paycharge.services.sync import children as lifecycle_sync
 
     def reads_refund_id(value):  # as if the parser learned the gateway's other key
         return parse_refund({**value, "id": value.get("refund_id")})

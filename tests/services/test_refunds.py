@@ -21,9 +21,9 @@ from django_paycharge.exceptions import (
     UnsupportedPaymentTypeError,
 )
 from django_paycharge.models import ChargeActionRequest, Refund
-from django_paycharge.services.lifecycle_requests import open_request
-from django_paycharge.services.lifecycle_store import store_refund
-from django_paycharge.services.refunds import REFUND
+from django_paycharge.services.lifecycle.refunds import REFUND
+from django_paycharge.services.lifecycle.requests import open_request
+from django_paycharge.services.mirror.lifecycle_store import store_refund
 
 pytestmark = pytest.mark.django_db
 

@@ -80,7 +80,7 @@ def test_a_crash_mid_sync_resumes_from_the_last_stored_page(fake_gateway, monkey
     fake_gateway.seed(1_000)
     pages_before_crash = 4
     calls = {"n": 0}
-    original = services._sync_read.upsert_prepared
+    original = services.sync.read.upsert_prepared
 
     def crashing_after_some_pages(*args, **kwargs):
         # Deterministic: the crash comes while storing the page after the fourth.
@@ -89,7 +89,7 @@ def test_a_crash_mid_sync_resumes_from_the_last_stored_page(fake_gateway, monkey
             raise ServerError("the gateway failed mid-sync")
         return original(*args, **kwargs)
 
-    monkeypatch.setattr(services._sync_read, "upsert_prepared", crashing_after_some_pages)
+    monkeypatch.setattr(services.sync.read, "upsert_prepared", crashing_after_some_pages)
     with pytest.raises(ServerError):
         services.sync_charges()
     monkeypatch.undo()
@@ -291,7 +291,7 @@ def test_synced_rows_hold_exactly_what_the_gateway_sent(fake_gateway):
         assert row.store_id == charge.store_id
         assert row.created_on == charge.created_on
         assert row.requested_amount_formatted == charge.requested_amount_formatted
-        assert row.raw_digest == services.upsert.raw_digest(charge.raw)
+        assert row.raw_digest == services.mirror.upsert.raw_digest(charge.raw)
 
 
 def test_an_unchanged_resync_encodes_only_the_rows_it_writes(fake_gateway, monkeypatch):
@@ -300,7 +300,7 @@ def test_an_unchanged_resync_encodes_only_the_rows_it_writes(fake_gateway, monke
     changed = next(cid for cid, c in fake_gateway.charges.items() if c["status"] == "awaiting")
     fake_gateway.complete(changed)
     encoded = []
-    module = services.upsert.statements(connection)
+    module = services.mirror.upsert.statements(connection)
     original = module.row_encoder
 
     def counting(conn):
@@ -350,7 +350,7 @@ def test_the_refresh_of_open_charges_counts_against_the_page_budget(fake_gateway
 def test_a_finished_syncs_lock_is_free_at_once_for_the_next():
     """Closing the lock's session frees it only once the server has ended that session; the
     next sync of the same process must not find it still held."""
-    from django_paycharge.services._sync_lock import account_lock
+    from django_paycharge.services.sync.lock import account_lock
 
     for _round in range(30):
         with account_lock("default") as held:

@@ -15,8 +15,8 @@ import pytest
 from django.db import connection
 
 from django_paycharge import services
-from django_paycharge.services._pace import Pace
-from django_paycharge.services._windows import Schedule, Window
+from django_paycharge.services.sync.pace import Pace
+from django_paycharge.services.sync.windows import Schedule, Window
 
 
 def test_one_window_until_a_page_has_been_fetched_and_stored():
@@ -93,13 +93,13 @@ def test_idle_readers_count_once_for_windows_already_waiting():
 def test_sqlite_reads_one_window_when_the_store_is_the_slower_part(fake_gateway, monkeypatch):
     """A gateway answering at once and a slow writer: more windows could not help."""
     fake_gateway.seed(1_000)
-    original = services._sync_read.upsert_prepared
+    original = services.sync.read.upsert_prepared
 
     def slow_write(*args, **kwargs):
         time.sleep(0.05)
         return original(*args, **kwargs)
 
-    monkeypatch.setattr(services._sync_read, "upsert_prepared", slow_write)
+    monkeypatch.setattr(services.sync.read, "upsert_prepared", slow_write)
     result = services.sync_charges(full=True, windows=8)
     assert result.created == 1_000 and result.complete
     assert result.windows == 1, result

@@ -19,7 +19,7 @@ from django.db import connection
 from django_paycharge import services
 from django_paycharge.exceptions import ServerError, SyncInProgressError
 from django_paycharge.models import Charge, SyncCheckpoint, SyncWindow
-from django_paycharge.services._windows import MARGIN, Schedule, Window
+from django_paycharge.services.sync.windows import MARGIN, Schedule, Window
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -86,7 +86,7 @@ def test_the_next_page_is_requested_while_the_current_one_is_stored(fake_gateway
     fake_gateway.seed(500)
     arrivals = Arrivals(fake_gateway, monkeypatch)
     writes: list[tuple[float, float]] = []
-    original = services._sync_read.upsert_prepared
+    original = services.sync.read.upsert_prepared
 
     def slow_write(*args, **kwargs):
         started = time.monotonic()
@@ -95,7 +95,7 @@ def test_the_next_page_is_requested_while_the_current_one_is_stored(fake_gateway
         writes.append((started, time.monotonic()))
         return answer
 
-    monkeypatch.setattr(services._sync_read, "upsert_prepared", slow_write)
+    monkeypatch.setattr(services.sync.read, "upsert_prepared", slow_write)
     assert services.sync_charges(full=True, windows=1).created == 500
     requests = [arrived for arrived, *_ in arrivals.lists()]
     assert len(writes) == len(requests) == 5
@@ -107,7 +107,7 @@ def test_a_failed_run_resumes_without_rereading_finished_windows(fake_gateway, m
     fake_gateway.seed(2_000)
     fake_gateway.latency = 0.01
     calls = {"n": 0}
-    original = services._sync_read.upsert_prepared
+    original = services.sync.read.upsert_prepared
 
     def failing_later(*args, **kwargs):
         calls["n"] += 1
@@ -115,10 +115,10 @@ def test_a_failed_run_resumes_without_rereading_finished_windows(fake_gateway, m
             raise ServerError("the database went away")
         return original(*args, **kwargs)
 
-    monkeypatch.setattr(services._sync_read, "upsert_prepared", failing_later)
+    monkeypatch.setattr(services.sync.read, "upsert_prepared", failing_later)
     with pytest.raises(ServerError):
         services.sync_charges(full=True, windows=4)
-    monkeypatch.setattr(services._sync_read, "upsert_prepared", original)
+    monkeypatch.setattr(services.sync.read, "upsert_prepared", original)
     done = list(SyncWindow.objects.filter(done=True))
     left = list(SyncWindow.objects.filter(done=False))
     assert left and SyncCheckpoint.objects.get().in_progress
@@ -183,14 +183,14 @@ def test_a_second_sync_of_the_account_is_refused_or_waits(fake_gateway, monkeypa
     fake_gateway.seed(300)
     fake_gateway.latency = 0.02
     entered = threading.Event()
-    original = services._sync_read.upsert_prepared
+    original = services.sync.read.upsert_prepared
 
     def slow_write(*args, **kwargs):
         entered.set()
         time.sleep(0.2)
         return original(*args, **kwargs)
 
-    monkeypatch.setattr(services._sync_read, "upsert_prepared", slow_write)
+    monkeypatch.setattr(services.sync.read, "upsert_prepared", slow_write)
     errors: list[BaseException] = []
 
     def first_sync():

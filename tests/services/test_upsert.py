@@ -21,8 +21,8 @@ from django.test.utils import CaptureQueriesContext
 from django_paycharge import services
 from django_paycharge.client.parsing import parse_charge
 from django_paycharge.models import Charge
-from django_paycharge.services import _charge_rows as rows
-from django_paycharge.services import _upsert_sqlite, upsert
+from django_paycharge.services.mirror import rows, upsert
+from django_paycharge.services.mirror import sqlite as _upsert_sqlite
 
 pytestmark = pytest.mark.django_db
 

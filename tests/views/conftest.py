@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from django_paycharge import tasks
+from django_paycharge.background import drain
 
 
 class Clock:
-    """A monotonic clock the test moves: ``tasks``' drain window reads it, its sleeps move it."""
+    """A monotonic clock the test moves: the drain window reads it, its sleeps move it."""
 
     def __init__(self) -> None:
         self.now = 0.0
@@ -24,7 +24,7 @@ class Clock:
 def drain_clock(monkeypatch):
     """Time as the drain window sees it, stopped until the test (or a drain's wait) moves it."""
     clock = Clock()
-    monkeypatch.setattr(tasks, "_clock", clock)
-    monkeypatch.setattr(tasks, "_sleep", clock.sleep)
-    monkeypatch.setattr(tasks, "_drain_covers", {})
+    monkeypatch.setattr(drain, "_clock", clock)
+    monkeypatch.setattr(drain, "_sleep", clock.sleep)
+    monkeypatch.setattr(drain, "_drain_covers", {})
     return clock

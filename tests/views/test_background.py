@@ -11,6 +11,7 @@ from django.core.management import call_command
 from django.db import connection
 
 from django_paycharge import services, tasks
+from django_paycharge.background import drain
 from django_paycharge.models import Announcement, Charge, WebhookDelivery
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -151,7 +152,7 @@ def test_a_drain_ends_no_sooner_than_its_window_so_late_deliveries_are_taken(
         waits.append(seconds)
         drain_clock.sleep(seconds)
 
-    monkeypatch.setattr(tasks, "_sleep", a_receiver_stores_one_meanwhile)
+    monkeypatch.setattr(drain, "_sleep", a_receiver_stores_one_meanwhile)
     started = drain_clock.now
     call_command("db_worker", "--batch", "--interval", "0", verbosity=0)
     assert waits and drain_clock.now - started >= tasks.DRAIN_WINDOW

@@ -17,7 +17,7 @@ from django.utils import timezone
 
 from django_paycharge import tasks
 from django_paycharge.models import WebhookDelivery
-from django_paycharge.services import deliveries, leases
+from django_paycharge.services.webhooks import deliveries, leases
 
 pytestmark = pytest.mark.django_db
 

@@ -11,8 +11,8 @@ from django.utils import timezone
 
 from django_paycharge import tasks
 from django_paycharge.models import WebhookDelivery
-from django_paycharge.services import _insert_once
-from django_paycharge.services.deliveries import _ONCE
+from django_paycharge.services.mirror import inserts as _insert_once
+from django_paycharge.services.webhooks.deliveries import _ONCE
 
 pytestmark = pytest.mark.django_db
 

@@ -13,7 +13,7 @@ from django.core.management.base import CommandError, CommandParser
 from django.utils import timezone
 
 from ...models import WebhookDelivery
-from ...services import deliveries, leases
+from ...services.webhooks import deliveries, leases
 from ._base import PayChargeCommand
 
 

@@ -6,7 +6,7 @@ from typing import Any
 
 from django.core.management.base import CommandError, CommandParser
 
-from ...services import deliveries
+from ...services.webhooks import deliveries
 from ._base import PayChargeCommand
 
 

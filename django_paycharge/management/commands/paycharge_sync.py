@@ -13,7 +13,7 @@ from ... import conf, services
 from ...exceptions import PayChargeError, SyncInProgressError
 from ...models import QuarantinedItem
 from ...services import SyncResult
-from ...services.quarantine import Report, mark_reported
+from ...services.mirror import Report, mark_reported
 from ._base import PayChargeCommand, explain
 
 #: Exit status of a run that stored everything it could but quarantined items that are
@@ -29,59 +29,8 @@ class Command(PayChargeCommand):
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--charges", action="store_true", help="Sync charges.")
-        parser.add_argument("--webhooks", action="store_true", help="Sync webhook configurations.")
-        parser.add_argument(
-            "--refunds",
-            action="store_true",
-            help="Also sync the refunds and cancels of successful, canceled and authorized "
-            "charges (two requests per charge; narrow it with --since or --store).",
-        )
-        which = parser.add_mutually_exclusive_group()
-        which.add_argument("--account", help="Account name from PAYCHARGE['ACCOUNTS'].")
-        which.add_argument(
-            "--all-accounts",
-            action="store_true",
-            help="Every configured account, one after the other.",
-        )
-        parser.add_argument("--store", help="Only this store (UUID).")
-        parser.add_argument("--full", action="store_true", help="Re-read every charge.")
-        parser.add_argument("--since", help="Only charges created at or after this ISO-8601 time.")
-        parser.add_argument(
-            "--windows",
-            type=int,
-            metavar="N",
-            help=(
-                "Creation-time windows read side by side, at most on SQLite "
-                "(default: PAYCHARGE['SYNC_WINDOWS'])."
-            ),
-        )
-        parser.add_argument(
-            "--max-pages",
-            type=int,
-            metavar="N",
-            help="Stop after about N pages; the next sync goes on from there.",
-        )
-        parser.add_argument(
-            "--wait",
-            type=float,
-            default=0.0,
-            metavar="SECONDS",
-            help="When another sync of the account is running, wait up to this long for it "
-            "(default: exit at once).",
-        )
-        parser.add_argument(
-            "--progress",
-            action="store_true",
-            help="Show windows and charges as the sync goes (always shown on a terminal).",
-        )
-        parser.add_argument(
-            "--fill-payment-types",
-            type=int,
-            default=0,
-            metavar="N",
-            help="Afterwards, read up to N transaction tokens to fill in payment types.",
-        )
+        _add_what(parser)
+        _add_how(parser)
 
     def handle(self, *args: Any, **options: Any) -> None:
         if not options["all_accounts"]:
@@ -112,26 +61,7 @@ class Command(PayChargeCommand):
         kept = Report()
         synced: list[str] = []  # the quarantined resources this run reports on
         if options["charges"] or both:
-            try:
-                result = services.sync_charges(
-                    options["account"],
-                    options["store"],
-                    full=options["full"],
-                    since=since,
-                    progress=self._progress,
-                    windows=options["windows"],
-                    max_pages=options["max_pages"],
-                    wait=options["wait"],
-                )
-            except SyncInProgressError as exc:
-                raise CommandError(f"{exc} Pass --wait SECONDS to wait for it.") from exc
-            self._summary("Charges", result)
-            if not result.complete:
-                self.stdout.write(
-                    f"Stopped after {result.pages} pages (--max-pages): the next sync goes on "
-                    "from there."
-                )
-            kept += _report(result.as_dict())
+            kept += self._charges(options, since)
             synced.append(QuarantinedItem.Resource.CHARGE)
         if options["webhooks"] or both:
             result = services.sync_webhooks(options["account"], options["store"])
@@ -139,13 +69,7 @@ class Command(PayChargeCommand):
             kept += _report(result.as_dict())
             synced.append(QuarantinedItem.Resource.WEBHOOK)
         if options["refunds"]:
-            counts = services.sync_refunds(options["account"], options["store"], since=since)
-            self.stdout.write(
-                f"Refunds and cancels: {counts['charges']} charges read, {counts['refunds']} "
-                f"refunds, {counts['cancels']} cancels, {counts['failed']} failed, "
-                f"{counts['quarantined']} quarantined."
-            )
-            kept += _report(counts)
+            kept += self._refunds(options, since)
             synced += [QuarantinedItem.Resource.REFUND, QuarantinedItem.Resource.CANCEL]
         if options["fill_payment_types"]:
             filled = services.fill_payment_types(
@@ -154,6 +78,41 @@ class Command(PayChargeCommand):
             self.stdout.write(f"Payment types filled in for {filled} charges.")
         # Said now, by the exit status below: the next run reports only what is new then.
         mark_reported(options["account"] or conf.DEFAULT_ACCOUNT, *synced)
+        self._quarantined(kept)
+
+    def _charges(self, options: dict[str, Any], since: datetime | None) -> Report:
+        try:
+            result = services.sync_charges(
+                options["account"],
+                options["store"],
+                full=options["full"],
+                since=since,
+                progress=self._progress,
+                windows=options["windows"],
+                max_pages=options["max_pages"],
+                wait=options["wait"],
+            )
+        except SyncInProgressError as exc:
+            raise CommandError(f"{exc} Pass --wait SECONDS to wait for it.") from exc
+        self._summary("Charges", result)
+        if not result.complete:
+            self.stdout.write(
+                f"Stopped after {result.pages} pages (--max-pages): the next sync goes on "
+                "from there."
+            )
+        return _report(result.as_dict())
+
+    def _refunds(self, options: dict[str, Any], since: datetime | None) -> Report:
+        counts = services.sync_refunds(options["account"], options["store"], since=since)
+        self.stdout.write(
+            f"Refunds and cancels: {counts['charges']} charges read, {counts['refunds']} "
+            f"refunds, {counts['cancels']} cancels, {counts['failed']} failed, "
+            f"{counts['quarantined']} quarantined."
+        )
+        return _report(counts)
+
+    def _quarantined(self, kept: Report) -> None:
+        """Say what is kept in quarantine; new items make the exit status non-zero."""
         earlier = kept.kept - kept.new
         if earlier and not kept.needs_attention:
             self.stdout.write(
@@ -217,3 +176,64 @@ def _parse_since(value: str | None) -> datetime | None:
             f"--since {value!r} is not an ISO-8601 time with an offset (e.g. 2026-01-31T00:00Z)."
         )
     return parsed
+
+
+def _add_what(parser: CommandParser) -> None:
+    """What to sync: which resources, accounts, stores and charges."""
+    parser.add_argument("--charges", action="store_true", help="Sync charges.")
+    parser.add_argument("--webhooks", action="store_true", help="Sync webhook configurations.")
+    parser.add_argument(
+        "--refunds",
+        action="store_true",
+        help="Also sync the refunds and cancels of successful, canceled and authorized "
+        "charges (two requests per charge; narrow it with --since or --store).",
+    )
+    which = parser.add_mutually_exclusive_group()
+    which.add_argument("--account", help="Account name from PAYCHARGE['ACCOUNTS'].")
+    which.add_argument(
+        "--all-accounts",
+        action="store_true",
+        help="Every configured account, one after the other.",
+    )
+    parser.add_argument("--store", help="Only this store (UUID).")
+    parser.add_argument("--full", action="store_true", help="Re-read every charge.")
+    parser.add_argument("--since", help="Only charges created at or after this ISO-8601 time.")
+
+
+def _add_how(parser: CommandParser) -> None:
+    """How: windows side by side, how far, waiting for another sync, progress, payment types."""
+    parser.add_argument(
+        "--windows",
+        type=int,
+        metavar="N",
+        help=(
+            "Creation-time windows read side by side, at most on SQLite "
+            "(default: PAYCHARGE['SYNC_WINDOWS'])."
+        ),
+    )
+    parser.add_argument(
+        "--max-pages",
+        type=int,
+        metavar="N",
+        help="Stop after about N pages; the next sync goes on from there.",
+    )
+    parser.add_argument(
+        "--wait",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="When another sync of the account is running, wait up to this long for it "
+        "(default: exit at once).",
+    )
+    parser.add_argument(
+        "--progress",
+        action="store_true",
+        help="Show windows and charges as the sync goes (always shown on a terminal).",
+    )
+    parser.add_argument(
+        "--fill-payment-types",
+        type=int,
+        default=0,
+        metavar="N",
+        help="Afterwards, read up to N transaction tokens to fill in payment types.",
+    )

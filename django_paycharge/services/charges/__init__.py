@@ -1,0 +1,46 @@
+"""A checkout: create a charge, learn its outcome, what the customer must do next.
+
+Creates go through the exactly-once machine (:mod:`..lifecycle`) and store
+what they learn through :mod:`..mirror`, never the other way round. Other
+flows import only the names below.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ...deprecation import module_getattr
+from .create import (
+    MAX_MERCHANT_TRANSACTION_ID,
+    MAX_STORED_INT,
+    create_charge,
+    has_nul,
+    idempotency_key_for,
+    storage_errors,
+)
+from .instructions import INSTRUCTED_TYPES, PaymentInstructions, payment_instructions
+from .issuer_tokens import fetch_issuer_token, fetch_three_ds_issuer_token
+from .outcomes import ChargeCheck, check_charge_request, send_charge_request
+from .payment_types import fill_payment_types, known_payment_type
+
+__all__ = [
+    "INSTRUCTED_TYPES",
+    "MAX_MERCHANT_TRANSACTION_ID",
+    "MAX_STORED_INT",
+    "ChargeCheck",
+    "PaymentInstructions",
+    "check_charge_request",
+    "create_charge",
+    "fetch_issuer_token",
+    "fetch_three_ds_issuer_token",
+    "fill_payment_types",
+    "has_nul",
+    "idempotency_key_for",
+    "known_payment_type",
+    "payment_instructions",
+    "send_charge_request",
+    "storage_errors",
+]
+
+if not TYPE_CHECKING:  # the old module's names, with a warning (deprecation.MOVED)
+    __getattr__ = module_getattr(__name__)

@@ -1,0 +1,169 @@
+"""Refund a charge, in full or in part, exactly once: the refund kind of the machine.
+
+What is left to refund (:func:`refundable_amount`) counts every refund request
+not known to have failed: one still being sent, one whose answer never came
+(abandoned, being looked for) as much as a refund the gateway confirmed. It is
+computed under the charge row's lock when a request is committed, so no sum of
+refunds, from threads or processes, can exceed the charge.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping
+from typing import Any
+
+from django.db.models import Sum
+from django.utils.translation import gettext
+
+from ...client.lifecycle_params import check_fields, refund_body
+from ...client.vocabulary import (
+    CANNOT_REFUND_UNSUCCESSFUL_CHARGE,
+    NON_REFUNDABLE_PAYMENT_TYPES,
+    REFUND_EXCEEDS_CHARGE_AMOUNT,
+    REFUND_NOT_WITHIN_BOUNDS,
+)
+from ...exceptions import (
+    ChargeStateError,
+    FieldError,
+    InvalidParametersError,
+    UnsupportedPaymentTypeError,
+)
+from ...models import (
+    COUNTED_REFUND_STATUSES,
+    OPEN_REQUEST_STATES,
+    Charge,
+    ChargeActionRequest,
+    Refund,
+    RequestState,
+)
+from ..clients import get_client
+from ..mirror import store_of, store_refund
+from .exactly_once import register
+from .requests import LifecycleKind, act, find_made, send_child
+
+
+class RefundKind(LifecycleKind):
+    """``POST .../refunds`` with the request's key; the result is the stored :class:`Refund`."""
+
+    name = "refund"
+    link = "refund"
+    blocked_by = frozenset({"capture", "cancel", "refund"})
+    # Sent again after a lost answer, a refund that went through leaves too little.
+    done_before_codes = frozenset({REFUND_EXCEEDS_CHARGE_AMOUNT, REFUND_NOT_WITHIN_BOUNDS})
+    status_codes = frozenset({CANNOT_REFUND_UNSUCCESSFUL_CHARGE})
+
+    def prepare(self, charge: Charge, given: dict[str, Any]) -> dict[str, Any]:
+        if charge.payment_type in NON_REFUNDABLE_PAYMENT_TYPES:
+            raise UnsupportedPaymentTypeError(
+                gettext("Convenience store and bank transfer payments cannot be refunded.")
+            )
+        if charge.status != "successful":
+            raise self.state_error(charge.status)
+        charged_currency = (charge.charged_currency or charge.requested_currency or "").upper()
+        if given.setdefault("currency", charged_currency) != charged_currency:
+            raise InvalidParametersError(
+                errors=[FieldError("currency", gettext("must be the charge's currency"))]
+            )
+        left = refundable_amount(charge)
+        if "amount" not in given and left == 0:
+            raise ChargeStateError(
+                gettext("Nothing is left to refund on this charge."), status=charge.status
+            )
+        params = refund_body(**{"amount": left, **given})
+        if params["amount"] > left:
+            reason = gettext("must be at most %(left)d, what is left to refund") % {"left": left}
+            raise InvalidParametersError(errors=[FieldError("amount", reason)])
+        return params
+
+    def state_error(self, status: str | None) -> ChargeStateError:
+        message = gettext("Only a successful charge can be refunded; its status is %(s)s.")
+        return ChargeStateError(message % {"s": status or gettext("unknown")}, status=status)
+
+    def send(self, request: ChargeActionRequest) -> Refund:
+        refund: Refund = send_child(self, request, lambda client: client.refunds, store_refund)
+        return refund
+
+    def find(self, request: ChargeActionRequest) -> Refund | None:
+        charge = request.charge
+        refunds = get_client(request.account).refunds.list(store_of(charge), charge.gateway_id)
+        amount, currency = request.params.get("amount"), request.params.get("currency")
+
+        def same(remote: Any) -> bool:
+            return bool(remote.amount == amount and (remote.currency or "").upper() == currency)
+
+        found: Refund | None = find_made(self, request, refunds, same, store_refund)
+        return found
+
+
+REFUND = register(RefundKind())
+
+
+def refundable_amount(charge: Charge) -> int:
+    """What is left to refund, in minor units: the charged amount less refunds pending or
+    successful, and less the amounts of refund requests not yet settled (being sent, or
+    abandoned and looked for): those stay reserved until the gateway's outcome is known."""
+    charged = charge.charged_amount or 0
+    refunds = Refund.objects.filter(charge=charge, status__in=COUNTED_REFUND_STATUSES)
+    refunded = refunds.aggregate(total=Sum("amount"))["total"] or 0
+    return max(0, charged - int(refunded) - reserved_amount(charge))
+
+
+def reserved_amount(charge: Charge) -> int:
+    """The amounts of the charge's refund requests whose outcome is not known yet."""
+    unsettled = ChargeActionRequest.objects.filter(
+        charge=charge,
+        kind=REFUND.name,
+        refund__isnull=True,
+        state__in=(*OPEN_REQUEST_STATES, RequestState.ABANDONED),
+    ).values_list("state", "error", "params")
+    total = 0
+    for state, error, params in unsettled:
+        outcome = error.get("outcome") if isinstance(error, dict) else None
+        if state == RequestState.ABANDONED and outcome == REFUND.nothing_done:
+            continue  # abandoned, and known to have refunded nothing
+        if isinstance(params, dict):
+            total += int(params.get("amount") or 0)
+    return total
+
+
+def refund_charge(
+    charge: Charge,
+    *,
+    amount: int | None = None,
+    currency: str | None = None,
+    reason: str | None = None,
+    message: str | None = None,
+    metadata: Mapping[str, Any] | None = None,
+    idempotency_key: uuid.UUID | str | None = None,
+    requested_by: str = "",
+) -> Refund:
+    """Refund ``amount`` of a ``successful`` charge (what is left to refund when None).
+
+    The charge is read from the gateway first; its status and payment type
+    must allow a refund (:class:`ChargeStateError`,
+    :class:`UnsupportedPaymentTypeError` otherwise), ``currency`` defaults to
+    the charged one, and ``amount`` may not exceed what is left
+    (:func:`refundable_amount`, checked under a lock on the charge so two
+    clicks cannot both pass). The refund is usually ``pending`` when this
+    returns; ``refund_status_changed`` tells when it ends. Calling again with
+    the same ``idempotency_key`` returns the same refund. While another
+    capture, cancel or refund of the charge is being sent,
+    :class:`ChargeBusyError` (nothing sent). If the gateway never answers for
+    sure: :class:`ActionOutcomeUnknownError` (``outcome == "unknown"``): do
+    not refund again; the refund is looked for and its amount stays reserved.
+    Must not run inside a transaction of the caller's.
+    """
+    args: dict[str, Any] = {
+        "amount": amount,
+        "currency": currency,
+        "reason": reason,
+        "message": message,
+        "metadata": dict(metadata) if metadata is not None else None,
+    }
+    # Bad input is refused before anything is read or sent; kept in the form it is sent.
+    given = check_fields({k: v for k, v in args.items() if v is not None})
+    refund: Refund = act(
+        REFUND, charge, given=given, idempotency_key=idempotency_key, requested_by=requested_by
+    )
+    return refund

@@ -1,0 +1,299 @@
+"""Captures, cancels, refunds and metadata updates: requests committed under the charge's lock.
+
+They are sent by the one machine of :mod:`.exactly_once`, like creates. What
+is theirs is here: :class:`LifecycleKind` (what they share as kinds of that
+machine) and :func:`act`, which commits a request before anything is sent:
+
+1. the request with the caller's key is found again (the same key and the
+   same arguments give the same result; other arguments are refused), or
+2. the charge is read from the gateway, the kind refuses what its status does
+   not allow, and a new request (kind, charge, parameters, key) is committed
+   under a lock on the charge row. Under that lock the kind checks the charge
+   again, and a capture, cancel or refund of the same charge still being sent
+   makes this one wait (:class:`ChargeBusyError`, nothing sent): two processes
+   never both send one; a refund's amount is checked against what is left,
+   every request not known to have failed counted (:func:`.refunds.refundable_amount`).
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Callable, Iterable
+from datetime import timedelta
+from typing import Any
+
+from django.db import IntegrityError, router
+from django.utils.translation import gettext
+
+from ...client import PayChargeClient
+from ...client.validation import validate_idempotency_key
+from ...client.vocabulary import INVALID_CHARGE_STATUS
+from ...exceptions import (
+    ActionOutcomeUnknownError,
+    APIError,
+    ChargeBusyError,
+    ChargeStateError,
+    IdempotencyKeyReusedError,
+    PayChargeError,
+    RequestAbandonedError,
+)
+from ...models import OPEN_REQUEST_STATES, Charge, ChargeActionRequest
+from ..clients import get_client
+from ..mirror import refresh_charge, store_of
+from ..retry import retry_transient
+from .exactly_once import answer
+from .request_rows import request_name, succeed
+
+logger = logging.getLogger("django_paycharge.services")
+
+#: How much earlier than its request the gateway may date a result (clocks differ).
+CLOCK_SLACK = timedelta(minutes=5)
+
+
+class LifecycleKind:
+    """What captures, cancels, refunds and updates share as kinds of the machine."""
+
+    name = ""
+    nothing_done = "not_done"
+    #: Where a succeeded request links what it made (``refund``, ``cancel``); None: the charge.
+    link: str | None = None
+    #: Kinds whose requests still being sent for the same charge make this one wait.
+    blocked_by: frozenset[str] = frozenset()
+    #: Refusals that may say an earlier send did the work: settled by reading.
+    done_before_codes: frozenset[str] = frozenset()
+    #: Refusals about the charge's status: told as :class:`ChargeStateError` after a read.
+    status_codes: frozenset[str] = frozenset()
+    #: Read the charge before committing a request (its status says what is allowed).
+    reads_first = True
+
+    def prepare(self, charge: Charge, given: dict[str, Any]) -> dict[str, Any]:
+        """The parameters of a new request on ``charge``; raises to refuse it.
+
+        Run on the charge as just read, then again under its lock.
+        """
+        raise NotImplementedError
+
+    def state_error(self, status: str | None) -> ChargeStateError:
+        """The error for a request the charge's ``status`` does not allow."""
+        raise NotImplementedError
+
+    # -- the machine's side (RequestKind) --------------------------------------------------
+
+    def send(self, request: ChargeActionRequest) -> Any:
+        raise NotImplementedError
+
+    def find(self, request: ChargeActionRequest) -> Any | None:
+        raise NotImplementedError
+
+    def done_before(self, exc: APIError) -> bool:
+        return exc.code in self.done_before_codes
+
+    def stored(self, request: ChargeActionRequest) -> Any | None:
+        if self.link is not None:
+            return getattr(request, self.link)
+        return Charge.objects.get(pk=request.charge_id)
+
+    def refusal(self, request: ChargeActionRequest, exc: PayChargeError) -> PayChargeError:
+        if not self._about_status(exc):
+            return exc
+        charge = request.charge
+        try:  # the charge as it is now says why better than the code
+            current = reread(charge).status
+        except PayChargeError:
+            current = Charge.objects.get(pk=charge.pk).status
+        error = self.state_error(current)
+        error.__cause__ = exc
+        return error
+
+    def _about_status(self, exc: PayChargeError) -> bool:
+        if not isinstance(exc, APIError):
+            return False
+        reasons = {e.reason for e in exc.errors} | {exc.code}
+        return exc.code in self.status_codes or INVALID_CHARGE_STATUS in reasons
+
+    def unknown_error(
+        self, request: ChargeActionRequest, exc: PayChargeError | None
+    ) -> PayChargeError:
+        return ActionOutcomeUnknownError(
+            kind=self.name,
+            idempotency_key=request.idempotency_key,
+            request_id=exc.request_id if exc is not None else None,
+        )
+
+    def abandoned_error(self, request: ChargeActionRequest) -> PayChargeError:
+        return RequestAbandonedError()
+
+    def complete(self, request: ChargeActionRequest, result: Any) -> Any:
+        """Mark ``request`` succeeded, linking ``result`` where the kind links one."""
+        links = {self.link: result} if self.link is not None else {}
+        succeed(request, **links)
+        return result
+
+
+def reread(charge: Charge) -> Charge:
+    """The charge read again from the gateway (and stored)."""
+    return refresh_charge(charge.gateway_id, charge.store_id, account=charge.account)
+
+
+def act(
+    kind: LifecycleKind,
+    charge: Charge,
+    *,
+    given: dict[str, Any],
+    idempotency_key: uuid.UUID | str | None,
+    requested_by: str,
+) -> Any:
+    """What the request for ``idempotency_key`` made: an existing request's answer, or a
+    new request's (committed, then sent). ``given``: the caller's arguments, checked.
+
+    Must not run inside a transaction of the caller's.
+    """
+    if idempotency_key is not None:  # it travels in a header: refused before anything is kept
+        idempotency_key = validate_idempotency_key(idempotency_key)
+    request = existing_request(kind, charge, idempotency_key, given)
+    if request is None and kind.reads_first:
+        charge = reread(charge)
+        try:
+            kind.prepare(charge, dict(given))  # refused at once, before anything is committed
+        except PayChargeError:
+            # Unless a concurrent call with the same key (a double click) committed it meanwhile.
+            request = existing_request(kind, charge, idempotency_key, given)
+            if request is None:
+                raise
+    if request is None:
+        request = open_request(kind, charge, given, idempotency_key, requested_by)
+    return answer(request)
+
+
+def existing_request(
+    kind: LifecycleKind, charge: Charge, key: uuid.UUID | str | None, given: dict[str, Any]
+) -> ChargeActionRequest | None:
+    """The request already made with this key, if any; refused if it was another request.
+
+    Only the arguments the caller gave are compared: a repeated "refund what is
+    left" must find the first refund, not compute a new remainder.
+    """
+    if key is None:
+        return None
+    found = ChargeActionRequest.objects.filter(idempotency_key=str(key)).select_related(
+        "charge", "refund", "cancel"
+    )
+    existing = found.first()
+    if existing is not None:
+        _refuse_other(existing, kind, charge, given)
+    return existing
+
+
+def open_request(
+    kind: LifecycleKind,
+    charge: Charge,
+    given: dict[str, Any],
+    key: uuid.UUID | str | None,
+    requested_by: str,
+) -> ChargeActionRequest:
+    """The committed request for ``key`` (new, or the one a concurrent call made with it)."""
+    text_key = str(key) if key is not None else str(uuid.uuid4())
+
+    def open_or_join() -> ChargeActionRequest:
+        locked = Charge.objects.select_for_update().get(pk=charge.pk)
+        existing = ChargeActionRequest.objects.filter(idempotency_key=text_key).first()
+        if existing is not None:
+            _refuse_other(existing, kind, charge, given)
+            return existing
+        sending = ChargeActionRequest.objects.filter(
+            charge=locked, kind__in=kind.blocked_by, state__in=OPEN_REQUEST_STATES
+        )
+        if sending.exists():
+            raise ChargeBusyError()
+        return ChargeActionRequest.objects.create(
+            kind=kind.name,
+            idempotency_key=text_key,
+            account=locked.account,
+            charge=locked,
+            params=kind.prepare(locked, dict(given)),
+            requested_by=requested_by[:150],
+        )
+
+    alias = router.db_for_write(ChargeActionRequest)
+    try:
+        return retry_transient(open_or_join, using=alias, durable=True)
+    except IntegrityError:  # the same key, committed a moment ago for another charge
+        existing = ChargeActionRequest.objects.get(idempotency_key=text_key)
+        _refuse_other(existing, kind, charge, given)
+        return existing
+
+
+def _refuse_other(
+    existing: ChargeActionRequest, kind: LifecycleKind, charge: Charge, given: dict[str, Any]
+) -> None:
+    same = all(existing.params.get(k) == v for k, v in given.items())
+    if existing.kind != kind.name or existing.charge_id != charge.pk or not same:
+        raise IdempotencyKeyReusedError(
+            gettext(
+                "This idempotency key was already used for a different request; "
+                "use a new key for a new capture, cancel or refund."
+            )
+        )
+
+
+def find_made(
+    kind: LifecycleKind,
+    request: ChargeActionRequest,
+    remotes: Iterable[Any],
+    matches: Callable[[Any], bool],
+    store: Callable[..., Any],
+) -> Any | None:
+    """Of the charge's refunds or cancels (``remotes``, as read), the one made for ``request``.
+
+    One dated since shortly before the request, that ``matches`` it and that
+    no other request of the charge has already: stored, linked and returned.
+    """
+    link = kind.link
+    assert link is not None
+    taken = set(
+        ChargeActionRequest.objects.filter(charge_id=request.charge_id, kind=kind.name)
+        .exclude(pk=request.pk)
+        .exclude(**{f"{link}__isnull": True})
+        .values_list(f"{link}__gateway_id", flat=True)
+    )
+    since = request.created_at - CLOCK_SLACK
+    for remote in remotes:
+        if remote.id in taken or (remote.created_on is not None and remote.created_on < since):
+            continue
+        if matches(remote):
+            logger.warning("%s request %s: found its %s", kind.name, request_name(request), link)
+            return kind.complete(request, store(remote, charge=request.charge))
+    return None
+
+
+def send_child(
+    kind: LifecycleKind,
+    request: ChargeActionRequest,
+    resource: Callable[[PayChargeClient], Any],
+    store: Callable[..., Any],
+    *,
+    after_reread: Callable[[], object] | None = None,
+) -> Any:
+    """Send a refund or cancel (``resource``: ``client.refunds`` or ``client.cancels``) with
+    the request's key, store the answer with ``store(answer, charge=...)`` and link it.
+
+    A ``pending`` answer is read once more (``after_reread`` runs before it is stored): the
+    gateway often finishes at once, and one read spares the staff a stale "pending".
+    """
+    charge = request.charge
+    operations = resource(get_client(request.account))
+    store_id = store_of(charge)
+    made = operations.create(
+        store_id, charge.gateway_id, **request.params, idempotency_key=request.idempotency_key
+    )
+    stored = kind.complete(request, store(made, charge=charge))
+    if stored.status == "pending":
+        try:
+            again = operations.retrieve(store_id, charge.gateway_id, made.id)
+            if after_reread is not None:
+                after_reread()
+            stored = store(again, charge=charge)
+        except PayChargeError as exc:
+            logger.info("%s %s not re-read: %s", kind.link, made.id, type(exc).__name__)
+    return stored

@@ -1,0 +1,114 @@
+"""Store refunds and cancels read from the gateway, and send their signals after commit.
+
+Several paths store the same refund at the same moment (the service's own
+answer, a ``refund_finished`` webhook, a sync): each store locks the row (or
+loses the insert race and then locks it), and a status only moves forward,
+so a stale read never takes a refund back to ``pending``. Signals go through
+:func:`django_paycharge.signals.send`: once the change is committed on the
+alias it was written to, and a failing receiver is logged and never undoes it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import IntegrityError, models, router, transaction
+from django.utils import timezone
+
+from ... import signals
+from ...client.lifecycle_types import Cancel as RemoteCancel
+from ...client.lifecycle_types import Refund as RemoteRefund
+from ...client.vocabulary import operation_rank
+from ...models import Cancel, Charge, Refund
+from ...models.fit import fit_row, without_nul
+
+
+def _values(
+    model: type[models.Model], remote: RemoteRefund | RemoteCancel, charge: Charge
+) -> dict[str, Any]:
+    """The row's columns; a value that does not fit its column is stored as unknown (NULL)."""
+    values: dict[str, Any] = {
+        "charge": charge,
+        "account": charge.account,
+        "store_id": remote.store_id or charge.store_id,
+        "status": remote.status,
+        "status_rank": operation_rank(remote.status),
+        "error": remote.error.raw if remote.error is not None else None,
+        "metadata": remote.metadata,
+        "mode": remote.mode,
+        "created_on": remote.created_on,
+        "updated_on": remote.updated_on,
+        "raw": remote.raw,
+        "synced_at": timezone.now(),
+    }
+    if isinstance(remote, RemoteRefund):
+        values.update(
+            amount=remote.amount,
+            currency=remote.currency,
+            amount_formatted=remote.amount_formatted,
+            reason=remote.reason,
+            message=remote.message,
+        )
+    # The same fitting as charges: NUL as U+FFFD (PostgreSQL refuses it), too big as NULL.
+    return fit_row(model, without_nul(values))
+
+
+def _upsert(
+    model: type[Any], gateway_id: Any, values: dict[str, Any]
+) -> tuple[Any, str | None, bool]:
+    """Lock or insert the row, move it forward; ``(row, previous status, created)``."""
+    with transaction.atomic(using=router.db_for_write(model)):
+        row = model.objects.select_for_update().filter(gateway_id=gateway_id).first()
+        if row is None:
+            try:
+                with transaction.atomic():
+                    row = model.objects.create(
+                        gateway_id=gateway_id, first_seen_at=values["synced_at"], **values
+                    )
+                return row, None, True
+            except IntegrityError:  # stored by a concurrent path a moment ago
+                row = model.objects.select_for_update().get(gateway_id=gateway_id)
+        previous = row.status
+        if values["status_rank"] < row.status_rank:
+            model.objects.filter(pk=row.pk).update(synced_at=values["synced_at"])
+            return row, previous, False
+        for name, value in values.items():
+            setattr(row, name, value)
+        row.save()
+    return row, previous, False
+
+
+def store_refund(remote: RemoteRefund, *, charge: Charge) -> Refund:
+    """Insert or move forward the mirror of one refund of ``charge``; signals after commit."""
+    alias = router.db_for_write(Refund)
+    with transaction.atomic(using=alias):
+        refund, previous, created = _upsert(Refund, remote.id, _values(Refund, remote, charge))
+        if created:
+            signals.send(
+                signals.refund_created, sender=Refund, using=alias, refund=refund, charge=charge
+            )
+        if created or previous != refund.status:
+            signals.send(
+                signals.refund_status_changed,
+                sender=Refund,
+                using=alias,
+                refund=refund,
+                charge=charge,
+                previous_status=previous,
+                status=refund.status,
+            )
+    result: Refund = refund
+    return result
+
+
+def store_cancel(remote: RemoteCancel, *, charge: Charge) -> Cancel:
+    """Insert or move forward the mirror of one cancel; ``charge_canceled`` when it succeeds."""
+    alias = router.db_for_write(Cancel)
+    with transaction.atomic(using=alias):
+        cancel, previous, _created = _upsert(Cancel, remote.id, _values(Cancel, remote, charge))
+        if cancel.status == "successful" and previous != "successful":
+            signals.send(
+                signals.charge_canceled, sender=Charge, using=alias, charge=charge, cancel=cancel
+            )
+    result: Cancel = cancel
+    return result

@@ -1,0 +1,29 @@
+"""The bulk sync: one per account, windows read side by side, pages written through the mirror.
+
+Also the refunds and cancels of charges (from the sync and from webhooks).
+Other flows import only the names below.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ...deprecation import module_getattr
+from .children import LIFECYCLE_EVENTS, apply_lifecycle_event, sync_charge_children, sync_refunds
+from .read import Progress, SyncResult
+from .run import sync_charges
+
+__all__ = [
+    "LIFECYCLE_EVENTS",
+    "Progress",
+    "SyncResult",
+    "apply_lifecycle_event",
+    "sync_charge_children",
+    "sync_charges",
+    "sync_refunds",
+]
+
+if (
+    not TYPE_CHECKING
+):  # the old module services.sync's other names, with a warning (deprecation.MOVED)
+    __getattr__ = module_getattr(__name__)

@@ -1,0 +1,312 @@
+"""Announcements, at least once to the end: each receiver runs until it returns.
+
+:func:`django_paycharge.signals.send` comes here. Inside the transaction that
+makes the change, one :class:`~django_paycharge.models.Announcement` row is
+written per receiver connected then, all with one event id, each already
+claimed with a lease (:mod:`.leases`) by the process that made the change.
+After the commit that process runs the receivers. One that returns is
+marked heard; one that raises keeps its claim until a back-off runs out
+(never later than the lease for the first retry), and one whose process
+dies keeps it until the lease runs out. Either way whoever takes over
+stuck rows runs that receiver again, and only that one: a deferred task,
+the lease sweep, ``paycharge_periodic`` (see ``background/``).
+After :attr:`Announcement.LEASE_ATTEMPTS` runs it is left "not heard",
+shown in the admin with its error, and counted by ``paycharge_periodic``.
+
+A receiver is known by its dotted name. Rows are written for the receivers
+connected when the change is made: a receiver connected later does not get
+the changes made before, and one no longer connected when its row runs again
+fails that run (so a receiver connected only in the web process, not in the
+workers, is seen, not silently skipped); staff dismiss its rows in the admin.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections import Counter
+from collections.abc import Callable, Mapping
+from datetime import datetime, timedelta
+from typing import Any
+
+from asgiref.sync import async_to_sync
+from django.apps import apps
+from django.db import models, router, transaction
+from django.dispatch import Signal
+from django.utils import timezone
+from django.utils.translation import gettext
+
+from ... import conf
+from ...client.backoff import Backoff
+from ...models import Announcement
+from . import leases
+
+logger = logging.getLogger("django_paycharge.signals")
+
+Status = Announcement.Status
+#: A failed receiver's back-off (full jitter: receivers that failed together, say
+#: while a service they call was down, do not come back together); the first
+#: retry also comes no later than the lease.
+RETRY_BASE = 10.0
+RETRY_CAP = 3600.0
+RETRY_BACKOFF = Backoff(RETRY_BASE, RETRY_CAP)
+
+#: Called with ``(pk, when)`` once a receiver failed and is due again then;
+#: ``background/dispatch.py`` sets it to wake a worker at that time (without it the periodic
+#: sweep takes the row).
+retry_scheduler: Callable[[int, datetime], object] | None = None
+#: Called with the lease's end before a receiver first runs: ``background/dispatch.py`` makes
+#: sure a sweep is due then on django-tasks-db, where it costs one query.
+lease_watcher: Callable[[datetime], object] | None = None
+
+Receivers = list[tuple[str, Callable[..., Any]]]
+
+
+def receivers_of(signal: Signal, sender: Any) -> Receivers:
+    """The receivers ``signal`` runs for ``sender`` now, each with its dotted name.
+
+    Two receivers of one name (lambdas of one module) are told apart by
+    their order: ``name#2``.
+    """
+    # Django lists a signal's live receivers (sender filter, dead weak
+    # references dropped) only through this method; send_robust uses it too.
+    sync, asynchronous = signal._live_receivers(sender)
+    named: Receivers = []
+    seen: Counter[str] = Counter()
+    for receiver in [*sync, *(async_to_sync(r) for r in asynchronous)]:
+        base = _name(getattr(receiver, "awaitable", receiver))
+        seen[base] += 1
+        named.append((base if seen[base] == 1 else f"{base}#{seen[base]}", receiver))
+    return named
+
+
+def _name(receiver: Any) -> str:
+    module = getattr(receiver, "__module__", None)
+    name = getattr(receiver, "__qualname__", None) or type(receiver).__qualname__
+    return f"{module}.{name}"[:255] if module else str(name)[:255]
+
+
+def announce(
+    name: str, signal: Signal, *, sender: Any, using: str, kwargs: Mapping[str, Any]
+) -> uuid.UUID | None:
+    """Record ``signal`` for each receiver in the current transaction on ``using``; run it after.
+
+    Returns the event id (None when no receiver is connected: nothing to hear).
+    """
+    receivers = receivers_of(signal, sender)
+    if not receivers:
+        return None
+    event_id = uuid.uuid4()
+    now = timezone.now()
+    arguments = encode(kwargs)
+    by = leases.claimant("announced")
+    lease_until = now + conf.webhook_lease()
+    rows = Announcement.objects.using(using).bulk_create(
+        Announcement(
+            event_id=event_id,
+            signal=name,
+            receiver=receiver_name,
+            sender=sender._meta.label_lower,
+            arguments=arguments,
+            created_at=now,
+            status=Status.PROCESSING,
+            attempts=1,
+            claimed_at=now,
+            lease_until=lease_until,
+            claimed_by=by,
+        )
+        for receiver_name, _receiver in receivers
+    )
+    calls = {"signal": signal, "sender": sender, "event_id": event_id, **kwargs}
+
+    def hear() -> None:
+        _watch(lease_until)
+        for row, (_receiver_name, receiver) in zip(rows, receivers, strict=True):
+            run(row, receiver, calls)
+
+    transaction.on_commit(hear, using=using)
+    return event_id
+
+
+def _watch(lease_until: datetime) -> None:
+    if lease_watcher is None:
+        return
+    try:
+        lease_watcher(lease_until)
+    except Exception:  # the periodic sweep takes over stuck rows anyway
+        logger.exception("Could not schedule the sweep of announcements")
+
+
+def run(row: Announcement, receiver: Callable[..., Any] | None, calls: Mapping[str, Any]) -> str:
+    """Run one claimed row's receiver with ``calls``; record the outcome; the status after."""
+    try:
+        if receiver is None:
+            raise LookupError(
+                gettext(
+                    "Receiver %(name)s is not connected in this process: connect it where "
+                    "every process loads it (AppConfig.ready), or dismiss this announcement."
+                )
+                % {"name": row.receiver}
+            )
+        receiver(**calls)
+    except Exception as exc:
+        logger.error(
+            "Receiver %s of %s failed (%s) for event %s, attempt %d",
+            row.receiver,
+            row.signal,
+            type(exc).__name__,
+            row.event_id,
+            row.attempts,
+            exc_info=True,
+        )
+        return _failed(row, exc)
+    except BaseException:  # shutting down: give the claim back, the next sweep runs it
+        leases.release(row)
+        raise
+    try:
+        leases.finish(row, status=Status.PROCESSED, processed_at=timezone.now(), last_error="")
+    except Exception:  # heard; the row says so once the lease runs out and it runs again
+        logger.exception("Announcement %s heard, but could not be marked so", row.pk)
+    return str(Status.PROCESSED)
+
+
+def _failed(row: Announcement, exc: Exception) -> str:
+    error = f"{type(exc).__name__}: {exc}"[:2000]
+    now = timezone.now()
+    try:
+        if row.attempts >= Announcement.LEASE_ATTEMPTS:
+            leases.finish(row, status=Status.FAILED, processed_at=now, last_error=error)
+            logger.error(
+                "Receiver %s of %s was not heard after %d attempts (event %s): retry it "
+                "from the admin once the cause is fixed",
+                row.receiver,
+                row.signal,
+                row.attempts,
+                row.event_id,
+            )
+            return str(Status.FAILED)
+        due = now + backoff(row.attempts)
+        leases.hold(row, due, last_error=error, claimed_by="")  # no process holds it: a back-off
+    except Exception:  # the claim's lease still runs out: the row is run again then
+        logger.exception("Announcement %s: its failure could not be recorded", row.pk)
+        return str(Status.PROCESSING)
+    if retry_scheduler is not None:
+        try:
+            retry_scheduler(row.pk, due)
+        except Exception:  # the periodic sweep takes it instead
+            logger.exception("Could not schedule the next run of announcement %s", row.pk)
+    return str(Status.PROCESSING)
+
+
+def backoff(attempts: int) -> timedelta:
+    """How long to wait after the ``attempts``-th failed run; the first retry within the lease."""
+    delay = RETRY_BACKOFF.delay(attempts - 1)
+    if attempts <= 1:
+        delay = min(delay, conf.webhook_lease().total_seconds())
+    return timedelta(seconds=delay)
+
+
+def hear(pk: int, *, by: str, force: bool = False) -> str:
+    """Claim one row and run its receiver again; its status after (``"busy"`` if claimed)."""
+    row = leases.claim(pk, by=by, force=force, model=Announcement)
+    if row is None:
+        found = Announcement.objects.filter(pk=pk).values_list("status", flat=True).first()
+        return "busy" if found == Status.PROCESSING else str(found or "missing")
+    return hear_claimed(row)
+
+
+def hear_claimed(row: Announcement) -> str:
+    """Run a claimed row's receiver with its arguments rebuilt (rows read afresh)."""
+    from ... import signals  # the signals module sends through this one
+
+    signal = signals.SIGNALS.get(row.signal)
+    try:
+        sender = apps.get_model(row.sender)
+        calls = {
+            "signal": signal,
+            "sender": sender,
+            "event_id": row.event_id,
+            **decode(row.arguments, row._state.db or router.db_for_read(Announcement)),
+        }
+    except Exception as exc:
+        return _failed(row, exc)
+    receiver = dict(receivers_of(signal, sender)).get(row.receiver) if signal else None
+    return run(row, receiver, calls)
+
+
+def hear_due(*, by: str, limit: int = 200) -> dict[str, int]:
+    """Run the receivers due again (failed, or their process died) until none is left or
+    ``limit``; counts by status after."""
+    counts: Counter[str] = Counter()
+    leases.give_up_exhausted(timezone.now(), model=Announcement)
+    for _ in range(limit):
+        row = leases.claim_next(by=by, model=Announcement)
+        if row is None:
+            break
+        counts[hear_claimed(row)] += 1
+    return dict(counts)
+
+
+def due() -> list[int]:
+    """Rows to run again now (their process died, or the back-off ran out), oldest first."""
+    now = timezone.now()
+    leases.give_up_exhausted(now, model=Announcement)
+    query = Announcement.objects.filter(leases.waiting(now, Announcement)).order_by("pk")
+    return list(query.values_list("pk", flat=True))
+
+
+def next_due() -> datetime | None:
+    """When the earliest running or backing-off row is due again (None: none is)."""
+    return leases.next_expiry(Announcement)
+
+
+def count_not_heard() -> int:
+    """Announcements a receiver never heard to the end (one per receiver and change: the
+    rows the admin lists as not heard)."""
+    return Announcement.objects.filter(status=Status.FAILED).count()
+
+
+def dismiss(pks: list[int], *, by: str) -> int:
+    """Leave rows that are not heard as dismissed by staff (``by``); how many."""
+    rows = Announcement.objects.filter(pk__in=pks, status=Status.FAILED)
+    return rows.update(status=Status.DISMISSED, claimed_by=by[:200])
+
+
+def prune(*, older_than_days: int) -> int:
+    """Delete heard and dismissed rows announced more than ``older_than_days`` ago; how many."""
+    cutoff = timezone.now() - timedelta(days=older_than_days)
+    old = Announcement.objects.filter(
+        created_at__lt=cutoff, status__in=[Status.PROCESSED, Status.DISMISSED]
+    )
+    deleted, _ = old.delete()
+    return deleted
+
+
+def encode(kwargs: Mapping[str, Any]) -> dict[str, Any]:
+    """The receiver's arguments as stored: plain values, and rows by model and key."""
+    stored: dict[str, Any] = {}
+    for key, value in kwargs.items():
+        if isinstance(value, models.Model):
+            stored[key] = {"model": value._meta.label_lower, "pk": value.pk}
+        elif value is None or isinstance(value, str | int | float | bool):
+            stored[key] = value
+        else:
+            raise TypeError(f"Announced argument {key!r} cannot be stored: {type(value)!r}")
+    return stored
+
+
+def decode(stored: Mapping[str, Any], using: str) -> dict[str, Any]:
+    """The receiver's arguments again, rows read now from ``using``."""
+    kwargs: dict[str, Any] = {}
+    for key, value in stored.items():
+        if isinstance(value, dict):
+            model = apps.get_model(value["model"])
+            try:
+                value = model._default_manager.using(using).get(pk=value["pk"])
+            except model.DoesNotExist:
+                raise LookupError(
+                    gettext("The %(model)s %(pk)s announced no longer exists.")
+                    % {"model": model._meta.verbose_name, "pk": value["pk"]}
+                ) from None
+        kwargs[key] = value
+    return kwargs

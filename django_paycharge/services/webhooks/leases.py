@@ -1,0 +1,200 @@
+"""Leased claims on webhook deliveries and announcements: who runs one, since when, until when.
+
+A claim is one conditional UPDATE, and no lock is held while the delivery is
+processed (which re-reads the gateway and can take seconds). It succeeds only
+if the delivery is waiting, or if its last claim's lease ran out: the process
+that held it died or hangs, and whoever comes next (a worker, a task, a
+command run) takes it over. The claimant records its result with an UPDATE
+that matches its own claim only (``claimed_at``), so a claimant that was
+taken over cannot overwrite the newer result.
+
+Two kinds of rows are leased the same way: webhook deliveries (the default
+``model``) and announcements (a receiver's hearing of a change, see
+:mod:`.announcements`). A leased model has ``status``, ``attempts``,
+``claimed_at``, ``lease_until``, ``claimed_by``, ``last_error`` and
+``processed_at``, and a ``Status`` with ``RECEIVED`` (waiting),
+``PROCESSING`` (claimed) and ``FAILED``; ``LEASE_ATTEMPTS`` bounds its claims.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from datetime import datetime
+from typing import Any
+
+from django.db.models import F, Min, Model, Q
+from django.utils import timezone
+from django.utils.translation import gettext
+
+from ... import conf, observe
+from ...models import WebhookDelivery
+
+#: Claims of one delivery (its first processing included) before it is left failed.
+MAX_ATTEMPTS = 5
+
+Status = WebhookDelivery.Status
+
+
+def max_attempts(model: type[Model]) -> int:
+    """Claims of one row of ``model`` before it is left failed."""
+    return int(getattr(model, "LEASE_ATTEMPTS", MAX_ATTEMPTS))
+
+
+def claimant(label: str) -> str:
+    """How a claim names its holder in the admin: what, on which host, which process."""
+    return f"{label} ({socket.gethostname()} pid {os.getpid()})"[:200]
+
+
+def stuck(now: datetime, model: type[Model] = WebhookDelivery) -> Q:
+    """Claimed, and the lease ran out (or was never set: claimed before leases existed)."""
+    claimed = model.Status.PROCESSING  # type: ignore[attr-defined]
+    return Q(status=claimed) & (Q(lease_until__lte=now) | Q(lease_until__isnull=True))
+
+
+def waiting(now: datetime, model: type[Model] = WebhookDelivery) -> Q:
+    """What a worker should take: received, or stuck with attempts left."""
+    return Q(status=model.Status.RECEIVED) | (  # type: ignore[attr-defined]
+        stuck(now, model) & Q(attempts__lt=max_attempts(model))
+    )
+
+
+def claim(
+    pk: int,
+    *,
+    by: str,
+    retry_failed: bool = False,
+    force: bool = False,
+    model: type[Model] = WebhookDelivery,
+) -> Any:
+    """Claim one row for processing; None when it is not to be taken now.
+
+    Waiting rows are taken; ``retry_failed`` also takes a failed one;
+    ``force`` (the admin's Reprocess, Retry) any one that no live claim holds.
+    """
+    now = timezone.now()
+    status = model.Status  # type: ignore[attr-defined]
+    allowed = waiting(now, model)
+    if retry_failed:
+        allowed |= Q(status=status.FAILED)
+    if force:
+        allowed |= ~Q(status__in=[status.RECEIVED, status.PROCESSING]) | stuck(now, model)
+    values = {
+        "status": status.PROCESSING,
+        "attempts": F("attempts") + 1,
+        "claimed_at": now,
+        "lease_until": now + conf.webhook_lease(),
+        "claimed_by": by[:200],
+    }
+    rows = model._default_manager.filter(allowed, pk=pk)
+    # A claim of a waiting row first (one statement); then of a stuck one, which takes
+    # over a dead worker's claim and is counted as such.
+    taken_over = False
+    if not rows.exclude(status=status.PROCESSING).update(**values):
+        taken_over = bool(rows.filter(status=status.PROCESSING).update(**values))
+        if not taken_over:
+            give_up_exhausted(now, pk=pk, model=model)
+            return None
+    row = model._default_manager.get(pk=pk)
+    if taken_over and isinstance(row, WebhookDelivery):
+        observe.lease_taken_over(row.account)
+    return row
+
+
+def claim_next(*, by: str, model: type[Model] = WebhookDelivery) -> Any:
+    """Claim the oldest waiting row (several workers may race: each tries the next)."""
+    now = timezone.now()
+    order = ("received_at", "pk") if model is WebhookDelivery else ("pk",)
+    candidates = (
+        model._default_manager.filter(waiting(now, model))
+        .order_by(*order)
+        .values_list("pk", flat=True)
+    )
+    for pk in candidates[:20]:
+        row = claim(pk, by=by, model=model)
+        if row is not None:
+            return row
+    return None
+
+
+def _mine(row: Any) -> Any:
+    """``row`` while its claim is the one this process holds."""
+    model = type(row)
+    return model._default_manager.filter(
+        pk=row.pk, status=model.Status.PROCESSING, claimed_at=row.claimed_at
+    )
+
+
+def finish(row: Any, **update: Any) -> bool:
+    """Record the outcome of ``row``'s claim; False if another run took it over meanwhile."""
+    delivery = isinstance(row, WebhookDelivery)
+    if delivery:
+        # The gateway's request id of the processing's last answer: logs, rows and traces
+        # join on it.
+        update.setdefault("gateway_request_id", observe.request_id())
+    if not _mine(row).update(lease_until=None, **update):
+        return False
+    status = update.get("status", Status.PROCESSING)
+    if delivery and status != Status.RECEIVED:  # a claim given back is not an end
+        observe.delivery_finished(
+            row.account, row.event, status, row.received_at, update.get("processed_at")
+        )
+    return True
+
+
+def hold(row: Any, until: datetime, **update: Any) -> bool:
+    """Keep ``row``'s claim until ``until``, then let the next run take it (a back-off).
+
+    How a failed attempt waits before the next: the claim stays, its lease
+    ends at the retry's time, and whoever takes over stuck rows runs it again.
+    False if another run took it over meanwhile.
+    """
+    return bool(_mine(row).update(lease_until=until, **update))
+
+
+def release(row: Any) -> None:
+    """Give a claim back unfinished (the process is shutting down): waiting again at once."""
+    finish(row, status=type(row).Status.RECEIVED, attempts=F("attempts") - 1)
+
+
+def give_up_exhausted(
+    now: datetime, pk: int | None = None, model: type[Model] = WebhookDelivery
+) -> int:
+    """Leave failed the stuck rows whose every attempt died; how many.
+
+    Without this, a row whose processing kills its worker each time would be
+    taken over forever.
+    """
+    query = model._default_manager.filter(stuck(now, model), attempts__gte=max_attempts(model))
+    if pk is not None:
+        query = query.filter(pk=pk)
+    return query.update(
+        status=model.Status.FAILED,  # type: ignore[attr-defined]
+        lease_until=None,
+        processed_at=now,
+        last_error=_gave_up(model),
+    )
+
+
+def _gave_up(model: type[Model]) -> str:
+    if model is WebhookDelivery:
+        return gettext(
+            "Processing was claimed %(attempts)d times and never finished (its worker died "
+            "or hung each time). It is not tried again automatically: reprocess it from the "
+            "admin once the cause is fixed."
+        ) % {"attempts": MAX_ATTEMPTS}
+    return gettext(
+        "The receiver was started %(attempts)d times and never returned (its process died "
+        "or hung each time). It is not run again automatically: retry it from the admin "
+        "once the cause is fixed."
+    ) % {"attempts": max_attempts(model)}
+
+
+def next_expiry(model: type[Model] = WebhookDelivery) -> datetime | None:
+    """When the earliest live claim's lease runs out (None when no row is claimed)."""
+    live = model._default_manager.filter(
+        status=model.Status.PROCESSING,  # type: ignore[attr-defined]
+        lease_until__isnull=False,
+    )
+    earliest: datetime | None = live.aggregate(at=Min("lease_until"))["at"]
+    return earliest
