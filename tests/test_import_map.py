@@ -200,3 +200,31 @@ def test_the_checks_find_planted_defects() -> None:
     graph["django_paycharge.views.a"] = frozenset({"django_paycharge.models.b"})
     assert circles(graph) == [["django_paycharge.models.b", "django_paycharge.views.a"]]
     assert long_functions(1)  # every function is longer than one line
+
+
+#: Packages a shop installs only with the extra or database that needs them.
+OPTIONAL = ("psycopg", "psycopg2", "celery", "rq", "prometheus_client", "opentelemetry")
+
+
+def test_the_app_imports_on_sqlite_without_any_optional_package(tmp_path: Path) -> None:
+    """A shop on SQLite with no extra: every module its settings load imports (the demo
+    broke when the PostgreSQL writer imported psycopg at the top of the mirror)."""
+    import os
+    import subprocess
+    import sys
+
+    blocked = "; ".join(f"sys.modules[{name!r}] = None" for name in OPTIONAL)
+    code = (
+        f"import sys; {blocked}\n"
+        "import django; django.setup()\n"
+        "import django_paycharge.services, django_paycharge.admin, django_paycharge.tasks\n"
+        "import django_paycharge.periodic, django_paycharge.views.webhooks\n"
+        "from django.core.management import call_command\n"
+        "call_command('check')\n"
+    )
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "tests.settings", "PAYCHARGE_TEST_DB": "sqlite"}
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True,
+        timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]

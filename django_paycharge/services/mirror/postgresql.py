@@ -26,7 +26,6 @@ from decimal import Decimal
 from typing import Any
 from uuid import UUID
 
-import psycopg
 from django.db import models
 from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.backends.utils import CursorWrapper
@@ -90,6 +89,8 @@ def insert_new(
     if last:
         cursor.execute(INSERT, ["[" + ",".join(map(encode, rows)) + "]"])
         return {value for (value,) in cursor.fetchall()}
+    import psycopg  # here: a shop on SQLite has no psycopg, and imports this module
+
     taken_id = _id_constraints(cursor)  # read now: a failed COPY aborts the transaction
     try:
         with cursor.copy(COPY) as copy:
