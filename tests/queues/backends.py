@@ -70,9 +70,13 @@ def worker_command(kind: str, *, beat_schedule_file: str = "") -> list[str]:
             "django_tasks_rq.Job",
             "--with-scheduler",
         ]
+    # beat's default scheduler keeps its schedule in a shelve: on Python 3.13 that is
+    # dbm.sqlite3, which on a loaded machine failed with "locking protocol" and stopped
+    # beat. The entries are what is tested here, not beat's own bookkeeping.
     return [
         sys.executable, "-m", "celery", "-A", "tests.queues.celery_app", "worker",
         "-Q", QUEUE, "--pool", "solo", "--without-gossip", "--without-mingle",
         "--without-heartbeat", "--loglevel", "INFO",
-        *(["--beat", "--schedule", beat_schedule_file] if beat_schedule_file else []),
+        *(["--beat", "--schedule", beat_schedule_file, "--scheduler", "celery.beat:Scheduler"]
+          if beat_schedule_file else []),
     ]  # fmt: skip
