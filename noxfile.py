@@ -156,9 +156,10 @@ def tests(session: nox.Session, django: str, db: str, which: str) -> None:
     # own session below; tests/gates needs the checkout and its tools: scripts/test runs it.
     args = ["-m", "not queues" if which == "all" else "not queues and not slow"]
     args += ["--ignore=tests/queues", "--ignore=tests/gates", "-n", _workers(), "--dist=loadgroup"]
-    # Fuzz and property tests draw all their examples where every test runs, a quarter
-    # of them on the other legs (tests/conftest.py's Hypothesis profiles).
-    env = {"PAYCHARGE_HYPOTHESIS": "thorough" if which == "all" else "quick"}
+    # Fuzz and property tests draw all their examples on the oldest Django and Python,
+    # a quarter of them on the other legs, PostgreSQL's included (tests/hypothesis_profiles.py).
+    oldest = (session.python, django, db, which) == MATRIX[0]
+    env = {"PAYCHARGE_HYPOTHESIS": "thorough" if oldest else "quick"}
     if (session.python, db, which) == COVERAGE_LEG:
         # The floor is pyproject.toml's [tool.coverage.report] fail_under; sys.monitoring
         # (3.12+) keeps the measuring cheap.

@@ -1,8 +1,8 @@
 """How many examples the fuzz and property tests draw, by the leg's profile.
 
-``PAYCHARGE_HYPOTHESIS`` names the profile: ``thorough`` (the default; the CI legs that
-run every test) or ``quick`` (a quarter of the examples: the quick run and the legs that
-run the fast tests only). Tests that fix their own count scale it with :func:`examples`;
+``PAYCHARGE_HYPOTHESIS`` names the profile: ``thorough`` (the default; CI's leg on the
+oldest Django and Python) or ``quick`` (a quarter of the examples: the quick run and the
+other legs, PostgreSQL's included). Tests that fix their own count scale it with :func:`examples`;
 the others take the profile's ``max_examples``. tests/conftest.py loads the profile.
 """
 
