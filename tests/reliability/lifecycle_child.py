@@ -70,7 +70,10 @@ def main() -> None:
                 result = {"outcome": exc.outcome or "refused", "detail": str(exc)}
             except Exception as exc:  # reported to the parent as damage
                 result = {"outcome": "error", "detail": repr(exc)}
-        (workdir / f"result-{n}-{mode}.json").write_text(json.dumps(result))
+        # Written whole, then renamed: the test reads a result as soon as its name exists.
+        partial = workdir / f"partial-{n}-{mode}.json"
+        partial.write_text(json.dumps(result))
+        partial.replace(workdir / f"result-{n}-{mode}.json")
 
 
 def _by_service(services: Any, kind: str, charge: Any) -> None:
