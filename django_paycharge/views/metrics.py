@@ -69,6 +69,10 @@ def metrics(request: HttpRequest) -> HttpResponse:
     from prometheus_client import REGISTRY, CollectorRegistry, generate_latest
     from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
+    # The app's families are declared in every process that serves them, before its first
+    # gateway call or delivery: an alert on a family reads 0 where it would read "absent".
+    from ..observe import prometheus as _declared  # noqa: F401
+
     if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
         from prometheus_client import multiprocess
 
