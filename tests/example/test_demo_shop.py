@@ -130,6 +130,7 @@ def test_card_payment_marks_the_order_paid(demo: Demo, browser_page: Any) -> Non
     assert page.locator("#order-status").inner_text() == "Paid"
     assert "Thank you" in page.locator(".paid").inner_text()
     assert_no_console_errors(page)
+    assert "paycharge_gateway_requests_total{" in metrics_body(demo)  # the checkout's calls
 
     # The token was made by the browser on the gateway, with the JWT alone.
     [token_request] = [r for r in tokens_requests if r.method == "POST"]
@@ -298,6 +299,19 @@ def test_the_demo_admin_user_sees_the_paid_order(demo: Demo, browser_page: Any) 
     assert page.locator("#result_list tbody tr").count() == 1
 
 
+def metrics_body(demo: Demo) -> str:
+    """The demo's metrics page, read with the token ``scripts/demo`` printed."""
+    text = demo.text()
+    metrics = re.search(r"Metrics:\s+(http://\S+)\s", text)
+    token = re.search(r'Authorization: Bearer (\S+?)"', text)
+    assert metrics and token, text
+    request = urllib.request.Request(
+        metrics.group(1), headers={"Authorization": f"Bearer {token.group(1)}"}
+    )
+    with urllib.request.urlopen(request, timeout=10) as answer:
+        return str(answer.read().decode())
+
+
 def test_the_dashboard_shows_the_seeded_charges_and_the_metrics_answer(
     demo: Demo, browser_page: Any
 ) -> None:
@@ -315,14 +329,10 @@ def test_the_dashboard_shows_the_seeded_charges_and_the_metrics_answer(
     takings = page.locator("#paycharge-takings").inner_text()
     assert "All payment types" in takings  # the seeded month, synced by the demo
     assert page.locator("svg.paycharge-chart rect.paycharge-bar").count() == 30
-    request = urllib.request.Request(
-        metrics.group(1), headers={"Authorization": f"Bearer {token.group(1)}"}
-    )
-    with urllib.request.urlopen(request, timeout=10) as answer:
-        body = answer.read().decode()
-    # Declared whatever the order of the tests: its samples come with this process's first
-    # gateway call, which another test of the module may or may not have made yet.
-    assert "# TYPE paycharge_gateway_requests counter" in body and "paycharge_attention" in body
+    body = metrics_body(demo)
+    # The database's gauges are there from the start; the gateway's counters come with the
+    # first gateway call of the demo's processes (test_card_payment_marks_the_order_paid).
+    assert "paycharge_attention" in body and "paycharge_sync_running_seconds" in body
     refused = urllib.request.Request(metrics.group(1))
     with pytest.raises(urllib.error.HTTPError) as denied:
         urllib.request.urlopen(refused, timeout=10)
