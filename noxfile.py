@@ -7,7 +7,8 @@ Sessions:
   suite collected and a smoke part of it run from it.
 - ``tests``: the suite against the installed wheel (never the checkout), in parallel
   (pytest-xdist). Django 5.2 LTS on Python 3.11 (SQLite) and 6.1 on 3.13 (PostgreSQL, a
-  throwaway cluster from scripts/pg.sh) run every test, the slow ones included; 6.0 on
+  throwaway cluster from scripts/pg.sh) run every test, the slow ones included (but on
+  PostgreSQL the slow ones marked ``own_database``, which never touch it); 6.0 on
   3.12 and 6.1 on 3.13 on SQLite run every test not marked ``slow`` (tests/conftest.py
   says which are). The queue tests are left to:
 - ``queues``: the background-processing tests (tests/queues) on PostgreSQL with real
@@ -154,7 +155,12 @@ def tests(session: nox.Session, django: str, db: str, which: str) -> None:
     _install_with_groups(session, django, "test")
     # tests/queues needs the queues group (celery, rq) even to be collected: it has its
     # own session below; tests/gates needs the checkout and its tools: scripts/test runs it.
-    args = ["-m", "not queues" if which == "all" else "not queues and not slow"]
+    marks = "not queues" if which == "all" else "not queues and not slow"
+    if db == "postgres":
+        # A slow test with a database of its own (a new project's SQLite) would repeat the
+        # SQLite leg's run here: nothing of it touches PostgreSQL.
+        marks += " and not (slow and own_database)"
+    args = ["-m", marks]
     args += ["--ignore=tests/queues", "--ignore=tests/gates", "-n", _workers(), "--dist=loadgroup"]
     # Fuzz and property tests draw all their examples on the oldest Django and Python,
     # a quarter of them on the other legs, PostgreSQL's included (tests/hypothesis_profiles.py).

@@ -24,6 +24,7 @@ SLOW_FOLDERS = frozenset({"reliability", "example", "docs", "queues", "bench", "
 _TESTS = Path(__file__).resolve().parent
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups (it adds them to node ids)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         path = Path(str(item.path)).resolve().relative_to(_TESTS)

@@ -93,6 +93,7 @@ def test_the_sync_table_shows_the_floor_and_ratios_within_rounds():
     assert "| x     | -   |" in text
 
 
+@pytest.mark.own_database  # run_bench: SQLite and the benchmark's settings
 def test_the_sync_benchmark_runs_ours_against_todays_code_at_a_latency(tmp_path):
     out = run_bench(
         "bench.sync", "--n", "300", "--rounds", "1", "--latencies", "0,20", "--skip-sdk",
@@ -102,6 +103,7 @@ def test_the_sync_benchmark_runs_ours_against_todays_code_at_a_latency(tmp_path)
     assert "ours / today" in out
 
 
+@pytest.mark.own_database  # run_bench: SQLite and the benchmark's settings
 def test_the_client_benchmark_prints_its_tables():
     out = run_bench(
         "bench.client", "--calls", "20", "--pages", "3", "--rounds", "2", "--skip-sdk",
@@ -198,6 +200,7 @@ def test_the_webhook_benchmark_starts_its_worker_at_the_priority_asked(nice, pol
     assert seen_nice == min(19, os.nice(0) + niceness)
 
 
+@pytest.mark.own_database  # run_bench: SQLite and the benchmark's settings
 def test_the_csv_benchmark_exports_with_both_variants_and_reports():
     out = run_bench(
         "bench.csv_export", "--n", "60", "--small", "30", "--rounds", "1", "--sqlite-only"

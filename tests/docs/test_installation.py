@@ -75,6 +75,7 @@ def pay_by_card(project: Project, page: Any, order: int, number: str) -> None:
     page.click("button[type=submit]")
 
 
+@pytest.mark.own_database  # the new project's SQLite, whatever the leg
 def test_the_installation_guide_takes_payments_in_a_browser(project: Project, browser_page: Any):
     sync_outputs = []
     for snippet in snippets(REPO / "docs" / "installation.md", REPO):

@@ -101,6 +101,7 @@ def latest_charge(project: Project) -> tuple[str, str]:
     return charge_id, status
 
 
+@pytest.mark.own_database  # the new project's SQLite, whatever the leg
 def test_the_readme_quick_start_takes_payments_against_the_fake_gateway(project: Project):
     sync_output = ""
     for snippet in snippets(REPO / "README.md", REPO):
@@ -197,6 +198,7 @@ def test_the_readme_quick_start_takes_payments_against_the_fake_gateway(project:
 
 @pytest.mark.browser
 @pytest.mark.slow
+@pytest.mark.own_database
 @pytest.mark.parametrize("answer", ["pass", "fail"])
 def test_a_new_shop_from_the_readme_takes_a_3ds_card_in_a_browser(
     project: Project, browser_page: Any, answer: str, tmp_path: Path

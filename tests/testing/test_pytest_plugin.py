@@ -31,6 +31,7 @@ def run_shop_tests(tmp_path: Path, hidden: str, **env: str) -> subprocess.Comple
 
 
 @pytest.mark.slow  # a pytest process of its own
+@pytest.mark.own_database  # none at all: the shop's tests need no database
 @pytest.mark.parametrize(
     ("hidden", "env"),
     [("responses", {}), ("pytest_django", {"DJANGO_SETTINGS_MODULE": "shop.settings"})],
@@ -44,6 +45,7 @@ def test_a_missing_dependency_fails_naming_the_testing_extra(tmp_path, hidden, e
 
 
 @pytest.mark.slow  # a pytest process of its own
+@pytest.mark.own_database  # none at all: the shop's tests need no database
 def test_without_django_settings_pytest_django_is_not_needed(tmp_path):
     result = run_shop_tests(tmp_path, "pytest_django")
     assert result.returncode == 0, result.stdout + result.stderr
