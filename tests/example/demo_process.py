@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import re
 import signal
@@ -16,6 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
+
+from tests.django_shell import DjangoShell
 
 # nox runs the suite from a copy of tests/ and says where the repository is.
 REPO = Path(os.environ.get("PAYCHARGE_REPO") or Path(__file__).resolve().parents[2])
@@ -67,6 +68,7 @@ class Demo:
     admin_user: str = ""
     admin_password: str = ""
     reader: threading.Thread | None = None
+    shell: DjangoShell | None = None
 
     def text(self) -> str:
         return "".join(self.output)
@@ -98,19 +100,15 @@ class Demo:
 
     def query(self, code: str) -> Any:
         """Run Python in the demo's own Django (``manage.py shell``); it prints one JSON value."""
-        result = subprocess.run(
-            [str(self.root / ".venv" / "bin" / "python"), "manage.py", "shell", "-c", code],
-            cwd=self.root / "example_project",
-            env=self.env,
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
-        assert result.returncode == 0, result.stderr
-        return json.loads(result.stdout.strip().splitlines()[-1])
+        if self.shell is None:
+            python = str(self.root / ".venv" / "bin" / "python")
+            self.shell = DjangoShell(python, self.root / "example_project", self.env)
+        return self.shell.query(code)
 
     def interrupt(self, timeout: float = 30.0) -> int:
         """Ctrl-C: SIGINT to the script alone (it must stop what it started itself)."""
+        if self.shell is not None:  # the tests' own reader, not one of the demo's processes
+            self.shell.stop()
         self.process.send_signal(signal.SIGINT)
         status = self.process.wait(timeout=timeout)
         if self.reader is not None:  # its last lines: read to the end before anyone looks

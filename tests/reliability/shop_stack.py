@@ -12,7 +12,6 @@ Everything listens on 127.0.0.1 on free ports, and ``stop`` ends every process.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import re
 import signal
@@ -25,6 +24,8 @@ from pathlib import Path
 from typing import Any
 
 import requests
+
+from tests.django_shell import DjangoShell
 
 # nox runs the suite from a copy of tests/ and says where the repository is.
 ROOT = Path(os.environ.get("PAYCHARGE_REPO") or Path(__file__).resolve().parents[2])
@@ -65,6 +66,7 @@ class Stack:
     env: dict[str, str]
     data_dir: Path
     processes: list[subprocess.Popen[bytes]] = field(default_factory=list)
+    shell: DjangoShell | None = None
 
     def manage(self, *args: str, timeout: float = 120) -> str:
         """Run ``manage.py`` of the shop with the stack's environment; returns stdout + stderr."""
@@ -82,17 +84,9 @@ class Stack:
 
     def query(self, code: str) -> Any:
         """A JSON value printed by Python run in the shop's own Django (its database)."""
-        done = subprocess.run(
-            [sys.executable, "manage.py", "shell", "-c", code],
-            cwd=SHOP,
-            env=self.env,
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-        )
-        assert done.returncode == 0, done.stderr
-        return json.loads(done.stdout.strip().splitlines()[-1])
+        if self.shell is None:
+            self.shell = DjangoShell(sys.executable, SHOP, self.env)
+        return self.shell.query(code)
 
     def gateway(self, method: str, path: str, **kwargs: Any) -> requests.Response:
         """Call the fake gateway with the shop's credentials (or its controls under /_fake/)."""
@@ -132,6 +126,8 @@ class Stack:
         return items
 
     def stop(self) -> None:
+        if self.shell is not None:
+            self.shell.stop()
         for process in self.processes:
             with contextlib.suppress(ProcessLookupError):
                 process.send_signal(signal.SIGTERM)
