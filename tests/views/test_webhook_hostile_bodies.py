@@ -108,8 +108,16 @@ def test_retrying_stored_hostile_bodies_never_raises(hook, capsys):
         "serviceChargeId=%%%",
     ],
     # Short ids, the same in every pytest-xdist worker (each collects the suite itself).
-    ids=["brackets", "NULs", "bad UTF-8", "braces", "an id then brackets", "100,000 digits",
-         "500 ids", "bad escapes"],  # fmt: skip
+    ids=[
+        "brackets",
+        "NULs",
+        "bad UTF-8",
+        "braces",
+        "an id then brackets",
+        "100,000 digits",
+        "500 ids",
+        "bad escapes",
+    ],
 )
 def test_the_return_view_answers_4xx_to_any_query(client, query):
     assert 400 <= client.get(f"/payments/return/?{query}").status_code < 500
