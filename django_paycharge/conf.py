@@ -330,9 +330,8 @@ def get_account(name: str | None = None) -> Account:
     """The validated settings of one account (the default one when ``name`` is None).
 
     Checked once and kept until ``PAYCHARGE`` changes: every charge request asks
-    for its account, and checking the settings again each time cost the
-    checkout more than its own bookkeeping. A misconfigured account is not kept:
-    it raises on every call.
+    for its account, on the path a customer waits on. A misconfigured account
+    is not kept: it raises on every call.
     """
     key = name or DEFAULT_ACCOUNT
     account = _accounts.get(key)

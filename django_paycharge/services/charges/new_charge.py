@@ -97,7 +97,7 @@ def _insert_and_link(
     sql = (
         f"WITH new AS ({insert}), "  # noqa: S608 - statements built from model names
         f"linked AS ({link} AND EXISTS (SELECT 1 FROM new) RETURNING 1) "
-        "SELECT (SELECT id FROM new)"
+        f"SELECT (SELECT {_PK} FROM new)"
     )
     # Inside a transaction of the caller's, a savepoint keeps a failure from spoiling it.
     guard = transaction.atomic(using=alias) if connection.in_atomic_block else nullcontext()
@@ -110,8 +110,9 @@ def _insert_and_link(
     return charge
 
 
+_PK = Charge._meta.pk.column
 #: The link to the charge is the id the statement's INSERT returned.
-_FROM_INSERT = (("charge", "(SELECT id FROM new)"),)
+_FROM_INSERT = (("charge", f"(SELECT {_PK} FROM new)"),)  # noqa: S608 - a column name
 
 
 def _announce_new(charge: Charge, alias: str) -> None:
