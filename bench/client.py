@@ -17,7 +17,10 @@ burst of load on the machine hits all of them alike):
 Then create, capture and refund, on SQLite and on PostgreSQL: the services
 (``create_charge``, ``capture_charge``, ``refund_charge``: request row, call,
 stored answer) against a raw ``requests`` POST and our client alone, in a
-worker process with a database (``bench/_money_calls.py``).
+worker process with a database (``bench/_money_calls.py``). With
+``--pg-server-side-binding``, PostgreSQL once more with psycopg binding the
+parameters on the server (``OPTIONS["server_side_binding"]``, a shop's choice),
+which prepares the statements a process runs often.
 """
 
 from __future__ import annotations
@@ -49,6 +52,8 @@ from django_paycharge.client import PayChargeClient
 from django_paycharge.testing import TEST_JWT, TEST_SECRET, TEST_STORE_ID
 
 Call = Callable[[], Any]
+#: The money calls' database label for PostgreSQL with server-side binding.
+SERVER_SIDE = "postgres, server-side binding"
 
 
 def contenders(base_url: str, charge_id: str, sdk: bool) -> dict[str, dict[str, Call]]:
@@ -136,6 +141,11 @@ def main() -> None:
     parser.add_argument("--money-ops", default="create,capture,refund")
     parser.add_argument("--money-only", action="store_true", help="only create/capture/refund")
     parser.add_argument("--sqlite-only", action="store_true")
+    parser.add_argument(
+        "--pg-server-side-binding",
+        action="store_true",
+        help="the money calls on PostgreSQL once more, with psycopg's server-side binding",
+    )
     args = parser.parse_args()
     context = machine()
     with fake_server() as fake:
@@ -195,14 +205,21 @@ def reads_and_pages(fake: Any, args: argparse.Namespace) -> str:
 def money_calls(fake: Any, args: argparse.Namespace) -> str:
     """Create, capture and refund: the services against raw requests, per database."""
     vendors = ["sqlite"] + ([] if args.sqlite_only or not have_postgres() else ["postgres"])
+    if args.pg_server_side_binding and "postgres" in vendors:
+        vendors.append(SERVER_SIDE)
     rows: list[list[Any]] = []
     with tempfile.TemporaryDirectory() as tmp:
         dbs = Databases(Path(tmp))
         try:
             for vendor in vendors:
-                db = dbs.fresh(vendor, "paycharge_bench_money")
+                engine = "postgres" if vendor == SERVER_SIDE else vendor
+                db = dbs.fresh(engine, "paycharge_bench_money")
                 env = bench_env(
-                    vendor, db, BENCH_GATEWAY_URL=fake.base_url, BENCH_SQLITE_IMMEDIATE="1"
+                    engine,
+                    db,
+                    BENCH_GATEWAY_URL=fake.base_url,
+                    BENCH_SQLITE_IMMEDIATE="1",
+                    BENCH_PG_SERVER_SIDE_BINDING="1" if vendor == SERVER_SIDE else "0",
                 )
                 worker_args = ["--calls", str(args.money_calls), "--rounds", str(args.rounds),
                                "--ops", args.money_ops]  # fmt: skip

@@ -9,7 +9,8 @@ worker processes:
 - ``BENCH_GATEWAY_URL``: base URL of the fake gateway server;
 - ``BENCH_TASKS=1``: background processing through django-tasks-db
   (the view stores and enqueues, ``manage.py db_worker`` processes);
-- ``BENCH_WEBHOOK_TOKEN``: the webhook auth token the receiver accepts.
+- ``BENCH_WEBHOOK_TOKEN``: the webhook auth token the receiver accepts;
+- ``BENCH_PG_SERVER_SIDE_BINDING=1``: PostgreSQL with psycopg's server-side binding.
 """
 
 from __future__ import annotations
@@ -80,7 +81,12 @@ if os.environ.get("BENCH_DB", "sqlite") == "postgres":
             "CONN_MAX_AGE": 600,
             # Names the process in pg_stat_activity: the receipt cost counts the CPU of
             # the web processes' own server processes (bench/webhook_receipt.py).
-            "OPTIONS": {"application_name": os.environ.get("BENCH_PG_APPLICATION", "bench")},
+            "OPTIONS": {
+                "application_name": os.environ.get("BENCH_PG_APPLICATION", "bench"),
+                # BENCH_PG_SERVER_SIDE_BINDING=1: psycopg binds parameters on the server
+                # (and prepares statements run often), a setting a shop may choose.
+                "server_side_binding": os.environ.get("BENCH_PG_SERVER_SIDE_BINDING") == "1",
+            },
         }
     }
 else:

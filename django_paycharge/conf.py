@@ -326,10 +326,26 @@ def account_problems(where: str, raw: Mapping[str, Any]) -> list[tuple[str, str]
     return problems
 
 
+def get_account(name: str | None = None) -> Account:
+    """The validated settings of one account (the default one when ``name`` is None).
+
+    Checked once and kept until ``PAYCHARGE`` changes: every charge request asks
+    for its account, on the path a customer waits on. A misconfigured account
+    is not kept: it raises on every call.
+    """
+    key = name or DEFAULT_ACCOUNT
+    account = _accounts.get(key)
+    if account is None:
+        account = _accounts[key] = _checked_account(name)
+    return account
+
+
+_accounts: dict[str, Account] = {}
+
+
 # Its locals hold the credentials: keep them off DEBUG pages and error e-mails.
 @sensitive_variables()
-def get_account(name: str | None = None) -> Account:
-    """The validated settings of one account (the default one when ``name`` is None)."""
+def _checked_account(name: str | None) -> Account:
     where, raw = raw_account_settings(name)
     problems = account_problems(where, raw)
     if problems:
@@ -481,3 +497,6 @@ def on_settings_reset(callback: Any) -> Any:
     """Register a callable run when ``PAYCHARGE`` changes (for caches built from it)."""
     _reset_callbacks.append(callback)
     return callback
+
+
+on_settings_reset(_accounts.clear)

@@ -30,6 +30,18 @@ def test_settings_are_read_at_call_time():
     assert conf.get_account().max_retries == 3
 
 
+def test_an_account_is_checked_once_per_settings_and_a_bad_one_never_kept():
+    assert conf.get_account() is conf.get_account(conf.DEFAULT_ACCOUNT)
+    with override_settings(PAYCHARGE={**BASE, "MAX_RETRIES": 1}):
+        assert conf.get_account().max_retries == 1
+        with override_settings(PAYCHARGE={**BASE, "BASE_URL": "not a url"}):
+            for _ in range(2):
+                with pytest.raises(ConfigurationError):
+                    conf.get_account()
+        assert conf.get_account().max_retries == 1
+    assert conf.get_account().max_retries == 3
+
+
 def test_named_account_inherits_options_but_not_credentials():
     accounts = {"tokyo": {"SECRET": "s2", "JWT": OTHER_JWT, "STORE_ID": str(uuid.uuid4())}}
     with override_settings(PAYCHARGE={**BASE, "TIMEOUT": 9, "ACCOUNTS": accounts}):

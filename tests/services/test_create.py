@@ -278,15 +278,15 @@ def _statements(queries) -> list[str]:
     return [w for w in words if w not in ("SAVEPOINT", "RELEASE", "BEGIN", "COMMIT")]
 
 
-def test_a_create_writes_one_row_before_the_post_and_one_transaction_after(
-    fake_gateway, card_token
-):
+def test_a_create_writes_one_row_before_the_post_and_one_write_after(fake_gateway, card_token):
     with CaptureQueriesContext(connection) as queries:
         charge = services.create_charge(
             transaction_token_id=card_token, amount=1500, currency="JPY", idempotency_key="o-1"
         )
-    # The request (committed, counted as sent), then the charge and the request's link.
-    assert _statements(queries) == ["INSERT", "INSERT", "UPDATE"]
+    # The request (committed, counted as sent), then the charge and the request's link:
+    # on PostgreSQL one statement (no receiver listens, so nothing is announced).
+    after = ["WITH"] if connection.vendor == "postgresql" else ["INSERT", "UPDATE"]
+    assert _statements(queries) == ["INSERT", *after]
     first = next(q["sql"] for q in queries.captured_queries if q["sql"].startswith("INSERT"))
     assert "chargerequest" in first.lower()
     request = ChargeRequest.objects.get()
@@ -300,6 +300,30 @@ def test_a_create_writes_one_row_before_the_post_and_one_transaction_after(
     assert again.pk == charge.pk
     assert _statements(queries)[0] == "INSERT" and "UPDATE" not in _statements(queries)
     assert len(fake_gateway.charges) == 1
+
+
+def test_with_a_receiver_the_charge_its_link_and_announcements_are_one_transaction(
+    fake_gateway, card_token, django_capture_on_commit_callbacks
+):
+    heard = []
+    signals.charge_status_changed.connect(lambda **kw: heard.append(kw["status"]), weak=False)
+    try:
+        with (
+            CaptureQueriesContext(connection) as queries,
+            django_capture_on_commit_callbacks(execute=True),
+        ):
+            charge = services.create_charge(
+                transaction_token_id=card_token, amount=1500, currency="JPY"
+            )
+    finally:
+        signals.charge_status_changed.receivers.clear()
+    assert heard == ["pending"]
+    words = [q["sql"].split()[0].upper() for q in queries.captured_queries]
+    # After the request's own write: the charge, its announcement's record and the
+    # request's link, in one transaction (a savepoint in the test's transaction).
+    assert words[3:8] == ["SAVEPOINT", "INSERT", "INSERT", "UPDATE", "RELEASE"]
+    assert "announcement" in queries.captured_queries[5]["sql"].lower()
+    assert ChargeRequest.objects.get().charge_id == charge.pk
 
 
 def test_a_refused_create_writes_the_request_then_its_refusal(fake_gateway, card_token):
@@ -328,3 +352,20 @@ def test_a_callers_key_finds_its_request_on_either_insert(
     assert keyless.pk != first.pk
     assert ChargeRequest.objects.count() == 2
     assert len(fake_gateway.charges) == 2
+
+
+def test_a_charge_the_mirror_holds_already_is_linked_not_inserted_again(fake_gateway, card_token):
+    from django_paycharge.services.charges.charge_requests import store_created
+    from django_paycharge.services.charges.new_charge import store_new_charge
+
+    fields = {"transaction_token_id": card_token, "amount": 1500, "currency": "JPY"}
+    remote = services.get_client().charges.create(**fields, idempotency_key=uuid.uuid4())
+    stored = services.store_remote_charge(remote, account="default")  # a webhook came first
+    request = ChargeRequest.objects.create(params=fields, state="unknown", attempts=1)
+    assert store_new_charge(request, remote) is None  # nothing written
+    request.refresh_from_db()
+    assert (request.state, request.charge_id) == ("unknown", None)
+    assert store_created(request, remote).pk == stored.pk
+    request.refresh_from_db()
+    assert (request.state, request.charge_id) == ("succeeded", stored.pk)
+    assert Charge.objects.count() == 1

@@ -12,7 +12,7 @@ from .captures import capture_charge
 from .exactly_once import DONE, abandon, answer, ask, check, kind_of, look_for, register, send
 from .metadata_updates import update_charge_metadata
 from .refunds import refund_charge, refundable_amount
-from .request_rows import mark, request_name, succeed
+from .request_rows import mark, request_name, succeed, succeed_statement
 
 __all__ = [
     "DONE",
@@ -31,5 +31,6 @@ __all__ = [
     "request_name",
     "send",
     "succeed",
+    "succeed_statement",
     "update_charge_metadata",
 ]

@@ -11,6 +11,7 @@ import logging
 from typing import Any
 
 from django.db import DatabaseError, connections, models, router
+from django.db.backends.base.base import BaseDatabaseWrapper
 from django.utils import timezone
 
 from ...exceptions import APIError, ChargeStateError, PayChargeError, error_class_for_status
@@ -31,36 +32,55 @@ def succeed(request: Any, **links: Any) -> bool:
     customer waits on (the checkout; ``bench/run client``), where the ORM's
     update compiler costs more than the database's work.
     """
-    model = type(request)
-    alias = router.db_for_write(model)
+    alias = router.db_for_write(type(request))
     connection = connections[alias]
-    key = (model, alias, tuple(links))
-    if key not in _succeed_sql:
-        meta = model._meta
-        quote = connection.ops.quote_name
-        fields = [meta.get_field(name) for name in ("updated_at", *links)]
-        sets = ", ".join(f"{quote(f.column)} = %s" for f in fields)
-        state = quote(meta.get_field("state").column)
-        _succeed_sql[key] = (
-            f"UPDATE {quote(meta.db_table)} SET {state} = %s, {sets} "  # noqa: S608 - names
-            f"WHERE {quote(meta.pk.column)} = %s AND {state} <> %s",
-            fields,
-        )
-    sql, fields = _succeed_sql[key]
-    values = [timezone.now(), *links.values()]
-    params: list[Any] = [RequestState.SUCCEEDED.value]
-    for field, value in zip(fields, values, strict=True):
-        if isinstance(value, models.Model):
-            value = value.pk
-        params.append(field.get_db_prep_save(value, connection))
-    params += [request.pk, RequestState.SUCCEEDED.value]
+    sql, params = succeed_statement(request, links, connection, alias)
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         return bool(cursor.rowcount)
 
 
-# (model, alias, link names) -> (UPDATE statement, its fields after the state)
-_succeed_sql: dict[tuple[Any, str, tuple[str, ...]], tuple[str, list[Any]]] = {}
+def succeed_statement(
+    request: Any,
+    links: dict[str, Any],
+    connection: BaseDatabaseWrapper,
+    alias: str,
+    *,
+    expressions: tuple[tuple[str, str], ...] = (),
+) -> tuple[str, list[Any]]:
+    """The UPDATE :func:`succeed` runs, and its parameters (for a caller that runs more with it).
+
+    ``expressions``: (link name, SQL) pairs whose values the statement takes
+    from that SQL instead of a parameter (their ``links`` values are unused).
+    """
+    model = type(request)
+    key = (model, alias, tuple(links), expressions)
+    if key not in _succeed_sql:
+        meta = model._meta
+        quote = connection.ops.quote_name
+        fields = [meta.get_field(name) for name in ("updated_at", *links)]
+        given = dict(expressions)
+        sets = ", ".join(f"{quote(f.column)} = {given.get(f.name, '%s')}" for f in fields)
+        state = quote(meta.get_field("state").column)
+        _succeed_sql[key] = (
+            f"UPDATE {quote(meta.db_table)} SET {state} = %s, {sets} "  # noqa: S608 - names
+            f"WHERE {quote(meta.pk.column)} = %s AND {state} <> %s",
+            [f for f in fields if f.name not in given],
+        )
+    sql, fields = _succeed_sql[key]
+    links = {"updated_at": timezone.now(), **links}
+    params: list[Any] = [RequestState.SUCCEEDED.value]
+    for field in fields:
+        value = links[field.name]
+        if isinstance(value, models.Model):
+            value = value.pk
+        params.append(field.get_db_prep_save(value, connection))
+    params += [request.pk, RequestState.SUCCEEDED.value]
+    return sql, params
+
+
+# (model, alias, link names, expressions) -> (UPDATE statement, its parameters' fields)
+_succeed_sql: dict[tuple[Any, str, tuple[str, ...], Any], tuple[str, list[Any]]] = {}
 
 
 def error_record(exc: PayChargeError | None, outcome: str = REFUSED) -> dict[str, Any]:

@@ -8,7 +8,7 @@ flows import only the names below.
 
 from __future__ import annotations
 
-from .inserts import as_stored, insert_once
+from .inserts import as_stored, insert_once, insert_statement
 from .lifecycle_store import store_cancel, store_refund
 from .quarantined import (
     Report,
@@ -37,6 +37,7 @@ __all__ = [
     "as_stored",
     "charge_row",
     "insert_once",
+    "insert_statement",
     "mark_reported",
     "prepare_page",
     "quarantine",

@@ -63,6 +63,25 @@ def insert_once(
     connection = connections[alias]
     if not _has_upsert(connection):
         return _insert_with_orm(model, values, alias, conflict)
+    sql, params = insert_statement(model, values, connection, conflict=conflict, alias=alias)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        row = cursor.fetchone()
+    return int(row[0]) if row else None
+
+
+def insert_statement(
+    model: type[models.Model],
+    values: dict[str, Any],
+    connection: BaseDatabaseWrapper,
+    *,
+    conflict: tuple[str, ...] = (),
+    alias: str,
+) -> tuple[str, list[Any]]:
+    """The SQL and parameters :func:`insert_once` runs (for a caller that runs more with it).
+
+    Only for PostgreSQL and SQLite 3.35+ (``ON CONFLICT ... RETURNING``).
+    """
     statement = _statement(model, alias, connection, conflict)
     now = None
     params: list[Any] = []
@@ -82,10 +101,7 @@ def insert_once(
             params.append(default)
             continue
         params.append(field.get_db_prep_save(value, connection))
-    with connection.cursor() as cursor:
-        cursor.execute(statement.sql, params)
-        row = cursor.fetchone()
-    return int(row[0]) if row else None
+    return statement.sql, params
 
 
 def as_stored(model: type[models.Model], pk: int, values: dict[str, Any], alias: str) -> Any:
