@@ -150,6 +150,14 @@ class Charge(models.Model):
             models.Index(fields=["merchant_transaction_id"], name="paycharge_charge_mtid"),
             # Ordered like the others: a filtered list reads its newest rows, never sorts.
             models.Index(fields=["payment_type", "-created_on"], name="paycharge_charge_ptype"),
+            # The amount range filter: a range on the index, then a sort of what it found
+            # (a scan in the page's order would read the whole table for a narrow range).
+            models.Index(fields=["requested_amount"], name="paycharge_charge_amount"),
+            # One store's amounts: without statistics SQLite trusts an equality over a range,
+            # and would read the whole store's charges through its (store_id, -created_on).
+            models.Index(
+                fields=["store_id", "requested_amount"], name="paycharge_charge_store_amount"
+            ),
             # The dashboard: takings and failures by mode, status and day; open payments.
             models.Index(
                 fields=["mode", "status", "payment_type", "created_on"],

@@ -63,7 +63,9 @@ def test_the_admin_benchmark_fills_the_mirror_and_renders_its_pages():
     assert Charge.objects.count() == 80
     results = admin_changelist.measure(renders=1, variants=3)
     assert [r["variant"] for r in results] == ["no filter", "status", "status: rare"]
-    assert all(r["queries"] > 0 and r["ms"] > 0 for r in results)
+    assert all(r["queries"] > 0 and r["ms"] > 0 and r["cpu"] >= 0 for r in results)
+    ranges = admin_changelist.measure(renders=1, pages=["amount b"])
+    assert [r["variant"] for r in ranges] == ["amount between", "store + amount between"]
 
 
 def test_the_sync_table_shows_the_floor_and_ratios_within_rounds():
