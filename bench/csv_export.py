@@ -83,7 +83,7 @@ def copy_stdout(_client: Any, refunds: bool = False) -> int:
     query = Charge.objects.order_by("-created_on", "-id")
     if refunds:
         query = export._with_refunds(query)
-        fields += [export.REFUNDED_ANNOTATION, export._ACTIVITY]
+        fields += [export._REFUNDED, export._ACTIVITY]
     sql, params = query.values(*fields).query.sql_with_params()
     with (
         connection.cursor() as cursor,

@@ -31,6 +31,7 @@ from .refunds import (
     refund_state,
     refunded_amount,
     refunded_charge_ids,
+    refunded_total,
     with_refunded_amounts,
 )
 from .sync import SyncCheckpoint, SyncWindow
@@ -68,6 +69,7 @@ __all__ = [
     "refund_state",
     "refunded_amount",
     "refunded_charge_ids",
+    "refunded_total",
     "with_refunded_amounts",
 ]
 

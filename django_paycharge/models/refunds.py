@@ -142,21 +142,20 @@ def refunded_charge_ids() -> QuerySet[Refund, Any]:
     return Refund.objects.filter(status="successful").values("charge_id")
 
 
-def with_refunded_amounts(queryset: QuerySet[Charge]) -> QuerySet[Charge]:
-    """``queryset`` with each charge's refunded total in one correlated subquery (lists)."""
+def refunded_total() -> Coalesce:
+    """A charge's refunded total (successful refunds, 0 without), as a correlated subquery."""
     totals = (
         Refund.objects.filter(charge=OuterRef("pk"), status="successful")
         .values("charge")
         .annotate(total=Sum("amount"))
         .values("total")
     )
-    return queryset.annotate(
-        **{
-            REFUNDED_ANNOTATION: Coalesce(
-                Subquery(totals), Value(0), output_field=BigIntegerField()
-            )
-        }
-    )
+    return Coalesce(Subquery(totals), Value(0), output_field=BigIntegerField())
+
+
+def with_refunded_amounts(queryset: QuerySet[Charge]) -> QuerySet[Charge]:
+    """``queryset`` with each charge's refunded total in one correlated subquery (lists)."""
+    return queryset.annotate(**{REFUNDED_ANNOTATION: refunded_total()})
 
 
 class ChargeActionRequest(models.Model):
