@@ -105,7 +105,7 @@ class Demo:
             self.shell = DjangoShell(python, self.root / "example_project", self.env)
         return self.shell.query(code)
 
-    def interrupt(self, timeout: float = 30.0) -> int:
+    def interrupt(self, timeout: float = 90.0) -> int:
         """Ctrl-C: SIGINT to the script alone (it must stop what it started itself)."""
         if self.shell is not None:  # the tests' own reader, not one of the demo's processes
             self.shell.stop()
