@@ -125,6 +125,11 @@ class Demo:
         return [" ".join(row) for row in rows if len(row) >= 2 and row[1] == session]
 
 
+def _hear_interrupts() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGQUIT, signal.SIG_DFL)
+
+
 def start_demo(root: Path, env: dict[str, str], timeout: float = 420.0) -> Demo:
     """Start ``scripts/demo`` in ``root`` as its own session (like a terminal's foreground job)."""
     process = subprocess.Popen(
@@ -136,6 +141,10 @@ def start_demo(root: Path, env: dict[str, str], timeout: float = 420.0) -> Demo:
         stdin=subprocess.DEVNULL,
         text=True,
         start_new_session=True,
+        # A terminal's job hears Ctrl-C. Started in the background by a script without job
+        # control (a CI lane), this run ignores SIGINT and its children would inherit that;
+        # a shell cannot trap a signal ignored at its start, so the demo never stopped.
+        preexec_fn=_hear_interrupts,
     )
     demo = Demo(root=root, process=process, env=env)
     demo.reader = threading.Thread(target=demo.read_output, daemon=True)
