@@ -189,9 +189,8 @@ def queues(session: nox.Session, django: str) -> None:
 
 
 def _workers() -> str:
-    """pytest-xdist workers a leg (``PAYCHARGE_TEST_WORKERS``, default 3). Four on the legs
-    with the slow tests took 17 % more CPU for the same tests (1,650 CPU-s against 1,410
-    in all, the run 2 minutes longer): six lanes share two cores."""
+    """pytest-xdist workers a leg (``PAYCHARGE_TEST_WORKERS``, default 3). Six lanes share
+    two cores: more workers on the slow legs cost more CPU for the same tests (CONTRIBUTING.md)."""
     return os.environ.get("PAYCHARGE_TEST_WORKERS") or "3"
 
 
