@@ -61,6 +61,11 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
     "--disable-dev-shm-usage",
+    # Each new context opens a browser window, and each window loads the address bar's
+    # suggestion popups (chrome://omnibox-popup.top-chrome) in a renderer of their own:
+    # they cost more CPU than the pages under test and keep spending it while a window
+    # stays open. Headless tests never type into the address bar.
+    "--disable-features=WebUIOmniboxPopup,WebUIOmniboxAimPopup",
 ]
 
 
