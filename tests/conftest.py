@@ -17,11 +17,18 @@ from typing import Any
 
 import pytest
 
-from tests import hypothesis_profiles
+from tests import hypothesis_profiles, pyc_warmup
 
 hypothesis_profiles.load()
 SLOW_FOLDERS = frozenset({"reliability", "example", "docs", "queues", "bench", "gates"})
 _TESTS = Path(__file__).resolve().parent
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # The pytest-xdist controller (it never collects) warms the rewritten-assert cache
+    # for the workers it is about to start (tests/pyc_warmup.py).
+    if config.getoption("numprocesses", None) and not hasattr(config, "workerinput"):
+        pyc_warmup.warm(config, _TESTS)
 
 
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups (it adds them to node ids)
