@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import re
 import signal
@@ -16,6 +15,8 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from tests.django_shell import DjangoShell
 
 from .snippets import Snippet, pip_requirements
 
@@ -64,6 +65,11 @@ class Project:
     ports: dict[str, int]
     running: dict[str, Background] = field(default_factory=dict)
     outputs: list[str] = field(default_factory=list)
+    # One kept ``manage.py shell`` for the test's reads, with the settings and environment
+    # it started with: a snippet that changes either gets the next read a new one.
+    shell: DjangoShell | None = None
+    changes: int = 0
+    shell_changes: int = -1
 
     @classmethod
     def create(cls, root: Path) -> Project:
@@ -103,6 +109,7 @@ class Project:
     def apply(self, snippet: Snippet) -> str:
         """Do with the snippet what the docs say; returns what a command printed."""
         body = self.localise(snippet.body)
+        self.changes += snippet.action in ("env", "append", "file")
         if snippet.action == "install":
             check_requirements(pip_requirements(body), snippet)
         elif snippet.action == "env":
@@ -160,10 +167,16 @@ class Project:
 
     def query(self, code: str) -> Any:
         """Run Python in the project's Django (``manage.py shell``); it prints one JSON value."""
-        out = self.run(f"python manage.py shell -c {json.dumps(code)}")
-        return json.loads(out.strip().splitlines()[-1])
+        if self.shell is None or self.shell_changes != self.changes:
+            if self.shell is not None:
+                self.shell.stop()
+            self.shell = DjangoShell(str(BIN / "python"), self.root, self.env)
+            self.shell_changes = self.changes
+        return self.shell.query(code)
 
     def stop(self) -> None:
+        if self.shell is not None:
+            self.shell.stop()
         for running in self.running.values():
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(running.process.pid, signal.SIGTERM)
