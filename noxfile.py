@@ -189,7 +189,7 @@ def queues(session: nox.Session, django: str) -> None:
 
 
 def _workers() -> str:
-    """pytest-xdist workers a leg (``PAYCHARGE_TEST_WORKERS``, default 3). Six lanes share
+    """pytest-xdist workers a leg (``PAYCHARGE_TEST_WORKERS``, default 3). Seven lanes share
     two cores: more workers on the slow legs cost more CPU for the same tests (CONTRIBUTING.md)."""
     return os.environ.get("PAYCHARGE_TEST_WORKERS") or "3"
 
