@@ -162,7 +162,8 @@ def tests(session: nox.Session, django: str, db: str, which: str) -> None:
         marks += " and not (slow and own_database)"
     args = ["-m", marks]
     args += ["--ignore=tests/queues", "--ignore=tests/gates", "-n", _workers()]
-    args += ["--dist=loadgroup"]
+    # In the order tests/conftest.py gives (the slow tests first), not by group size.
+    args += ["--dist=loadgroup", "--no-loadscope-reorder"]
     # Fuzz and property tests draw all their examples on the oldest Django and Python,
     # a quarter of them on the other legs, PostgreSQL's included (tests/hypothesis_profiles.py).
     oldest = (session.python, django, db, which) == MATRIX[0]
