@@ -85,9 +85,14 @@ _READERS: dict[str, Any] = {
     "three_ds": _dict,
 }
 assert set(_READERS) == set(CHARGE_FIELDS)
-_READ = tuple((name, _READERS[name]) for name in CHARGE_FIELDS)
 # Unknown stays unknown (NULL), and so does a value too big for its column (models.fit).
-_FITS = tuple((name, fit) for name, fit in column_fits(Charge).items() if name in _READERS)
+_FITS = {name: fit for name, fit in column_fits(Charge).items() if name in _READERS}
+#: Readers that return a value of this type as it is: such a value is not passed to them.
+_KEPT: dict[Any, type] = {_text: str, _int: int, _dict: dict, _bool: bool}
+#: Per field: its reader, the type it keeps as it is (or None), its fit (or None).
+_READ = tuple(
+    (name, _READERS[name], _KEPT.get(_READERS[name]), _FITS.get(name)) for name in CHARGE_FIELDS
+)
 
 
 def set_changed(table: str, quote: Any) -> str:
@@ -151,10 +156,15 @@ def json_row(
     d: JSONObject = _object(value, "the charge")
     gateway_id = _required_uuid(d.get("id"), "id")
     get = d.get
-    row = {name: read(get(name)) for name, read in _READ}
-    for name, fit in _FITS:
-        if row[name] is not None:
-            row[name] = fit(row[name])
+    row: dict[str, Any] = {}
+    for name, read, kept, fit in _READ:  # a charge's fields, once a page's 100 charges
+        value = get(name)
+        if value is not None:
+            if type(value) is not kept:
+                value = read(value)
+            if fit is not None and value is not None:
+                value = fit(value)
+        row[name] = value
     text = canonical(d, exact=exact)
     row.update(
         gateway_id=gateway_id,
