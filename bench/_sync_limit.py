@@ -83,7 +83,7 @@ def mirror_digest() -> str:
     from django_paycharge.models import Charge
 
     skip = {"id", "synced_at", "first_seen_at"}
-    columns = [f.column for f in Charge._meta.concrete_fields if f.column not in skip]
+    columns = [c for f in Charge._meta.concrete_fields if (c := f.column) and c not in skip]
     table = connection.ops.quote_name(Charge._meta.db_table)
     names = ", ".join(connection.ops.quote_name(c) for c in columns)
     digest = hashlib.sha256()

@@ -126,7 +126,9 @@ class Bench:
         if self.args.update:
             self.fake.reseed(self.args.n)
         self.fake.set_latency(0)
-        result = run_worker(WORKER, ["limit", "--limit", str(self.args.n)], env, timeout=3600)
+        result: dict[str, Any] = run_worker(
+            WORKER, ["limit", "--limit", str(self.args.n)], env, timeout=3600
+        )
         _check("limit", "insert", result, self.args.n)
         return result
 

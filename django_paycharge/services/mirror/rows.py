@@ -34,7 +34,7 @@ from ...client.types import JSONObject
 from ...client.vocabulary import CHARGE_FIELDS, LISTED_ONLY_CHARGE_FIELDS, status_rank
 from ...models import Charge
 from ...models.fit import column_fits, without_nul
-from ...models.payload import PayloadEncoder
+from .canonical import canonical, standard
 
 # A newer read rewrites the charge's fields. ``payment_type`` is only written
 # when the caller knows it (a list page does not carry it).
@@ -85,9 +85,14 @@ _READERS: dict[str, Any] = {
     "three_ds": _dict,
 }
 assert set(_READERS) == set(CHARGE_FIELDS)
-_READ = tuple((name, _READERS[name]) for name in CHARGE_FIELDS)
 # Unknown stays unknown (NULL), and so does a value too big for its column (models.fit).
-_FITS = tuple((name, fit) for name, fit in column_fits(Charge).items() if name in _READERS)
+_FITS = {name: fit for name, fit in column_fits(Charge).items() if name in _READERS}
+#: Readers that return a value of this type as it is: such a value is not passed to them.
+_KEPT: dict[Any, type] = {_text: str, _int: int, _dict: dict, _bool: bool}
+#: Per field: its reader, the type it keeps as it is (or None), its fit (or None).
+_READ = tuple(
+    (name, _READERS[name], _KEPT.get(_READERS[name]), _FITS.get(name)) for name in CHARGE_FIELDS
+)
 
 
 def set_changed(table: str, quote: Any) -> str:
@@ -121,14 +126,9 @@ class EncodedJSON(str):
     __slots__ = ()
 
 
-# The JSON a JSONField of the mirror would write (PayloadEncoder), with sorted keys:
-# one encoding of a payload serves as its digest's input and as the stored value.
-_CANONICAL = PayloadEncoder(sort_keys=True, separators=(",", ":"))
-
-
 def raw_digest(raw: dict[str, Any]) -> str:
     """A short digest of a payload: equal digests mean an unchanged charge."""
-    return _digest_of_text(_CANONICAL.encode(raw))
+    return _digest_of_text(standard(raw))
 
 
 def _digest_of_text(text: str) -> str:
@@ -139,23 +139,33 @@ def charge_row(
     item: RemoteCharge, account: str, payment_type: str, now: datetime
 ) -> dict[str, Any]:
     """The row of ``item``: every column of :data:`INSERT_COLUMNS` (see :func:`json_row`)."""
-    return json_row(item.raw, account, payment_type, now)
+    # A typed charge's JSON may come from a webhook's body, decoded with floats.
+    return json_row(item.raw, account, payment_type, now, exact=False)
 
 
-def json_row(value: Any, account: str, payment_type: str, now: datetime) -> dict[str, Any]:
+def json_row(
+    value: Any, account: str, payment_type: str, now: datetime, *, exact: bool = False
+) -> dict[str, Any]:
     """The row of a charge's JSON as the gateway sent it: every column of :data:`INSERT_COLUMNS`.
 
-    Raises :class:`~django_paycharge.client.parsing.ShapeError` for what is not a
+    ``exact``: ``value`` was decoded with ``parse_float=Decimal`` (see
+    :func:`.canonical.canonical`). Raises
+    :class:`~django_paycharge.client.parsing.ShapeError` for what is not a
     charge at all (not an object, no usable ``id``), as ``parse_charge`` does.
     """
     d: JSONObject = _object(value, "the charge")
     gateway_id = _required_uuid(d.get("id"), "id")
     get = d.get
-    row = {name: read(get(name)) for name, read in _READ}
-    for name, fit in _FITS:
-        if row[name] is not None:
-            row[name] = fit(row[name])
-    text = _CANONICAL.encode(d)
+    row: dict[str, Any] = {}
+    for name, read, kept, fit in _READ:  # a charge's fields, once a page's 100 charges
+        value = get(name)
+        if value is not None:
+            if type(value) is not kept:
+                value = read(value)
+            if fit is not None and value is not None:
+                value = fit(value)
+        row[name] = value
+    text = canonical(d, exact=exact)
     row.update(
         gateway_id=gateway_id,
         account=account,

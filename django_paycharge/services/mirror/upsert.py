@@ -131,7 +131,7 @@ def prepare_page(
     rows, rejected = {}, []
     for item in items:
         try:
-            row = json_row(item, account, "", now)
+            row = json_row(item, account, "", now, exact=True)
         except ShapeError as exc:
             rejected.append(Rejected(raw=item, reason=str(exc)))
             continue
