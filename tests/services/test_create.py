@@ -369,3 +369,26 @@ def test_a_charge_the_mirror_holds_already_is_linked_not_inserted_again(fake_gat
     request.refresh_from_db()
     assert (request.state, request.charge_id) == ("succeeded", stored.pk)
     assert Charge.objects.count() == 1
+
+
+@pytest.mark.skipif("connection.vendor != 'postgresql'", reason="runs in the PostgreSQL pass")
+def test_on_postgresql_the_checkout_binds_its_values_on_the_server_and_prepares_nothing(
+    fake_gateway, card_token
+):
+    import psycopg
+
+    from django_paycharge.services.mirror import bound_cursor
+
+    with bound_cursor(connection) as cursor:  # Django's default is client-side binding
+        assert not isinstance(cursor.cursor, psycopg.ClientCursor)
+    for n in range(7):  # past psycopg's threshold for preparing a statement run often
+        charge = services.create_charge(
+            transaction_token_id=card_token, amount=100 + n, currency="JPY", metadata={"n": n}
+        )
+        stored = Charge.objects.get(pk=charge.pk)
+        assert (stored.requested_amount, stored.metadata) == (100 + n, {"n": n})
+    # Nothing prepared under a name: a pooler in transaction mode passes every statement on.
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM pg_prepared_statements")
+        assert cursor.fetchone() == (0,)
+    assert ChargeRequest.objects.filter(state="succeeded").count() == 7
