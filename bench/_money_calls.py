@@ -69,7 +69,7 @@ def contenders(
 
     session = requests.Session()
     client = PayChargeClient(base_url=base, secret=TEST_SECRET, jwt=TEST_JWT, max_retries=0)
-    body = {"transaction_token_id": token, "amount": 1000, "currency": "JPY"}
+    body: dict[str, Any] = {"transaction_token_id": token, "amount": 1000, "currency": "JPY"}
 
     def raw_post(path: str, payload: dict[str, Any]) -> Any:
         answer = session.post(
@@ -117,7 +117,7 @@ def contenders(
         return run
 
     path = "/stores/" + TEST_STORE_ID + "/charges/{}/" + ("capture" if capture else "refunds")
-    money = {"amount": 1000, "currency": "JPY"}
+    money: dict[str, Any] = {"amount": 1000, "currency": "JPY"}
     raw_body = money if capture else {**money, "reason": "customer_request"}
 
     def raw(n: int) -> Any:
@@ -140,8 +140,11 @@ def contenders(
     }
 
 
-def measure(op: str, count: int, rounds: int) -> dict[str, Any]:
-    """Rounds taken in turn: per contender and round, calls/s and CPU ms per call."""
+def measure(op: str, count: int, rounds: int, first: int = 0) -> dict[str, Any]:
+    """Rounds taken in turn: per contender and round, calls/s and CPU ms per call.
+
+    ``first``: the number of the first round (its parity orders the contenders).
+    """
     from bench.webhooks import CpuMeter, _postmaster
 
     base, headers, token = setup()
@@ -157,7 +160,7 @@ def measure(op: str, count: int, rounds: int) -> dict[str, Any]:
     results: dict[str, dict[str, list[float]]] = {
         name: {"rate": [], "cpu": [], "pg": []} for name in names
     }
-    for round_ in range(rounds):
+    for round_ in range(first, first + rounds):
         for name in names if round_ % 2 == 0 else reversed(names):
             prepare, call = calls[name]
             prepare()
@@ -173,6 +176,17 @@ def measure(op: str, count: int, rounds: int) -> dict[str, Any]:
             if pg is not None:
                 results[name]["pg"].append(pg.lap()["postgres"] * 1000 / count)
     return {"op": op, "results": results}
+
+
+def merge(into: list[dict[str, Any]], more: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The rounds of ``more`` (one worker's operations) added to those of ``into``."""
+    if not into:
+        return more
+    for mine, theirs in zip(into, more, strict=True):
+        for name, got in theirs["results"].items():
+            for key, values in got.items():
+                mine["results"][name][key] += values
+    return into
 
 
 def summary(measured: dict[str, Any]) -> list[list[Any]]:
@@ -200,8 +214,10 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=200)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--ops", default="create,capture,refund")
+    parser.add_argument("--first-round", type=int, default=0)
     args = parser.parse_args()
-    emit({"measured": [measure(op, args.calls, args.rounds) for op in args.ops.split(",")]})
+    ops = args.ops.split(",")
+    emit({"measured": [measure(op, args.calls, args.rounds, args.first_round) for op in ops]})
 
 
 if __name__ == "__main__":

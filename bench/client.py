@@ -1,6 +1,7 @@
 """Client benchmark: reads, list pages and the calls that move money, against the fake server.
 
     bench/run client [--calls 1000] [--rounds 5] [--money-calls 200] [--money-only]
+                     [--reference COMMIT]
 
 Contenders, interleaved round by round (the median round is reported, so a
 burst of load on the machine hits all of them alike):
@@ -19,8 +20,12 @@ Then create, capture and refund, on SQLite and on PostgreSQL: the services
 stored answer) against a raw ``requests`` POST and our client alone, in a
 worker process with a database (``bench/_money_calls.py``). With
 ``--pg-server-side-binding``, PostgreSQL once more with psycopg binding the
-parameters on the server (``OPTIONS["server_side_binding"]``, a shop's choice),
-which prepares the statements a process runs often.
+parameters on the server and preparing the statements a process runs often
+(``OPTIONS["server_side_binding"]`` and ``["prepare_threshold"]``, a shop's
+choice). With ``--reference COMMIT`` (``main``, say), the same worker runs
+that commit's ``django_paycharge`` too, taken out of git: one round of each
+code in turn, each on its own database, so "before" and "after" come from the
+same minutes; every ratio is to the raw ``requests`` call of its own round.
 """
 
 from __future__ import annotations
@@ -38,8 +43,10 @@ from urllib.parse import urlsplit
 import requests
 
 from bench._common import (
+    ROOT,
     Databases,
     bench_env,
+    code_at,
     fake_server,
     have_postgres,
     machine,
@@ -47,13 +54,13 @@ from bench._common import (
     run_worker,
     table,
 )
-from bench._money_calls import summary
+from bench._money_calls import merge, summary
 from django_paycharge.client import PayChargeClient
 from django_paycharge.testing import TEST_JWT, TEST_SECRET, TEST_STORE_ID
 
 Call = Callable[[], Any]
 #: The money calls' database label for PostgreSQL with server-side binding.
-SERVER_SIDE = "postgres, server-side binding"
+SERVER_SIDE = "postgres, bound on the server and prepared"
 
 
 def contenders(base_url: str, charge_id: str, sdk: bool) -> dict[str, dict[str, Call]]:
@@ -144,7 +151,10 @@ def main() -> None:
     parser.add_argument(
         "--pg-server-side-binding",
         action="store_true",
-        help="the money calls on PostgreSQL once more, with psycopg's server-side binding",
+        help="the money calls on PostgreSQL once more, bound on the server and prepared",
+    )
+    parser.add_argument(
+        "--reference", help="also run the money calls on this commit's code, rounds in turn"
     )
     args = parser.parse_args()
     context = machine()
@@ -210,31 +220,61 @@ def money_calls(fake: Any, args: argparse.Namespace) -> str:
     rows: list[list[Any]] = []
     with tempfile.TemporaryDirectory() as tmp:
         dbs = Databases(Path(tmp))
+        codes: list[tuple[str, Path | None]] = [("this tree", None)]
+        if args.reference:
+            reference = code_at(args.reference, Path(tmp))
+            if reference is None:
+                print(f"(no git checkout: the reference {args.reference} is left out)")
+            else:
+                codes.append((args.reference, reference))
         try:
             for vendor in vendors:
-                engine = "postgres" if vendor == SERVER_SIDE else vendor
-                db = dbs.fresh(engine, "paycharge_bench_money")
-                env = bench_env(
-                    engine,
-                    db,
-                    BENCH_GATEWAY_URL=fake.base_url,
-                    BENCH_SQLITE_IMMEDIATE="1",
-                    BENCH_PG_SERVER_SIDE_BINDING="1" if vendor == SERVER_SIDE else "0",
-                )
-                worker_args = ["--calls", str(args.money_calls), "--rounds", str(args.rounds),
-                               "--ops", args.money_ops]  # fmt: skip
-                found = run_worker("bench._money_calls", worker_args, env, 3600)
-                for measured in found["measured"]:
-                    rows += [[vendor, *row] for row in summary(measured)]
+                measured = _money_rounds(fake, args, dbs, vendor, codes)
+                for label, _code in codes:
+                    for op in measured[label]:
+                        rows += [[vendor, label, *row] for row in summary(op)]
         finally:
             dbs.drop_all()
     return table(
         f"Calls that move money: {args.money_calls:,} a contender and round, "
         f"median of {args.rounds} rounds (turns)",
-        ["database", "call", "contender", "calls/s", "rate vs raw requests (range)",
+        ["database", "code", "call", "contender", "calls/s", "rate vs raw requests (range)",
          "client CPU ms", "PostgreSQL CPU ms"],
         rows,
     )  # fmt: skip
+
+
+def _money_rounds(
+    fake: Any,
+    args: argparse.Namespace,
+    dbs: Databases,
+    vendor: str,
+    codes: list[tuple[str, Path | None]],
+) -> dict[str, list[dict[str, Any]]]:
+    """Each code's measurements on ``vendor``: all rounds in one worker when there is one
+    code, else one round of each code in turn (the order reversed every other round)."""
+    engine = "postgres" if vendor == SERVER_SIDE else vendor
+    envs = {}
+    for n, (label, code) in enumerate(codes):
+        db = dbs.fresh(engine, f"paycharge_bench_money_{n}", code)
+        envs[label] = bench_env(
+            engine,
+            db,
+            code,
+            BENCH_GATEWAY_URL=fake.base_url,
+            BENCH_SQLITE_IMMEDIATE="1",
+            BENCH_PG_SERVER_SIDE_BINDING="1" if vendor == SERVER_SIDE else "0",
+        )
+    turns = 1 if len(codes) == 1 else args.rounds
+    rounds = args.rounds // turns
+    found: dict[str, list[dict[str, Any]]] = {label: [] for label, _code in codes}
+    for turn in range(turns):
+        for label, code in codes if turn % 2 == 0 else list(reversed(codes)):
+            worker_args = ["--calls", str(args.money_calls), "--rounds", str(rounds),
+                           "--ops", args.money_ops, "--first-round", str(turn)]  # fmt: skip
+            done = run_worker("bench._money_calls", worker_args, envs[label], 3600, code or ROOT)
+            found[label] = merge(found[label], done["measured"])
+    return found
 
 
 if __name__ == "__main__":

@@ -10,7 +10,8 @@ worker processes:
 - ``BENCH_TASKS=1``: background processing through django-tasks-db
   (the view stores and enqueues, ``manage.py db_worker`` processes);
 - ``BENCH_WEBHOOK_TOKEN``: the webhook auth token the receiver accepts;
-- ``BENCH_PG_SERVER_SIDE_BINDING=1``: PostgreSQL with psycopg's server-side binding.
+- ``BENCH_PG_SERVER_SIDE_BINDING=1``: PostgreSQL with psycopg's server-side binding and
+  prepared statements.
 """
 
 from __future__ import annotations
@@ -84,8 +85,12 @@ if os.environ.get("BENCH_DB", "sqlite") == "postgres":
             "OPTIONS": {
                 "application_name": os.environ.get("BENCH_PG_APPLICATION", "bench"),
                 # BENCH_PG_SERVER_SIDE_BINDING=1: psycopg binds parameters on the server
-                # (and prepares statements run often), a setting a shop may choose.
+                # and prepares statements run often (psycopg's own threshold; Django's
+                # default is never), settings a shop may choose.
                 "server_side_binding": os.environ.get("BENCH_PG_SERVER_SIDE_BINDING") == "1",
+                "prepare_threshold": (
+                    5 if os.environ.get("BENCH_PG_SERVER_SIDE_BINDING") == "1" else None
+                ),
             },
         }
     }

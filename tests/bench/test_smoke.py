@@ -109,16 +109,18 @@ def test_the_sync_benchmark_runs_ours_against_todays_code_at_a_latency(tmp_path)
 def test_the_client_benchmark_prints_its_tables():
     out = run_bench(
         "bench.client", "--calls", "20", "--pages", "3", "--rounds", "2", "--skip-sdk",
-        "--money-calls", "4",
+        "--money-calls", "4", "--reference", "HEAD",
     )  # fmt: skip
     assert "ours (PayChargeClient)" in out
     assert "raw requests + json.loads (floor)" in out
     # Create, capture and refund through the services, against raw requests (SQLite here).
     for call, service in (("create", "create_charge, caller's key"), ("capture", "service"),
                           ("refund", "service")):  # fmt: skip
-        assert f"| sqlite   | {call}" in out
+        assert f"| sqlite   | this tree | {call}" in out
         row = next(line for line in out.splitlines() if f"| {call}" in line and service in line)
         assert "x (" in row  # its rate against raw requests', with the rounds' range
+    # The reference commit's code took its rounds in turn with this tree's (a git checkout).
+    assert "no git checkout" in out or "| sqlite   | HEAD      | create" in out
 
 
 class _Receiver(http.server.BaseHTTPRequestHandler):

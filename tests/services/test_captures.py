@@ -98,7 +98,7 @@ def test_a_capture_left_open_by_a_crash_is_refused_when_the_gateway_canceled_it(
 ):
     # Committed, then the process died before sending; meanwhile the authorization lapsed.
     fresh = services.refresh_charge(authorized.gateway_id)
-    request = open_request(CAPTURE, fresh, {}, None, "bob")
+    request, _new = open_request(CAPTURE, fresh, {}, None, "bob")
     fake_gateway.expire(str(authorized.gateway_id))
     result = services.recover_requests(older_than=timedelta(0))
     assert (result.failed, result.settled, result.still_pending) == (1, 0, 0)

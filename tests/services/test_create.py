@@ -369,3 +369,42 @@ def test_a_charge_the_mirror_holds_already_is_linked_not_inserted_again(fake_gat
     request.refresh_from_db()
     assert (request.state, request.charge_id) == ("succeeded", stored.pk)
     assert Charge.objects.count() == 1
+
+
+@pytest.mark.skipif("connection.vendor != 'postgresql'", reason="runs in the PostgreSQL pass")
+def test_on_postgresql_the_checkout_binds_its_values_on_the_server_and_prepares_as_told(
+    fake_gateway, card_token
+):
+    import psycopg
+
+    from django_paycharge.services.mirror import bound_cursor
+
+    def prepared() -> set[str]:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT statement FROM pg_prepared_statements")
+            return {row[0] for row in cursor.fetchall()}
+
+    with bound_cursor(connection) as cursor:  # Django's default is client-side binding
+        assert not isinstance(cursor.cursor, psycopg.ClientCursor)
+    before = prepared()
+    for n in range(7):  # past psycopg's usual threshold for preparing a statement
+        charge = services.create_charge(
+            transaction_token_id=card_token, amount=100 + n, currency="JPY", metadata={"n": n}
+        )
+        stored = Charge.objects.get(pk=charge.pk)
+        assert (stored.requested_amount, stored.metadata) == (100 + n, {"n": n})
+    # Django's default prepare_threshold (None): nothing prepared under a name, which
+    # a pooler in transaction mode could not pass on.
+    assert prepared() == before
+    # A shop's OPTIONS["prepare_threshold"] (set on the connection when it opens) prepares
+    # the request's insert and the charge's insert-and-link, Django's cursors still binding
+    # on the client.
+    connection.connection.prepare_threshold = 0
+    try:
+        services.create_charge(transaction_token_id=card_token, amount=200, currency="JPY")
+        new = prepared() - before
+    finally:
+        connection.connection.prepare_threshold = None
+    assert {text.split()[0] for text in new} == {"INSERT", "WITH"}
+    assert any("chargerequest" in text for text in new)
+    assert ChargeRequest.objects.filter(state="succeeded").count() == 8

@@ -154,7 +154,7 @@ def test_a_lost_answer_is_retried_with_the_same_key_and_refunds_once(fake_gatewa
 
 def test_a_refund_left_open_by_a_crash_is_sent_by_recover_with_its_key(fake_gateway, paid):
     fresh = services.refresh_charge(paid.gateway_id)
-    request = open_request(REFUND, fresh, {"amount": 600}, None, "alice")  # then the crash
+    request, _new = open_request(REFUND, fresh, {"amount": 600}, None, "alice")  # then the crash
     assert services.refundable_amount(fresh) == 400  # reserved from the moment it is committed
     result = services.recover_requests(older_than=timedelta(0))
     assert (result.settled, result.by_kind["refund"]["settled"]) == (1, 1)

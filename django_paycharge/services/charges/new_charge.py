@@ -29,7 +29,14 @@ from ... import observe, signals
 from ...client.types import Charge as RemoteCharge
 from ...models import Charge, ChargeRequest
 from ..lifecycle import succeed, succeed_statement
-from ..mirror import EncodedJSON, as_stored, charge_row, insert_once, insert_statement
+from ..mirror import (
+    EncodedJSON,
+    as_stored,
+    bound_cursor,
+    charge_row,
+    insert_once,
+    insert_statement,
+)
 from ..retry import is_transient, retry_transient
 
 #: The unique constraint that says the charge is stored already.
@@ -101,7 +108,7 @@ def _insert_and_link(
     )
     # Inside a transaction of the caller's, a savepoint keeps a failure from spoiling it.
     guard = transaction.atomic(using=alias) if connection.in_atomic_block else nullcontext()
-    with guard, connection.cursor() as cursor:
+    with guard, bound_cursor(connection) as cursor:
         cursor.execute(sql, [*params, *link_params])
         (pk,) = cursor.fetchone()
     if pk is None:

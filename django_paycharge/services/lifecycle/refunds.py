@@ -48,6 +48,7 @@ class RefundKind(LifecycleKind):
 
     name = "refund"
     link = "refund"
+    needs_payment_type = True  # some payment types cannot be refunded
     blocked_by = frozenset({"capture", "cancel", "refund"})
     # Sent again after a lost answer, a refund that went through leaves too little.
     done_before_codes = frozenset({REFUND_EXCEEDS_CHARGE_AMOUNT, REFUND_NOT_WITHIN_BOUNDS})

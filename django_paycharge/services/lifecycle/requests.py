@@ -24,6 +24,7 @@ from datetime import timedelta
 from typing import Any
 
 from django.db import IntegrityError, router
+from django.utils import timezone
 from django.utils.translation import gettext
 
 from ...client import PayChargeClient
@@ -38,11 +39,11 @@ from ...exceptions import (
     PayChargeError,
     RequestAbandonedError,
 )
-from ...models import OPEN_REQUEST_STATES, Charge, ChargeActionRequest
+from ...models import OPEN_REQUEST_STATES, Charge, ChargeActionRequest, RequestState
 from ..clients import get_client
 from ..mirror import refresh_charge, store_of
 from ..retry import retry_transient
-from .exactly_once import answer
+from .exactly_once import answer, send
 from .request_rows import request_name, succeed
 
 logger = logging.getLogger("django_paycharge.services")
@@ -66,6 +67,9 @@ class LifecycleKind:
     status_codes: frozenset[str] = frozenset()
     #: Read the charge before committing a request (its status says what is allowed).
     reads_first = True
+    #: Whether :meth:`prepare` needs the charge's payment type: that first read then
+    #: reads it from the charge's transaction token when the mirror does not know it.
+    needs_payment_type = False
 
     def prepare(self, charge: Charge, given: dict[str, Any]) -> dict[str, Any]:
         """The parameters of a new request on ``charge``; raises to refuse it.
@@ -131,9 +135,12 @@ class LifecycleKind:
         return result
 
 
-def reread(charge: Charge) -> Charge:
-    """The charge read again from the gateway (and stored)."""
-    return refresh_charge(charge.gateway_id, charge.store_id, account=charge.account)
+def reread(charge: Charge, *, payment_type: bool = False) -> Charge:
+    """The charge read again from the gateway (and stored); one request, unless
+    ``payment_type`` asks for its payment type as well (see :func:`refresh_charge`)."""
+    return refresh_charge(
+        charge.gateway_id, charge.store_id, account=charge.account, payment_type=payment_type
+    )
 
 
 def act(
@@ -153,7 +160,7 @@ def act(
         idempotency_key = validate_idempotency_key(idempotency_key)
     request = existing_request(kind, charge, idempotency_key, given)
     if request is None and kind.reads_first:
-        charge = reread(charge)
+        charge = reread(charge, payment_type=kind.needs_payment_type)
         try:
             kind.prepare(charge, dict(given))  # refused at once, before anything is committed
         except PayChargeError:
@@ -161,9 +168,10 @@ def act(
             request = existing_request(kind, charge, idempotency_key, given)
             if request is None:
                 raise
-    if request is None:
-        request = open_request(kind, charge, given, idempotency_key, requested_by)
-    return answer(request)
+    if request is not None:
+        return answer(request)
+    request, new = open_request(kind, charge, given, idempotency_key, requested_by)
+    return send(request, recorded=True) if new else answer(request)
 
 
 def existing_request(
@@ -191,29 +199,41 @@ def open_request(
     given: dict[str, Any],
     key: uuid.UUID | str | None,
     requested_by: str,
-) -> ChargeActionRequest:
-    """The committed request for ``key`` (new, or the one a concurrent call made with it)."""
+) -> tuple[ChargeActionRequest, bool]:
+    """The committed request for ``key`` (new, or the one a concurrent call made with it),
+    and whether this call made it.
+
+    A new request is committed already saying it is being sent (``unknown``, its
+    first send counted), as a create's is: the caller sends it at once, with no
+    second write before the gateway is asked. A crash in between leaves it for
+    ``paycharge_recover``, which sends it with its key.
+    """
     text_key = str(key) if key is not None else str(uuid.uuid4())
 
-    def open_or_join() -> ChargeActionRequest:
+    def open_or_join() -> tuple[ChargeActionRequest, bool]:
         locked = Charge.objects.select_for_update().get(pk=charge.pk)
-        existing = ChargeActionRequest.objects.filter(idempotency_key=text_key).first()
-        if existing is not None:
-            _refuse_other(existing, kind, charge, given)
-            return existing
+        if key is not None:  # a key of our own making is new: nobody can have used it
+            existing = ChargeActionRequest.objects.filter(idempotency_key=text_key).first()
+            if existing is not None:
+                _refuse_other(existing, kind, charge, given)
+                return existing, False
         sending = ChargeActionRequest.objects.filter(
             charge=locked, kind__in=kind.blocked_by, state__in=OPEN_REQUEST_STATES
         )
         if sending.exists():
             raise ChargeBusyError()
-        return ChargeActionRequest.objects.create(
+        made = ChargeActionRequest.objects.create(
             kind=kind.name,
             idempotency_key=text_key,
             account=locked.account,
             charge=locked,
             params=kind.prepare(locked, dict(given)),
             requested_by=requested_by[:150],
+            state=RequestState.UNKNOWN,
+            attempts=1,
+            sent_at=timezone.now(),
         )
+        return made, True
 
     alias = router.db_for_write(ChargeActionRequest)
     try:
@@ -221,7 +241,7 @@ def open_request(
     except IntegrityError:  # the same key, committed a moment ago for another charge
         existing = ChargeActionRequest.objects.get(idempotency_key=text_key)
         _refuse_other(existing, kind, charge, given)
-        return existing
+        return existing, False
 
 
 def _refuse_other(

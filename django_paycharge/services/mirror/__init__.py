@@ -8,7 +8,7 @@ flows import only the names below.
 
 from __future__ import annotations
 
-from .inserts import as_stored, insert_once, insert_statement
+from .inserts import as_stored, bound_cursor, insert_once, insert_statement
 from .lifecycle_store import store_cancel, store_refund
 from .quarantined import (
     Report,
@@ -35,6 +35,7 @@ __all__ = [
     "UpsertResult",
     "WriteCounts",
     "as_stored",
+    "bound_cursor",
     "charge_row",
     "insert_once",
     "insert_statement",

@@ -64,10 +64,43 @@ def insert_once(
     if not _has_upsert(connection):
         return _insert_with_orm(model, values, alias, conflict)
     sql, params = insert_statement(model, values, connection, conflict=conflict, alias=alias)
-    with connection.cursor() as cursor:
+    with bound_cursor(connection) as cursor:
         cursor.execute(sql, params)
         row = cursor.fetchone()
     return int(row[0]) if row else None
+
+
+def bound_cursor(connection: BaseDatabaseWrapper) -> Any:
+    """A cursor for a one-statement write: on psycopg 3, its values bound on the server.
+
+    Django's default (client-side binding) has psycopg quote every value into
+    the statement's text in Python, a large part of the write's CPU for the 40
+    to 50 values of a row. Here they travel as parameters, in the same single
+    round trip. Whether a statement is also prepared stays the shop's
+    choice (``OPTIONS["prepare_threshold"]``, None unless set, as behind a
+    pooler in transaction mode); other databases and psycopg 2 use Django's cursor.
+    """
+    if connection.vendor != "postgresql" or _server_binding(connection):
+        return connection.cursor()
+    from django.db.backends.postgresql.psycopg_any import is_psycopg3
+
+    if not is_psycopg3:
+        return connection.cursor()
+    import psycopg
+
+    connection.close_if_health_check_failed()
+    connection.ensure_connection()
+    connection.validate_thread_sharing()
+    with connection.wrap_database_errors:
+        raw: Any = psycopg.Cursor(connection.connection)
+    if connection.queries_logged:  # as connection.cursor() would: logged, errors wrapped
+        return connection.make_debug_cursor(raw)
+    return connection.make_cursor(raw)
+
+
+def _server_binding(connection: BaseDatabaseWrapper) -> bool:
+    """Whether Django's own cursors bind on the server already (the shop's setting)."""
+    return connection.settings_dict["OPTIONS"].get("server_side_binding") is True
 
 
 def insert_statement(

@@ -77,19 +77,24 @@ def refresh_charge(
     account: str | None = None,
     polling: bool = False,
     deadline: float | None = None,
+    payment_type: bool = True,
 ) -> Charge:
     """Read one charge from the gateway and update (or create) its mirror row.
 
-    ``deadline`` (a :func:`time.monotonic` value) bounds the read; a new
-    charge's payment type is then left to the background fill, so the call
-    makes one request only.
+    A payment type the mirror lacks is read from the charge's transaction token
+    too, unless ``payment_type`` is False (a caller that only needs the status)
+    or ``deadline`` (a :func:`time.monotonic` value) bounds the read: it is
+    then left to the background fill, and the call makes one request only.
     """
     charge_uuid = uuid.UUID(str(charge_id))
-    local = (
-        Charge.objects.filter(gateway_id=charge_uuid)
-        .only("account", "store_id", "payment_type")
-        .first()
-    )
+    read_type = payment_type and deadline is None
+    local = None
+    if read_type or account is None or store_id is None:
+        local = (
+            Charge.objects.filter(gateway_id=charge_uuid)
+            .only("account", "store_id", "payment_type")
+            .first()
+        )
     name = account or (local.account if local else conf.DEFAULT_ACCOUNT)
     store = store_id or (local.store_id if local else None) or conf.get_account(name).store_id
     if store is None:
@@ -98,11 +103,11 @@ def refresh_charge(
         )
     client = get_client(name)
     remote = client.charges.retrieve(store, charge_uuid, polling=polling, deadline=deadline)
-    payment_type = ""
-    # Known payment types are kept by the upsert: only a new charge costs a token read.
-    if deadline is None and (local is None or not local.payment_type):
-        payment_type = transaction_token_payment_type(client, remote)
-    return store_remote_charge(remote, account=name, payment_type=payment_type)
+    known = ""
+    # Known payment types are kept by the upsert: only a charge without one costs a token read.
+    if read_type and (local is None or not local.payment_type):
+        known = transaction_token_payment_type(client, remote)
+    return store_remote_charge(remote, account=name, payment_type=known)
 
 
 #: Pause after a polling answer that came back still ``pending`` without being held
