@@ -65,6 +65,25 @@ def _group(item: pytest.Item) -> str:
     return str(marker.args[0]) if marker and marker.args else item.nodeid
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """An xdist worker under ``coverage run`` (the coverage leg, noxfile.py) saves what it
+    measured before it tells the controller it is done.
+
+    Otherwise it saves at exit, and the controller kills a worker that has not exited ten
+    seconds after the run: on a busy host one worker's whole share of the measurements
+    was lost that way (coverage 94 % read as 91 %)."""
+    if not hasattr(session.config, "workerinput"):
+        return
+    try:
+        import coverage
+    except ImportError:
+        return
+    measuring = coverage.Coverage.current()
+    if measuring is not None:
+        measuring.save()
+
+
 @pytest.fixture(autouse=True)
 def _default_language() -> Iterator[None]:
     """Each test starts in the default language: ``LocaleMiddleware`` activates a request's
