@@ -151,7 +151,7 @@ def refund(after: int = 0, every: int = 20, *, whole: bool = True) -> None:
         Refund(
             gateway_id=uuid.uuid4(),
             charge_id=pk,
-            amount=amount if whole and n % (2 * every) == 0 else amount // 2,
+            amount=amount if whole and n % (2 * every) == 0 else (amount or 0) // 2,
             currency=currency,
             status="successful",
             mode=mode,

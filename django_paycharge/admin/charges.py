@@ -177,7 +177,8 @@ class ChargeAdmin(ReadOnlyAdmin):
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Charge]:
         # Each charge's refunded total, for the refund badge and the page: the stored one.
-        return super().get_queryset(request).annotate(**{REFUNDED_ANNOTATION: F("refunds_total")})
+        charges: QuerySet[Charge] = super().get_queryset(request)
+        return charges.annotate(**{REFUNDED_ANNOTATION: F("refunds_total")})
 
     def get_changelist(self, request: HttpRequest, **kwargs: Any) -> type[ChangeList]:
         return ChargeChangeList

@@ -38,6 +38,10 @@ class Migration(migrations.Migration):
         migrations.RunPython(fill_refunds_total, migrations.RunPython.noop, elidable=True),
         migrations.AddIndex(
             model_name='charge',
-            index=models.Index(condition=models.Q(('refunds_total__gt', 0)), fields=['-created_on', '-id'], name='paycharge_charge_refunded'),
+            index=models.Index(condition=models.Q(('refunds_total__gt', 0)), fields=['-created_on', '-id', 'charged_amount', 'refunds_total'], name='paycharge_charge_refunded'),
+        ),
+        migrations.AddIndex(
+            model_name='charge',
+            index=models.Index(fields=['mode', 'status', 'requested_currency', '-created_on'], name='paycharge_charge_mode_currency'),
         ),
     ]

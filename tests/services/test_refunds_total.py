@@ -76,7 +76,7 @@ def test_the_refund_service_and_a_sync_of_the_charge_keep_it(fake_gateway, paid)
     # The charge's own row is rewritten by the guarded upsert: the total is not its column.
     services.update_charge_metadata(paid, {"note": "rewritten"})
     services.refresh_charge(paid.gateway_id)
-    assert Charge.objects.get(pk=paid.pk).metadata["note"] == "rewritten"
+    assert Charge.objects.get(pk=paid.pk).metadata == {"note": "rewritten"}
     assert stored_total(paid) == counted_total(paid) == 400
 
 
