@@ -1,10 +1,11 @@
 """Admin benchmark: the charge changelist at 1,000 and 100,000 charges.
 
-    bench/run admin [--n 100000] [--renders 7] [--pages SUBSTRING,...]
+    bench/run admin [--n 100000] [--renders 7] [--pages SUBSTRING,...] [--reference COMMIT]
 
 For each database (SQLite file; PostgreSQL when available) a worker process
 fills a fresh mirror with generated charges (``bulk_create``; no gateway
-needed; a refund on one successful charge in twenty, whole or half), logs a
+needed; a refund on one successful charge in twenty, whole or half, with
+the charge's ``refunds_total`` as ``store_refund`` keeps it), logs a
 superuser in through Django's test client and renders the changelist without
 a filter, with every filter (each choice that selects a different share of
 the table), every date choice and range, each kind of search, a few filters
@@ -14,6 +15,9 @@ with the median CPU time of the process that renders (Django and, on SQLite,
 the database too; PostgreSQL's own CPU is not in it): where the wall time is
 far above it, the host's load took the difference. ``--pages`` keeps the
 pages whose names contain one of the given substrings (while iterating).
+``--reference`` also renders the pages at ``--n`` on the code of that commit
+(taken out of git, its own fresh mirror), right after ours: the "before" of
+the same run.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ from typing import Any
 from bench._common import (
     Databases,
     bench_env,
+    code_at,
     emit,
     have_postgres,
     machine,
@@ -163,8 +168,9 @@ def refund(after: int = 0, every: int = 20, *, whole: bool = True) -> None:
         if n % every == 0
     ]
     Refund.objects.bulk_create(refunds, batch_size=5000)
-    # What ``store_refund`` keeps on each charge (bulk_create bypasses it): one statement.
-    Charge.objects.filter(pk__in=refunded_charge_ids()).update(refunds_total=refunded_total())
+    if any(field.name == "refunds_total" for field in Charge._meta.fields):  # not in --reference
+        # What ``store_refund`` keeps on each charge (bulk_create bypasses it): one statement.
+        Charge.objects.filter(pk__in=refunded_charge_ids()).update(refunds_total=refunded_total())
 
 
 def measure(
@@ -240,6 +246,7 @@ def main() -> None:
     parser.add_argument("--renders", type=int, default=7)
     parser.add_argument("--pages", default="", help="only pages naming one of these (a,b)")
     parser.add_argument("--sqlite-only", action="store_true")
+    parser.add_argument("--reference", help="also render at --n on the code of this commit")
     parser.add_argument("--worker", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker is not None:
@@ -250,6 +257,9 @@ def main() -> None:
     rows: list[list[Any]] = []
     with tempfile.TemporaryDirectory() as tmp:
         dbs = Databases(Path(tmp))
+        code = code_at(args.reference, Path(tmp)) if args.reference else None
+        if args.reference and code is None:
+            raise SystemExit(f"--reference {args.reference}: not found in git")
         try:
             for vendor in vendors:
                 db = dbs.fresh(vendor, "paycharge_bench_admin")
@@ -258,11 +268,22 @@ def main() -> None:
                 options = ["--renders", str(args.renders), "--pages", args.pages]
                 small = run_worker(module, ["--worker", str(args.small), *options], env, 900)
                 large = run_worker(module, ["--worker", str(args.n), *options], env, 1800)
-                for a, b in zip(small["results"], large["results"], strict=True):
+                before = large
+                if code is not None:
+                    db = dbs.fresh(vendor, "paycharge_bench_admin_reference", code)
+                    env = bench_env(vendor, db, code)
+                    worker_args = ["--worker", str(args.n), *options]
+                    before = run_worker(module, worker_args, env, 1800, cwd=code)
+                for a, b, r in zip(
+                    small["results"], large["results"], before["results"], strict=True
+                ):
                     rows.append([vendor, a["variant"], a["queries"], b["queries"]])
                     rows[-1] += [a["ms"], b["ms"], a["cpu"], b["cpu"]]
+                    if code is not None:
+                        rows[-1] += [r["ms"], r["cpu"]]
         finally:
             dbs.drop_all()
+    reference = [f"p50 ms before ({args.reference})", "CPU ms before"] if code else []
     print(
         table(
             f"Admin charge changelist (50 rows a page): {args.small:,} vs {args.n:,} charges",
@@ -275,6 +296,7 @@ def main() -> None:
                 f"p50 ms at {args.n:,}",
                 f"CPU ms at {args.small:,}",
                 f"CPU ms at {args.n:,}",
+                *reference,
             ],
             rows,
         )
