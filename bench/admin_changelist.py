@@ -1,6 +1,7 @@
 """Admin benchmark: the charge changelist at 1,000 and 100,000 charges.
 
     bench/run admin [--n 100000] [--renders 7] [--pages SUBSTRING,...] [--reference COMMIT]
+                    [--rounds R]
 
 For each database (SQLite file; PostgreSQL when available) a worker process
 fills a fresh mirror with generated charges (``bulk_create``; no gateway
@@ -17,7 +18,9 @@ far above it, the host's load took the difference. ``--pages`` keeps the
 pages whose names contain one of the given substrings (while iterating).
 ``--reference`` also renders the pages at ``--n`` on the code of that commit
 (taken out of git, its own fresh mirror), right after ours: the "before" of
-the same run.
+the same run. ``--rounds`` repeats the renders at ``--n``, ours and the
+reference's in turn: the p50s are medians of the rounds', and each page's
+after / before is the median of the rounds' own ratios, with their range.
 """
 
 from __future__ import annotations
@@ -239,11 +242,42 @@ def worker(total: int, renders: int, pages: list[str]) -> None:
     emit({"results": measure(renders, pages=pages), "fill_seconds": filled})
 
 
+def _at_n(
+    args: argparse.Namespace, vendor: str, dbs: Databases, code: Path | None
+) -> tuple[list[Any], list[Any]]:
+    """Each page at ``--n``: ``--rounds`` workers of ours and of the reference, in turn.
+
+    Each mirror is filled by its first worker only (a worker adds the charges missing).
+    """
+    module = "bench.admin_changelist"
+    worker_args = ["--worker", str(args.n), "--renders", str(args.renders), "--pages", args.pages]
+    ours_env = bench_env(vendor, dbs.fresh(vendor, "paycharge_bench_admin"))
+    reference_env = None
+    if code is not None:
+        reference_db = dbs.fresh(vendor, "paycharge_bench_admin_reference", code)
+        reference_env = bench_env(vendor, reference_db, code)
+    ours, reference = [], []
+    for _ in range(args.rounds):
+        ours.append(run_worker(module, worker_args, ours_env, 1800)["results"])
+        if reference_env is not None and code is not None:
+            reference.append(
+                run_worker(module, worker_args, reference_env, 1800, cwd=code)["results"]
+            )
+    return ours, reference
+
+
+def _ratio(ours: list[Any], reference: list[Any], page: int) -> str:
+    """The median of the rounds' own ratios (ours / the reference's p50), with their range."""
+    ratios = [o[page]["ms"] / r[page]["ms"] for o, r in zip(ours, reference, strict=True)]
+    return f"{median(ratios):.2f}x ({min(ratios):.2f}-{max(ratios):.2f})"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description="Admin changelist benchmark.")
     parser.add_argument("--n", type=int, default=100_000)
     parser.add_argument("--small", type=int, default=1_000, help="the N to compare with")
     parser.add_argument("--renders", type=int, default=7)
+    parser.add_argument("--rounds", type=int, default=1, help="workers at --n, in turn")
     parser.add_argument("--pages", default="", help="only pages naming one of these (a,b)")
     parser.add_argument("--sqlite-only", action="store_true")
     parser.add_argument("--reference", help="also render at --n on the code of this commit")
@@ -262,31 +296,37 @@ def main() -> None:
             raise SystemExit(f"--reference {args.reference}: not found in git")
         try:
             for vendor in vendors:
-                db = dbs.fresh(vendor, "paycharge_bench_admin")
-                env = bench_env(vendor, db)
-                module = "bench.admin_changelist"
+                db = dbs.fresh(vendor, "paycharge_bench_admin_small")
                 options = ["--renders", str(args.renders), "--pages", args.pages]
-                small = run_worker(module, ["--worker", str(args.small), *options], env, 900)
-                large = run_worker(module, ["--worker", str(args.n), *options], env, 1800)
-                before = large
-                if code is not None:
-                    db = dbs.fresh(vendor, "paycharge_bench_admin_reference", code)
-                    env = bench_env(vendor, db, code)
-                    worker_args = ["--worker", str(args.n), *options]
-                    before = run_worker(module, worker_args, env, 1800, cwd=code)
-                for a, b, r in zip(
-                    small["results"], large["results"], before["results"], strict=True
-                ):
-                    rows.append([vendor, a["variant"], a["queries"], b["queries"]])
-                    rows[-1] += [a["ms"], b["ms"], a["cpu"], b["cpu"]]
-                    if code is not None:
-                        rows[-1] += [r["ms"], r["cpu"]]
+                small = run_worker(
+                    "bench.admin_changelist",
+                    ["--worker", str(args.small), *options],
+                    bench_env(vendor, db),
+                    900,
+                )["results"]
+                ours, reference = _at_n(args, vendor, dbs, code)
+                for page, a in enumerate(small):
+                    large = [r[page] for r in ours]
+                    rows.append([vendor, a["variant"], a["queries"]])
+                    rows[-1] += [max(r["queries"] for r in large), a["ms"]]
+                    rows[-1] += [median([r["ms"] for r in large]), a["cpu"]]
+                    rows[-1] += [median([r["cpu"] for r in large])]
+                    if reference:
+                        before = [r[page] for r in reference]
+                        rows[-1] += [median([r["ms"] for r in before])]
+                        rows[-1] += [median([r["cpu"] for r in before])]
+                        rows[-1] += [_ratio(ours, reference, page)]
         finally:
             dbs.drop_all()
-    reference = [f"p50 ms before ({args.reference})", "CPU ms before"] if code else []
+    before_columns = (
+        [f"p50 ms before ({args.reference})", "CPU ms before", "after / before (p50)"]
+        if code
+        else []
+    )
     print(
         table(
-            f"Admin charge changelist (50 rows a page): {args.small:,} vs {args.n:,} charges",
+            f"Admin charge changelist (50 rows a page): {args.small:,} vs {args.n:,} charges"
+            + (f", {args.rounds} rounds at {args.n:,}" if args.rounds > 1 else ""),
             [
                 "database",
                 "page",
@@ -296,7 +336,7 @@ def main() -> None:
                 f"p50 ms at {args.n:,}",
                 f"CPU ms at {args.small:,}",
                 f"CPU ms at {args.n:,}",
-                *reference,
+                *before_columns,
             ],
             rows,
         )
