@@ -95,7 +95,8 @@ def store_refund(remote: RemoteRefund, *, charge: Charge) -> Refund:
         refund, before = _upsert(Refund, remote.id, _values(Refund, remote, charge))
         created, previous = before is None, getattr(before, "status", None)
         if change := _refunded(refund) - _refunded(before):
-            Charge.objects.filter(pk=charge.pk).update(refunds_total=F("refunds_total") + change)
+            charges = Charge.objects.using(alias).filter(pk=charge.pk)
+            charges.update(refunds_total=F("refunds_total") + change)
         if created:
             signals.send(
                 signals.refund_created, sender=Refund, using=alias, refund=refund, charge=charge
