@@ -1,10 +1,12 @@
 """Admin benchmark: the charge changelist at 1,000 and 100,000 charges.
 
-    bench/run admin [--n 100000] [--renders 7] [--pages SUBSTRING,...]
+    bench/run admin [--n 100000] [--renders 7] [--pages SUBSTRING,...] [--reference COMMIT]
+                    [--rounds R]
 
 For each database (SQLite file; PostgreSQL when available) a worker process
 fills a fresh mirror with generated charges (``bulk_create``; no gateway
-needed; a refund on one successful charge in twenty, whole or half), logs a
+needed; a refund on one successful charge in twenty, whole or half, with
+the charge's ``refunds_total`` as ``store_refund`` keeps it), logs a
 superuser in through Django's test client and renders the changelist without
 a filter, with every filter (each choice that selects a different share of
 the table), every date choice and range, each kind of search, a few filters
@@ -14,6 +16,11 @@ with the median CPU time of the process that renders (Django and, on SQLite,
 the database too; PostgreSQL's own CPU is not in it): where the wall time is
 far above it, the host's load took the difference. ``--pages`` keeps the
 pages whose names contain one of the given substrings (while iterating).
+``--reference`` also renders the pages at ``--n`` on the code of that commit
+(taken out of git, its own fresh mirror), right after ours: the "before" of
+the same run. ``--rounds`` repeats the renders at ``--n``, ours and the
+reference's in turn: the p50s are medians of the rounds', and each page's
+after / before is the median of the rounds' own ratios, with their range.
 """
 
 from __future__ import annotations
@@ -31,6 +38,7 @@ from typing import Any
 from bench._common import (
     Databases,
     bench_env,
+    code_at,
     emit,
     have_postgres,
     machine,
@@ -139,7 +147,7 @@ def refund(after: int = 0, every: int = 20, *, whole: bool = True) -> None:
     ``after``, by id): half the amount, or with ``whole`` the whole of every other one."""
     from django.utils import timezone
 
-    from django_paycharge.models import Charge, Refund
+    from django_paycharge.models import Charge, Refund, refunded_charge_ids, refunded_total
 
     now = timezone.now()
     successful = (
@@ -151,7 +159,7 @@ def refund(after: int = 0, every: int = 20, *, whole: bool = True) -> None:
         Refund(
             gateway_id=uuid.uuid4(),
             charge_id=pk,
-            amount=amount if whole and n % (2 * every) == 0 else amount // 2,
+            amount=amount if whole and n % (2 * every) == 0 else (amount or 0) // 2,
             currency=currency,
             status="successful",
             mode=mode,
@@ -163,6 +171,9 @@ def refund(after: int = 0, every: int = 20, *, whole: bool = True) -> None:
         if n % every == 0
     ]
     Refund.objects.bulk_create(refunds, batch_size=5000)
+    if any(field.name == "refunds_total" for field in Charge._meta.fields):  # not in --reference
+        # What ``store_refund`` keeps on each charge (bulk_create bypasses it): one statement.
+        Charge.objects.filter(pk__in=refunded_charge_ids()).update(refunds_total=refunded_total())
 
 
 def measure(
@@ -227,8 +238,40 @@ def worker(total: int, renders: int, pages: list[str]) -> None:
         from django.db import connection
 
         with connection.cursor() as cursor:
-            cursor.execute("ANALYZE")  # as autovacuum would after a bulk load
+            # As autovacuum would after a bulk load and the refunds' updates: statistics, and
+            # the visibility map that lets a count read an index alone.
+            cursor.execute("VACUUM ANALYZE")
     emit({"results": measure(renders, pages=pages), "fill_seconds": filled})
+
+
+def _at_n(
+    args: argparse.Namespace, vendor: str, dbs: Databases, code: Path | None
+) -> tuple[list[Any], list[Any]]:
+    """Each page at ``--n``: ``--rounds`` workers of ours and of the reference, in turn.
+
+    Each mirror is filled by its first worker only (a worker adds the charges missing).
+    """
+    module = "bench.admin_changelist"
+    worker_args = ["--worker", str(args.n), "--renders", str(args.renders), "--pages", args.pages]
+    ours_env = bench_env(vendor, dbs.fresh(vendor, "paycharge_bench_admin"))
+    reference_env = None
+    if code is not None:
+        reference_db = dbs.fresh(vendor, "paycharge_bench_admin_reference", code)
+        reference_env = bench_env(vendor, reference_db, code)
+    ours, reference = [], []
+    for _ in range(args.rounds):
+        ours.append(run_worker(module, worker_args, ours_env, 1800)["results"])
+        if reference_env is not None and code is not None:
+            reference.append(
+                run_worker(module, worker_args, reference_env, 1800, cwd=code)["results"]
+            )
+    return ours, reference
+
+
+def _ratio(ours: list[Any], reference: list[Any], page: int) -> str:
+    """The median of the rounds' own ratios (ours / the reference's p50), with their range."""
+    ratios = [o[page]["ms"] / r[page]["ms"] for o, r in zip(ours, reference, strict=True)]
+    return f"{median(ratios):.2f}x ({min(ratios):.2f}-{max(ratios):.2f})"
 
 
 def main() -> None:
@@ -236,34 +279,58 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=100_000)
     parser.add_argument("--small", type=int, default=1_000, help="the N to compare with")
     parser.add_argument("--renders", type=int, default=7)
+    parser.add_argument("--rounds", type=int, default=1, help="workers at --n, in turn")
     parser.add_argument("--pages", default="", help="only pages naming one of these (a,b)")
     parser.add_argument("--sqlite-only", action="store_true")
+    parser.add_argument("--postgres-only", action="store_true")
+    parser.add_argument("--reference", help="also render at --n on the code of this commit")
     parser.add_argument("--worker", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker is not None:
         worker(args.worker, args.renders, [p for p in args.pages.split(",") if p])
         return
-    vendors = ["sqlite"] + ([] if args.sqlite_only or not have_postgres() else ["postgres"])
+    vendors = [] if args.postgres_only else ["sqlite"]
+    vendors += [] if args.sqlite_only or not have_postgres() else ["postgres"]
     context = machine()
     rows: list[list[Any]] = []
     with tempfile.TemporaryDirectory() as tmp:
         dbs = Databases(Path(tmp))
+        code = code_at(args.reference, Path(tmp)) if args.reference else None
+        if args.reference and code is None:
+            raise SystemExit(f"--reference {args.reference}: not found in git")
         try:
             for vendor in vendors:
-                db = dbs.fresh(vendor, "paycharge_bench_admin")
-                env = bench_env(vendor, db)
-                module = "bench.admin_changelist"
+                db = dbs.fresh(vendor, "paycharge_bench_admin_small")
                 options = ["--renders", str(args.renders), "--pages", args.pages]
-                small = run_worker(module, ["--worker", str(args.small), *options], env, 900)
-                large = run_worker(module, ["--worker", str(args.n), *options], env, 1800)
-                for a, b in zip(small["results"], large["results"], strict=True):
-                    rows.append([vendor, a["variant"], a["queries"], b["queries"]])
-                    rows[-1] += [a["ms"], b["ms"], a["cpu"], b["cpu"]]
+                small = run_worker(
+                    "bench.admin_changelist",
+                    ["--worker", str(args.small), *options],
+                    bench_env(vendor, db),
+                    900,
+                )["results"]
+                ours, reference = _at_n(args, vendor, dbs, code)
+                for page, a in enumerate(small):
+                    large = [r[page] for r in ours]
+                    rows.append([vendor, a["variant"], a["queries"]])
+                    rows[-1] += [max(r["queries"] for r in large), a["ms"]]
+                    rows[-1] += [median([r["ms"] for r in large]), a["cpu"]]
+                    rows[-1] += [median([r["cpu"] for r in large])]
+                    if reference:
+                        before = [r[page] for r in reference]
+                        rows[-1] += [median([r["ms"] for r in before])]
+                        rows[-1] += [median([r["cpu"] for r in before])]
+                        rows[-1] += [_ratio(ours, reference, page)]
         finally:
             dbs.drop_all()
+    before_columns = (
+        [f"p50 ms before ({args.reference})", "CPU ms before", "after / before (p50)"]
+        if code
+        else []
+    )
     print(
         table(
-            f"Admin charge changelist (50 rows a page): {args.small:,} vs {args.n:,} charges",
+            f"Admin charge changelist (50 rows a page): {args.small:,} vs {args.n:,} charges"
+            + (f", {args.rounds} rounds at {args.n:,}" if args.rounds > 1 else ""),
             [
                 "database",
                 "page",
@@ -273,6 +340,7 @@ def main() -> None:
                 f"p50 ms at {args.n:,}",
                 f"CPU ms at {args.small:,}",
                 f"CPU ms at {args.n:,}",
+                *before_columns,
             ],
             rows,
         )

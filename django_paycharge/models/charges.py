@@ -131,6 +131,12 @@ class Charge(models.Model):
     raw = models.JSONField(_("raw payload"), default=dict, encoder=PayloadEncoder)
     # A digest of ``raw``: a sync compares it to skip rewriting unchanged rows.
     raw_digest = models.CharField(max_length=64, blank=True, editable=False)
+    # The sum of the successful refunds, kept by the one writer of refunds
+    # (``services.mirror.store_refund``): lists filter and show it without reading refunds.
+    # The database's default too, since the sync inserts charges without naming it.
+    refunds_total = models.BigIntegerField(
+        _("refunded (successful refunds)"), default=0, db_default=0, editable=False
+    )
     synced_at = models.DateTimeField(_("synced at"))
     first_seen_at = models.DateTimeField(_("first seen at"))
 
@@ -157,6 +163,19 @@ class Charge(models.Model):
             # and would read the whole store's charges through its (store_id, -created_on).
             models.Index(
                 fields=["store_id", "requested_amount"], name="paycharge_charge_store_amount"
+            ),
+            # The refund filters: the few charges with a successful refund, newest first,
+            # with what the filters compare, so that the capped count reads the index alone.
+            models.Index(
+                fields=["-created_on", "-id", "charged_amount", "refunds_total"],
+                condition=models.Q(refunds_total__gt=0),
+                name="paycharge_charge_refunded",
+            ),
+            # Mode, status and currency together (the takings of one currency): SQLite, without
+            # statistics, would count them through the currency index, a row read per charge.
+            models.Index(
+                fields=["mode", "status", "requested_currency", "-created_on"],
+                name="paycharge_charge_mode_currency",
             ),
             # The dashboard: takings and failures by mode, status and day; open payments.
             models.Index(

@@ -3,16 +3,21 @@
 Several paths store the same refund at the same moment (the service's own
 answer, a ``refund_finished`` webhook, a sync): each store locks the row (or
 loses the insert race and then locks it), and a status only moves forward,
-so a stale read never takes a refund back to ``pending``. Signals go through
+so a stale read never takes a refund back to ``pending``. Storing a refund
+also moves its charge's ``refunds_total`` by what the refund now adds to the
+successful total (an increment, so concurrent refunds of one charge add up;
+this is the one writer of that column). Signals go through
 :func:`django_paycharge.signals.send`: once the change is committed on the
 alias it was written to, and a failing receiver is logged and never undoes it.
 """
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from django.db import IntegrityError, models, router, transaction
+from django.db.models import F
 from django.utils import timezone
 
 from ... import signals
@@ -53,10 +58,8 @@ def _values(
     return fit_row(model, without_nul(values))
 
 
-def _upsert(
-    model: type[Any], gateway_id: Any, values: dict[str, Any]
-) -> tuple[Any, str | None, bool]:
-    """Lock or insert the row, move it forward; ``(row, previous status, created)``."""
+def _upsert(model: type[Any], gateway_id: Any, values: dict[str, Any]) -> tuple[Any, Any]:
+    """Lock or insert the row, move it forward; ``(row, the row before or None when new)``."""
     with transaction.atomic(using=router.db_for_write(model)):
         row = model.objects.select_for_update().filter(gateway_id=gateway_id).first()
         if row is None:
@@ -65,24 +68,35 @@ def _upsert(
                     row = model.objects.create(
                         gateway_id=gateway_id, first_seen_at=values["synced_at"], **values
                     )
-                return row, None, True
+                return row, None
             except IntegrityError:  # stored by a concurrent path a moment ago
                 row = model.objects.select_for_update().get(gateway_id=gateway_id)
-        previous = row.status
+        before = copy.copy(row)
         if values["status_rank"] < row.status_rank:
             model.objects.filter(pk=row.pk).update(synced_at=values["synced_at"])
-            return row, previous, False
+            return row, before
         for name, value in values.items():
             setattr(row, name, value)
         row.save()
-    return row, previous, False
+    return row, before
+
+
+def _refunded(refund: Refund | None) -> int:
+    """What ``refund`` adds to its charge's ``refunds_total``."""
+    if refund is None or refund.status != "successful":
+        return 0
+    return refund.amount or 0
 
 
 def store_refund(remote: RemoteRefund, *, charge: Charge) -> Refund:
     """Insert or move forward the mirror of one refund of ``charge``; signals after commit."""
     alias = router.db_for_write(Refund)
     with transaction.atomic(using=alias):
-        refund, previous, created = _upsert(Refund, remote.id, _values(Refund, remote, charge))
+        refund, before = _upsert(Refund, remote.id, _values(Refund, remote, charge))
+        created, previous = before is None, getattr(before, "status", None)
+        if change := _refunded(refund) - _refunded(before):
+            charges = Charge.objects.using(alias).filter(pk=charge.pk)
+            charges.update(refunds_total=F("refunds_total") + change)
         if created:
             signals.send(
                 signals.refund_created, sender=Refund, using=alias, refund=refund, charge=charge
@@ -105,7 +119,8 @@ def store_cancel(remote: RemoteCancel, *, charge: Charge) -> Cancel:
     """Insert or move forward the mirror of one cancel; ``charge_canceled`` when it succeeds."""
     alias = router.db_for_write(Cancel)
     with transaction.atomic(using=alias):
-        cancel, previous, _created = _upsert(Cancel, remote.id, _values(Cancel, remote, charge))
+        cancel, before = _upsert(Cancel, remote.id, _values(Cancel, remote, charge))
+        previous = getattr(before, "status", None)
         if cancel.status == "successful" and previous != "successful":
             signals.send(
                 signals.charge_canceled, sender=Charge, using=alias, charge=charge, cancel=cancel

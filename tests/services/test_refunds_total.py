@@ -1,0 +1,96 @@
+"""A charge's ``refunds_total``: the sum of its successful refunds, kept by the one writer of
+refunds (``store_refund``), whoever stores them and in whatever order."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import pytest
+from django.db.models import Sum
+
+from django_paycharge import services
+from django_paycharge.client.lifecycle_parsing import parse_refund
+from django_paycharge.models import Charge, Refund
+from django_paycharge.services.mirror.lifecycle_store import store_refund
+
+from .test_lifecycle_races import run_together
+
+
+def remote_refund(charge: Charge, amount: int | None, status: str, **fields: Any) -> Any:
+    """A refund as the gateway would send it (its own id unless ``id`` is given)."""
+    payload = {
+        "id": str(uuid.uuid4()),
+        "charge_id": str(charge.gateway_id),
+        "store_id": str(charge.store_id),
+        "status": status,
+        "amount": amount,
+        "currency": "JPY",
+        "mode": "test",
+        "created_on": "2026-11-26T12:00:00Z",
+        **fields,
+    }
+    return parse_refund(payload)
+
+
+def stored_total(charge: Charge) -> int:
+    return Charge.objects.values_list("refunds_total", flat=True).get(pk=charge.pk)
+
+
+def counted_total(charge: Charge) -> int:
+    """What the refunds table says: the figure the column must always equal."""
+    refunds = Refund.objects.filter(charge=charge, status="successful")
+    return int(refunds.aggregate(total=Sum("amount"))["total"] or 0)
+
+
+@pytest.fixture
+def paid(fake_gateway):
+    token = fake_gateway.create_transaction_token("card")["id"]
+    return services.create_charge(transaction_token_id=token, amount=1000, currency="JPY")
+
+
+@pytest.mark.django_db
+def test_every_store_of_a_refund_keeps_the_charges_total(paid):
+    steps = []
+    first = remote_refund(paid, 300, "pending")
+    store_refund(first, charge=paid)
+    steps.append(stored_total(paid))  # pending gives nothing back yet
+    done = parse_refund({**first.raw, "status": "successful"})
+    store_refund(done, charge=paid)
+    steps.append(stored_total(paid))
+    store_refund(done, charge=paid)  # the same answer again (a webhook, then a sync)
+    store_refund(first, charge=paid)  # a stale read never takes it back
+    steps.append(stored_total(paid))
+    store_refund(remote_refund(paid, 200, "successful"), charge=paid)
+    store_refund(remote_refund(paid, 100, "failed"), charge=paid)
+    store_refund(remote_refund(paid, None, "successful"), charge=paid)  # no amount: adds 0
+    steps.append(stored_total(paid))
+    assert steps == [0, 300, 300, 500]
+    assert stored_total(paid) == counted_total(paid)
+
+
+@pytest.mark.django_db
+def test_the_refund_service_and_a_sync_of_the_charge_keep_it(fake_gateway, paid):
+    services.refund_charge(paid, amount=400)
+    assert stored_total(paid) == 400
+    # The charge's own row is rewritten by the guarded upsert: the total is not its column.
+    services.update_charge_metadata(paid, {"note": "rewritten"})
+    services.refresh_charge(paid.gateway_id)
+    assert Charge.objects.get(pk=paid.pk).metadata == {"note": "rewritten"}
+    assert stored_total(paid) == counted_total(paid) == 400
+
+
+@pytest.mark.django_db(transaction=True)
+def test_refunds_of_one_charge_stored_at_once_all_count(fake_gateway):
+    """Two refunds and the same answer twice, on their own connections at the same moment."""
+    token = fake_gateway.create_transaction_token("card")["id"]
+    charge = services.create_charge(transaction_token_id=token, amount=1000, currency="JPY")
+    twice = remote_refund(charge, 250, "successful")
+    results = run_together(
+        lambda: store_refund(remote_refund(charge, 300, "successful"), charge=charge),
+        lambda: store_refund(remote_refund(charge, 200, "successful"), charge=charge),
+        lambda: store_refund(twice, charge=charge),
+        lambda: store_refund(twice, charge=charge),
+    )
+    assert all(isinstance(r, Refund) for r in results), results
+    assert stored_total(charge) == counted_total(charge) == 750
