@@ -7,11 +7,11 @@ import uuid
 
 import pytest
 from django.db import connection
-from django.db.migrations import AddField
-from django.db.migrations.executor import MigrationExecutor
+from django.db.migrations import AddField, Migration
 from django.utils import timezone
 
 from django_paycharge.models import Charge
+from tests.upgrades import before_the_migration
 
 from .conftest import charge_row
 from .test_scale import changelist_queryset
@@ -75,21 +75,12 @@ def test_status_mode_and_currency_are_counted_from_one_index_alone(admin_user):
 
 
 def test_the_upgrade_fills_the_refunded_totals_of_an_existing_mirror(transactional_db):
-    executor = MigrationExecutor(connection)
-    # Found by what it does, not by its number (migrations are renumbered at merges).
-    (adding,) = [
-        key
-        for key, migration in executor.loader.disk_migrations.items()
-        if key[0] == "django_paycharge"
-        and any(isinstance(op, AddField) and op.name == "refunds_total"
-                for op in migration.operations)
-    ]  # fmt: skip
-    (previous,) = [parent.key for parent in executor.loader.graph.node_map[adding].parents]
-    try:
-        executor.migrate([previous])
-        apps = executor.loader.project_state([previous]).apps
-        old_charge = apps.get_model("django_paycharge", "Charge")
-        old_refund = apps.get_model("django_paycharge", "Refund")
+    def adds_the_total(migration: Migration) -> bool:
+        return any(isinstance(op, AddField) and op.name == "refunds_total"
+                   for op in migration.operations)  # fmt: skip
+
+    with before_the_migration(adds_the_total) as upgrade:
+        old_charge, old_refund = upgrade.model("Charge"), upgrade.model("Refund")
         names = {field.attname for field in old_charge._meta.concrete_fields}
         charges = old_charge.objects.bulk_create(
             [old_charge(**{k: v for k, v in vars(charge_row()).items() if k in names})
@@ -107,10 +98,6 @@ def test_the_upgrade_fills_the_refunded_totals_of_an_existing_mirror(transaction
                        synced_at=now, first_seen_at=now)
             for n, made in refunds.items() for status, amount in made
         )  # fmt: skip
-        executor = MigrationExecutor(connection)
-        executor.migrate([adding])
+        upgrade.run()
         totals = dict(Charge.objects.values_list("pk", "refunds_total"))
         assert [totals[c.pk] for c in charges] == [500, 70, 0, 0]
-    finally:
-        executor = MigrationExecutor(connection)
-        executor.migrate(executor.loader.graph.leaf_nodes())

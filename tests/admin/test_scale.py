@@ -210,40 +210,28 @@ def test_an_amount_range_reads_its_index_where_sqlite_has_no_statistics(admin_us
 
 
 def test_the_upgrade_indexes_the_amounts_of_a_mirror_that_has_charges(transactional_db):
-    from django.db.migrations import AddIndex
-    from django.db.migrations.executor import MigrationExecutor
+    from django.db.migrations import AddIndex, Migration
 
-    executor = MigrationExecutor(connection)
-    # Found by what it does, not by its number (migrations are renumbered at merges).
-    (adding,) = [
-        key
-        for key, migration in executor.loader.disk_migrations.items()
-        if key[0] == "django_paycharge"
-        and any(isinstance(op, AddIndex) and op.index.name == "paycharge_charge_amount"
-                for op in migration.operations)
-    ]  # fmt: skip
-    before = executor.loader.graph.node_map[adding].parents
-    (previous,) = [parent.key for parent in before]
+    from tests.upgrades import before_the_migration
+
+    def adds_the_index(migration: Migration) -> bool:
+        return any(isinstance(op, AddIndex) and op.index.name == "paycharge_charge_amount"
+                   for op in migration.operations)  # fmt: skip
 
     def indexes():
         with connection.cursor() as cursor:
             return set(connection.introspection.get_constraints(cursor, Charge._meta.db_table))
 
-    try:
-        executor.migrate([previous])
+    with before_the_migration(adds_the_index) as upgrade:
         # The model as it was then (later migrations may change the table).
-        old = executor.loader.project_state([previous]).apps.get_model("django_paycharge", "Charge")
+        old = upgrade.model("Charge")
         names = {field.attname for field in old._meta.concrete_fields}
         rows = [{k: v for k, v in vars(charge_row()).items() if k in names} for _ in range(20)]
         old.objects.bulk_create([old(**row) for row in rows])
         assert not {"paycharge_charge_amount", "paycharge_charge_store_amount"} & indexes()
-        executor = MigrationExecutor(connection)
-        executor.migrate([adding])
+        upgrade.run()
         assert {"paycharge_charge_amount", "paycharge_charge_store_amount"} <= indexes()
         assert Charge.objects.filter(requested_amount__gte=0).count() == 20
-    finally:
-        executor = MigrationExecutor(connection)
-        executor.migrate(executor.loader.graph.leaf_nodes())
 
 
 @pytest.fixture
