@@ -44,6 +44,27 @@ def client_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+def gateway_cpu() -> float | None:
+    """Seconds of CPU of the fake gateway's process (``BENCH_GATEWAY_PID``), or None.
+
+    It shares the machine's cores with the contender: a sync that reads its
+    pages on the clock pays for them twice, in its own CPU and in the fake's.
+    """
+    pid = os.environ.get("BENCH_GATEWAY_PID")
+    if not pid:
+        return None
+    try:
+        fields = _stat(int(pid))
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def spent(before: float | None, after: float | None) -> float | None:
+    """CPU seconds between two readings (None when either is missing)."""
+    return None if before is None or after is None else after - before
+
+
 def _stat(pid: int) -> list[str]:
     text = Path(f"/proc/{pid}/stat").read_text()
     return text[text.rindex(")") + 2 :].split()  # fields from the 3rd (state) on
@@ -132,12 +153,13 @@ def limit(limit: int) -> dict[str, Any]:
     write = _postgresql if connection.vendor == "postgresql" else _sqlite
     connection.ensure_connection()
     prepared = write(connection, pages)
-    cpu, db_cpu = client_cpu(), server_cpu()
+    cpu, db_cpu, gateway = client_cpu(), server_cpu(), gateway_cpu()
     started = time.perf_counter()
     statements = prepared()
     seconds = time.perf_counter() - started
     cpu = client_cpu() - cpu
     after = server_cpu()
+    gateway = spent(gateway, gateway_cpu())
     rows = sum(len(p) for p in pages)
     return {
         "rows": rows,
@@ -146,7 +168,8 @@ def limit(limit: int) -> dict[str, Any]:
         "pages": len(pages),
         "counts": {"created": rows},
         "cpu": cpu,
-        "db_cpu": None if db_cpu is None or after is None else after - db_cpu,
+        "db_cpu": spent(db_cpu, after),
+        "gateway_cpu": gateway,
         "mirror": mirror_digest(),
         "fetch_cpu": fetching,
         "rows_cpu": converting,

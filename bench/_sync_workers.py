@@ -29,19 +29,20 @@ def ours(limit: int, windows: int | None = None) -> dict[str, Any]:
     from django.db import connection
 
     from bench._common import QueryCounter
-    from bench._sync_limit import client_cpu, mirror_digest, server_cpu
+    from bench._sync_limit import client_cpu, gateway_cpu, mirror_digest, server_cpu
     from django_paycharge import services
 
     counter = QueryCounter()
     # Only when asked: today's code (the reference) may predate the argument.
     options: dict[str, Any] = {} if windows is None else {"windows": windows}
-    cpu, db_cpu = client_cpu(), server_cpu()
+    cpu, db_cpu, gateway = client_cpu(), server_cpu(), gateway_cpu()
     started = time.perf_counter()
     with connection.execute_wrapper(counter):
         result = services.sync_charges(full=True, **options)
     seconds = time.perf_counter() - started
     cpu = client_cpu() - cpu
     after = server_cpu()
+    gateway_after = gateway_cpu()
     return {
         "rows": result.seen,
         "seconds": seconds,
@@ -50,6 +51,9 @@ def ours(limit: int, windows: int | None = None) -> dict[str, Any]:
         "counts": result.as_dict(),
         "cpu": cpu,
         "db_cpu": None if db_cpu is None or after is None else after - db_cpu,
+        "gateway_cpu": None
+        if gateway is None or gateway_after is None
+        else gateway_after - gateway,
         "mirror": mirror_digest(),
     }
 

@@ -68,6 +68,7 @@ LIMIT_HEADERS = [
     "/ limit",
     "client CPU ms/row",
     "DB CPU ms/row",
+    "gateway CPU ms/row",
     "limit client CPU ms/row",
     "limit DB CPU ms/row",
 ]
@@ -101,11 +102,18 @@ class Bench:
         skip |= {"baseline"} if self.args.skip_sdk else set()
         return [c for c in CONTENDERS if c not in skip]
 
+    def gateway(self) -> dict[str, str]:
+        """The fake gateway of a worker: its URL, and its process (its CPU is measured)."""
+        return {
+            "BENCH_GATEWAY_URL": self.fake.base_url,
+            "BENCH_GATEWAY_PID": str(self.fake.process.pid),
+        }
+
     def run(self, vendor: str, contender: str, latency_ms: int) -> dict[str, dict[str, Any]]:
         """Each phase of one contender at one latency, on a fresh mirror."""
         code = self.reference if contender == "today" else None
         db = self.dbs.fresh(vendor, f"paycharge_bench_{contender}", code)
-        env = bench_env(vendor, db, code, BENCH_GATEWAY_URL=self.fake.base_url)
+        env = bench_env(vendor, db, code, **self.gateway())
         limit = self.args.baseline_n if contender == "baseline" else self.args.n
         worker = ["baseline" if contender == "baseline" else "ours", "--limit", str(limit)]
         if contender == "ours" and self.args.windows:
@@ -122,7 +130,7 @@ class Bench:
     def run_limit(self, vendor: str) -> dict[str, Any]:
         """The database's limit on a fresh mirror (its pages fetched at no latency)."""
         db = self.dbs.fresh(vendor, "paycharge_bench_limit")
-        env = bench_env(vendor, db, BENCH_GATEWAY_URL=self.fake.base_url)
+        env = bench_env(vendor, db, **self.gateway())
         if self.args.update:
             self.fake.reseed(self.args.n)
         self.fake.set_latency(0)
@@ -328,6 +336,7 @@ def _limit_row(
         _ratio([a / b for a, b in zip(rates, limit_rates, strict=False)]),
         _per_row(mine, "cpu"),
         _per_row(mine, "db_cpu"),
+        _per_row(mine, "gateway_cpu"),
         _per_row(limits, "cpu"),
         _per_row(limits, "db_cpu"),
     ]
