@@ -12,6 +12,10 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from hypothesis import HealthCheck, settings
+
+from tests.hypothesis_profiles import SHARE
+
 FLOOR = 5.0
 TESTS = Path(__file__).resolve().parents[1]
 CLOCKS = {"monotonic", "perf_counter", "time", "process_time"}
@@ -83,3 +87,11 @@ def test_no_test_bounds_a_wall_clock_duration_under_five_seconds() -> None:
         for line in upper_bounds(path.read_text(encoding="utf-8"))
     ]
     assert offenders == []
+
+
+def test_hypothesis_never_times_an_example_or_a_draw() -> None:
+    # tests/conftest.py loads one of them: the profile every property test inherits.
+    for name in SHARE:
+        profile = settings.get_profile(name)
+        assert profile.deadline is None, name
+        assert HealthCheck.too_slow in profile.suppress_health_check, name
