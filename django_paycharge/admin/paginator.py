@@ -5,7 +5,8 @@ millions of charges that is the slowest query of the changelist, and it grows
 with the table. So the count is either
 
 - the planner's estimate (PostgreSQL): ``pg_class.reltuples`` for the whole
-  table, ``EXPLAIN``'s row estimate for a filtered one, when it is above
+  table (none before the table was first analyzed), ``EXPLAIN``'s row
+  estimate for a filtered one, when it is above
   ``PAYCHARGE["ADMIN_ESTIMATED_COUNT_THRESHOLD"]`` rows; or
 - counted, up to that many rows and one more: exact when fewer match, and
   otherwise "more than the threshold" (``capped``). On SQLite, which has no
@@ -13,7 +14,9 @@ with the table. So the count is either
   too low.
 
 Either way every page can be asked for: a page past the end is empty, never
-an error.
+an error, and a page takes the same statements whatever the statistics say:
+one estimate, then a count only when the estimate is at or below the
+threshold.
 """
 
 from __future__ import annotations
@@ -87,17 +90,25 @@ def capped_count(queryset: QuerySet[Any], limit: int) -> int:
 
 
 def estimated_count(queryset: QuerySet[Any]) -> int | None:
-    """The planner's row estimate on PostgreSQL; None elsewhere or when it has none."""
+    """The planner's row estimate on PostgreSQL; None elsewhere or when it has none.
+
+    One statement either way. A whole table that was never analyzed (or was
+    empty when it last was) has no estimate: the caller's capped count reads
+    at most the threshold's rows, and autovacuum analyzes a table long before
+    that costs anything. (Asking ``EXPLAIN`` then would make the number of
+    statements depend on when autovacuum last ran.)
+    """
     connection = connections[queryset.db]
     if connection.vendor != "postgresql":
         return None
     if not queryset.query.where:
         table = queryset.model._meta.db_table
         with connection.cursor() as cursor:
-            # -1 (PostgreSQL 14+) or 0 (older): never vacuumed or analyzed; ask EXPLAIN.
+            # -1 (PostgreSQL 14+) or 0 (older, or empty): never analyzed, or nothing in it.
             cursor.execute("SELECT reltuples FROM pg_class WHERE oid = %s::regclass", [table])
             row = cursor.fetchone()
         if row and row[0] is not None and row[0] > 0:
             return int(row[0])
+        return None
     plan = json.loads(queryset.order_by().explain(format="json"))
     return int(plan[0]["Plan"]["Plan Rows"])

@@ -104,6 +104,24 @@ def test_whole_table_estimate_reads_pg_class_without_counting():
     assert not any("COUNT(" in q["sql"].upper() for q in queries.captured_queries)
 
 
+@postgres_only
+def test_a_table_never_analyzed_is_counted_in_the_same_statements():
+    """No estimate before the first ANALYZE: counted (capped), never an EXPLAIN more, so a
+    page's statements do not depend on when autovacuum last ran."""
+    fill(40)
+    with connection.cursor() as cursor:  # as a fresh table: rolled back with the test
+        cursor.execute(
+            "UPDATE pg_class SET reltuples = -1 WHERE oid = 'django_paycharge_charge'::regclass"
+        )
+    from django.test.utils import CaptureQueriesContext
+
+    with CaptureQueriesContext(connection) as queries:
+        assert estimated_count(Charge.objects.all()) is None
+    assert len(queries) == 1 and "pg_class" in queries.captured_queries[0]["sql"]
+    paginator = EstimatedCountPaginator(Charge.objects.all(), 10)
+    assert paginator.count == 40 and not paginator.estimated and not paginator.capped
+
+
 FILTERS = [
     {},
     {"status__exact": "failed"},
