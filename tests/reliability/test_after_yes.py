@@ -51,11 +51,8 @@ def test_a_locked_database_after_the_gateways_yes(
                 Charge.objects.all().delete()
                 ChargeRequest.objects.all().delete()
                 token = fake_gateway.create_transaction_token(payment_type)["id"]
-                fake_gateway.add_fault(
-                    "POST", r"^/charges$", action="latency", latency=0.2, count=1
-                )
                 try:
-                    with locked_database(start=0.1, hold=hold):
+                    with locked_database(hold=hold):
                         services.create_charge(
                             transaction_token_id=token, amount=800, currency="JPY"
                         )
@@ -70,7 +67,7 @@ def test_a_locked_database_after_the_gateways_yes(
     reliability_record(
         "Local write failure after the gateway's yes",
         "another connection locks the database (SQLite, busy time-out 0) or the charge table "
-        "(PostgreSQL, lock_timeout 100 ms) for 0.3 or 0.8 s while the create is in flight; "
+        "(PostgreSQL, lock_timeout 100 ms) for 0.3 or 0.8 s once the gateway said yes; "
         "then the same with the writes' retries cut to 2, followed by paycharge_recover; "
         "3 payment types",
         cases,
