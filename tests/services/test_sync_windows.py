@@ -37,8 +37,9 @@ class Arrivals:
 
     def __init__(self, fake_gateway, monkeypatch):
         self.lock = threading.Lock()
+        self.arrived = threading.Condition(self.lock)
         self.log: list[tuple[float, str, str, int]] = []  # (arrived, path, query, status)
-        self.now = self.most = 0
+        self.now = self.most = self.listed = 0
         handle = fake_gateway.app.handle
 
         def counting(method, path, query, headers, body, **kwargs):
@@ -46,6 +47,8 @@ class Arrivals:
                 self.now += 1
                 self.most = max(self.most, self.now)
                 arrived = time.monotonic()
+                self.listed += path.endswith("/charges")
+                self.arrived.notify_all()
             try:
                 answer = handle(method, path, query, headers, body, **kwargs)
             finally:
@@ -58,6 +61,11 @@ class Arrivals:
 
     def lists(self):
         return [row for row in self.log if row[1].endswith("/charges")]
+
+    def wait_for_lists(self, count, timeout):
+        """Whether ``count`` list requests have arrived, waiting up to ``timeout`` s."""
+        with self.arrived:
+            return self.arrived.wait_for(lambda: self.listed >= count, timeout)
 
 
 @pytest.mark.slow  # 30 requests of half a second
@@ -85,22 +93,22 @@ def test_the_next_page_is_requested_while_the_current_one_is_stored(fake_gateway
     """Pipelining: page n+1's request reaches the gateway before page n is written."""
     fake_gateway.seed(500)
     arrivals = Arrivals(fake_gateway, monkeypatch)
-    writes: list[tuple[float, float]] = []
+    writes: list[bool] = []
     original = services.sync.read.upsert_prepared
 
-    def slow_write(*args, **kwargs):
-        started = time.monotonic()
-        time.sleep(0.1)  # a slow database: the next request must not wait for it
-        answer = original(*args, **kwargs)
-        writes.append((started, time.monotonic()))
-        return answer
+    def write_once_the_next_page_is_asked_for(*args, **kwargs):
+        # A database that stays busy with page n until page n+1's request has arrived:
+        # a sync that asked for the next page only after writing would never get there.
+        page = len(writes)
+        writes.append(page == 4 or arrivals.wait_for_lists(page + 2, timeout=20))
+        return original(*args, **kwargs)
 
-    monkeypatch.setattr(services.sync.read, "upsert_prepared", slow_write)
+    monkeypatch.setattr(
+        services.sync.read, "upsert_prepared", write_once_the_next_page_is_asked_for
+    )
     assert services.sync_charges(full=True, windows=1).created == 500
-    requests = [arrived for arrived, *_ in arrivals.lists()]
-    assert len(writes) == len(requests) == 5
-    for n in range(4):
-        assert requests[n + 1] < writes[n][0] + 0.1 < writes[n][1], (n, requests, writes)
+    assert len(arrivals.lists()) == 5
+    assert writes == [True] * 5
 
 
 def test_a_failed_run_resumes_without_rereading_finished_windows(fake_gateway, monkeypatch):

@@ -251,9 +251,14 @@ def test_idempotent_replay_conflict(gw: Gw) -> None:
     assert fresh.json()["id"] != first.json()["id"]
 
 
+def _in_progress(gw: Gw, key: str) -> bool:
+    records = list(gw.handle.state.idempotency.items())
+    return any(held == key and record.response is None for (_, held), record in records)
+
+
 def test_idempotency_key_in_progress(gw: Gw) -> None:
     body = _body(gw)
-    gw.handle.add_fault("POST", r"^/charges$", action="latency", latency=0.6, count=1)
+    gw.handle.add_fault("POST", r"^/charges$", action="latency", latency=2.0, count=1)
     results: list[Any] = []
     slow = threading.Thread(
         target=lambda: results.append(
@@ -261,7 +266,10 @@ def test_idempotency_key_in_progress(gw: Gw) -> None:
         )
     )
     slow.start()
-    time.sleep(0.2)
+    # Once the gateway holds the key (it sleeps after claiming it), however busy the host.
+    deadline = time.monotonic() + 30
+    while not _in_progress(gw, "k") and time.monotonic() < deadline:
+        time.sleep(0.01)
     second = gw.post("/charges", json=body, headers={"Idempotency-Key": "k"})
     slow.join()
     assert second.status_code == 409
