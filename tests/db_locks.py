@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import sqlite3
 import threading
 import time
@@ -26,8 +27,6 @@ def locked_database(hold: float, *, before: tuple[str, str] = STORE_AFTER_YES) -
     write meets it however slow the host is. (A lock taken after a sleep missed
     the write on a busy CI host.)
     """
-    import importlib
-
     module = importlib.import_module(before[0])
     original = getattr(module, before[1])
     go, ready, done = threading.Event(), threading.Event(), threading.Event()
