@@ -17,6 +17,7 @@ import pytest
 from django.db import connection
 
 from django_paycharge import services
+from django_paycharge.client.throttle import Throttle
 from django_paycharge.exceptions import ServerError, SyncInProgressError
 from django_paycharge.models import Charge, SyncCheckpoint, SyncWindow
 from django_paycharge.services.sync.windows import MARGIN, Schedule, Window
@@ -221,17 +222,48 @@ def test_a_second_sync_of_the_account_is_refused_or_waits(fake_gateway, monkeypa
 
 
 def test_a_429_pauses_every_window_for_its_retry_after(fake_gateway, monkeypatch):
+    """The 429 comes once the windows read side by side; none sends until its pause ends.
+
+    (On SQLite the windows take turns to keep its one writer busy, so it is the
+    PostgreSQL pass that sees other windows wait.)
+    """
     fake_gateway.seed(2_000)
     fake_gateway.latency = 0.01
     arrivals = Arrivals(fake_gateway, monkeypatch)
-    fake_gateway.add_fault(
-        "GET", r"/charges$", action="status", status=429, retry_after=1, count=1, probability=0.3
-    )
+
+    def limit_once_the_windows_read():  # not before: the first pages are one window's
+        assert arrivals.wait_for_lists(8, timeout=60)
+        fake_gateway.add_fault(
+            "GET", r"/charges$", action="status", status=429, retry_after=1, count=1
+        )
+
+    # Seen from the client's side, where the pause is kept: each request's entry into the
+    # shared limit and its leaving it to be sent, and the end of the pause the 429 set.
+    sent: list[tuple[float, float]] = []
+    pauses: list[tuple[float, float]] = []
+    acquire, release = Throttle.acquire, Throttle.release
+
+    def recording_acquire(self, sleep, *, paused=False):
+        entered = time.monotonic()
+        acquire(self, sleep, paused=paused)
+        sent.append((entered, time.monotonic()))
+
+    def recording_release(self, *, limited=False, pause=0.0):
+        release(self, limited=limited, pause=pause)
+        if limited:
+            pauses.append((time.monotonic(), self._resume_at))
+
+    monkeypatch.setattr(Throttle, "acquire", recording_acquire)
+    monkeypatch.setattr(Throttle, "release", recording_release)
+    limiter = threading.Thread(target=limit_once_the_windows_read)
+    limiter.start()
     assert services.sync_charges(full=True, windows=4).created == 2_000
-    [limited] = [arrived for arrived, _, _, status in arrivals.log if status == 429]
-    # Requests already sent may still arrive; none is sent during the pause.
-    during = [a for a, *_ in arrivals.log if limited + 0.1 < a < limited + 0.9]
-    assert during == []
+    limiter.join()
+    [(limited, resume_at)] = pauses
+    after = [(entered, left) for entered, left in sent if entered > limited]
+    # Requests already past the limit may still go; none that came to it after the 429,
+    # whichever window sent it, left before the pause's end.
+    assert after and all(left >= resume_at for _, left in after), (resume_at, after[:5])
 
 
 # -- the pieces ---------------------------------------------------------------------------
