@@ -147,7 +147,7 @@ def refund(after: int = 0, every: int = 20, *, whole: bool = True) -> None:
     ``after``, by id): half the amount, or with ``whole`` the whole of every other one."""
     from django.utils import timezone
 
-    from django_paycharge.models import Charge, Refund, refunded_charge_ids, refunded_total
+    from django_paycharge.models import Charge, Refund
 
     now = timezone.now()
     successful = (
@@ -172,8 +172,11 @@ def refund(after: int = 0, every: int = 20, *, whole: bool = True) -> None:
     ]
     Refund.objects.bulk_create(refunds, batch_size=5000)
     if any(field.name == "refunds_total" for field in Charge._meta.fields):  # not in --reference
-        # What ``store_refund`` keeps on each charge (bulk_create bypasses it): one statement.
-        Charge.objects.filter(pk__in=refunded_charge_ids()).update(refunds_total=refunded_total())
+        # What ``store_refund`` keeps on each charge (bulk_create bypasses it).
+        from django_paycharge.services import recount_refunds_total
+
+        refunded = Refund.objects.filter(status="successful").values("charge_id")
+        recount_refunds_total(Charge.objects.filter(pk__in=refunded))
 
 
 def measure(

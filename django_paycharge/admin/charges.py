@@ -15,14 +15,14 @@ from django.contrib import admin, messages
 from django.contrib.admin.options import IncorrectLookupParameters
 from django.contrib.admin.views.main import ChangeList
 from django.core.exceptions import PermissionDenied
-from django.db.models import F, Q, QuerySet
+from django.db.models import Q, QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponseBase, HttpResponseRedirect
 from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
 from django.utils.translation import gettext_lazy
 
-from ..models import REFUNDED_ANNOTATION, Charge
+from ..models import Charge, with_refunded_amounts
 from . import charge_fields, charge_page, export, rows
 from .charge_actions import cancel_charges, capture_charges, refund_charges
 from .filters import (
@@ -177,8 +177,7 @@ class ChargeAdmin(ReadOnlyAdmin):
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Charge]:
         # Each charge's refunded total, for the refund badge and the page: the stored one.
-        charges: QuerySet[Charge] = super().get_queryset(request)
-        return charges.annotate(**{REFUNDED_ANNOTATION: F("refunds_total")})
+        return with_refunded_amounts(super().get_queryset(request))
 
     def get_changelist(self, request: HttpRequest, **kwargs: Any) -> type[ChangeList]:
         return ChargeChangeList

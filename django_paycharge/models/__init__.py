@@ -30,8 +30,6 @@ from .refunds import (
     RefundState,
     refund_state,
     refunded_amount,
-    refunded_charge_ids,
-    refunded_total,
     with_refunded_amounts,
 )
 from .sync import SyncCheckpoint, SyncWindow
@@ -68,8 +66,6 @@ __all__ = [
     "WebhookDelivery",
     "refund_state",
     "refunded_amount",
-    "refunded_charge_ids",
-    "refunded_total",
     "with_refunded_amounts",
 ]
 

@@ -5,8 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.db import models
-from django.db.models import BigIntegerField, OuterRef, QuerySet, Subquery, Sum, Value
-from django.db.models.functions import Coalesce
+from django.db.models import F, QuerySet, Sum
 from django.utils.translation import gettext_lazy as _
 
 from .charges import OPEN_REQUEST_STATES, Charge, RequestState
@@ -106,11 +105,17 @@ class Cancel(_ChargeChild):
 def refunded_amount(charge: Charge, statuses: tuple[str, ...] = ("successful",)) -> int:
     """The sum of the charge's refunds in ``statuses`` (successful ones by default), minor units.
 
-    A charge from :func:`with_refunded_amounts` already carries it: no query.
+    The successful sum is the charge's stored ``refunds_total`` (kept by
+    ``services.mirror.store_refund``, the one writer of refunds): read from a
+    charge of :func:`with_refunded_amounts` without a query, otherwise from the
+    database (one query, so a charge loaded before a refund still says it).
     """
-    annotated = getattr(charge, REFUNDED_ANNOTATION, None)
-    if annotated is not None and statuses == ("successful",):
-        return int(annotated)
+    if statuses == ("successful",):
+        annotated = getattr(charge, REFUNDED_ANNOTATION, None)
+        if annotated is not None:
+            return int(annotated)
+        stored = Charge.objects.filter(pk=charge.pk).values_list("refunds_total", flat=True)
+        return int(stored.first() or 0)
     total = Refund.objects.filter(charge=charge, status__in=statuses).aggregate(
         total=Sum("amount")
     )["total"]
@@ -137,25 +142,9 @@ def refund_state(charged: int | None, refunded: int | None) -> str:
     return RefundState.PARTIALLY_REFUNDED
 
 
-def refunded_charge_ids() -> QuerySet[Refund, Any]:
-    """The ids of charges with a successful refund (a subquery that starts from refunds)."""
-    return Refund.objects.filter(status="successful").values("charge_id")
-
-
-def refunded_total() -> Coalesce:
-    """A charge's refunded total (successful refunds, 0 without), as a correlated subquery."""
-    totals = (
-        Refund.objects.filter(charge=OuterRef("pk"), status="successful")
-        .values("charge")
-        .annotate(total=Sum("amount"))
-        .values("total")
-    )
-    return Coalesce(Subquery(totals), Value(0), output_field=BigIntegerField())
-
-
 def with_refunded_amounts(queryset: QuerySet[Charge]) -> QuerySet[Charge]:
-    """``queryset`` with each charge's refunded total in one correlated subquery (lists)."""
-    return queryset.annotate(**{REFUNDED_ANNOTATION: refunded_total()})
+    """``queryset`` with each charge's refunded total (its stored ``refunds_total``), for lists."""
+    return queryset.annotate(**{REFUNDED_ANNOTATION: F("refunds_total")})
 
 
 class ChargeActionRequest(models.Model):

@@ -30,6 +30,7 @@ from .lifecycle import (
 )
 from .mirror import (
     UpsertResult,
+    recount_refunds_total,
     refresh_charge,
     store_remote_charge,
     upsert_charges,
@@ -63,6 +64,7 @@ __all__ = [
     "known_payment_type",
     "matches_auth_token",
     "payment_instructions",
+    "recount_refunds_total",
     "recover_action_requests",
     "recover_charge_requests",
     "recover_requests",

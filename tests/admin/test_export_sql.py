@@ -81,6 +81,7 @@ def odd_charges():
             synced_at=at,
             first_seen_at=at,
         )
+    services.recount_refunds_total()  # refunds written here, not by the app: counted again
     return rows
 
 

@@ -11,7 +11,7 @@ from django.db.models import Sum
 
 from django_paycharge import services
 from django_paycharge.client.lifecycle_parsing import parse_refund
-from django_paycharge.models import Charge, Refund
+from django_paycharge.models import Charge, Refund, with_refunded_amounts
 from django_paycharge.services.mirror.lifecycle_store import store_refund
 
 from .test_lifecycle_races import run_together
@@ -94,3 +94,26 @@ def test_refunds_of_one_charge_stored_at_once_all_count(fake_gateway):
     )
     assert all(isinstance(r, Refund) for r in results), results
     assert stored_total(charge) == counted_total(charge) == 750
+
+
+@pytest.mark.django_db
+def test_refunds_written_by_other_means_are_counted_again_and_every_view_agrees(paid):
+    """A shop's fixtures write refunds without the app: the stored total is stale until
+    ``recount_refunds_total``; then the model and the lists' annotation (the API's, the
+    admin's; the CSV reads the column too) say the one figure."""
+    other = Charge.objects.create(
+        gateway_id=uuid.uuid4(), account="default", charged_amount=500, refunds_total=700,
+        synced_at=paid.synced_at, first_seen_at=paid.first_seen_at,
+    )  # fmt: skip  # its refunds were deleted: the total must fall back to 0
+    for amount, status in ((300, "successful"), (200, "successful"), (400, "pending")):
+        paid.refunds.create(
+            gateway_id=uuid.uuid4(), amount=amount, status=status,
+            synced_at=paid.synced_at, first_seen_at=paid.first_seen_at,
+        )  # fmt: skip
+    assert stored_total(paid) == 0  # written around store_refund
+    assert services.recount_refunds_total() == Charge.objects.count()
+    assert stored_total(paid) == counted_total(paid) == 500
+    assert stored_total(other) == 0
+    listed = with_refunded_amounts(Charge.objects.filter(pk=paid.pk)).get()
+    assert paid.refunded_amount == listed.refunded_amount == 500
+    assert services.recount_refunds_total(Charge.objects.filter(pk=other.pk)) == 1

@@ -9,7 +9,7 @@ flows import only the names below.
 from __future__ import annotations
 
 from .inserts import as_stored, bound_cursor, insert_once, insert_statement
-from .lifecycle_store import store_cancel, store_refund
+from .lifecycle_store import recount_refunds_total, store_cancel, store_refund
 from .quarantined import (
     Report,
     mark_reported,
@@ -43,6 +43,7 @@ __all__ = [
     "prepare_page",
     "quarantine",
     "readable_alone",
+    "recount_refunds_total",
     "refresh_charge",
     "report",
     "retry_quarantined",

@@ -17,7 +17,8 @@ import copy
 from typing import Any
 
 from django.db import IntegrityError, models, router, transaction
-from django.db.models import F
+from django.db.models import F, OuterRef, QuerySet, Subquery, Sum, Value
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from ... import signals
@@ -86,6 +87,24 @@ def _refunded(refund: Refund | None) -> int:
     if refund is None or refund.status != "successful":
         return 0
     return refund.amount or 0
+
+
+def recount_refunds_total(charges: QuerySet[Charge] | None = None) -> int:
+    """Set ``refunds_total`` of ``charges`` (all by default) from their successful refunds.
+
+    For refund rows written other than by :func:`store_refund`, which keeps the
+    column itself: a shop's fixtures, scripts or data migrations. One UPDATE of
+    every charge given; returns how many were updated.
+    """
+    charges = Charge.objects.all() if charges is None else charges
+    totals = (
+        Refund.objects.filter(charge=OuterRef("pk"), status="successful")
+        .order_by()
+        .values("charge")
+        .annotate(total=Sum("amount"))
+        .values("total")
+    )
+    return int(charges.update(refunds_total=Coalesce(Subquery(totals), Value(0))))
 
 
 def store_refund(remote: RemoteRefund, *, charge: Charge) -> Refund:
