@@ -14,8 +14,8 @@ and exports every charge, taking turns over ``--rounds`` rounds:
   ... ORDER BY <the changelist's order>) TO STDOUT (FORMAT csv, HEADER)``,
   read chunk by chunk through psycopg: the same rows as text, with no cell
   formatted in Python; and "COPY + refunds", the same with each charge's
-  refunded total and refund activity, the subqueries the export's refund
-  cells are read from.
+  refunded total (its stored column) and refund activity (a subquery), what
+  the export's refund cells are read from.
 
 Time is measured without tracing, with the client process's CPU (every
 thread) and PostgreSQL's (every process of its cluster) beside it; "ours /
