@@ -20,6 +20,9 @@ from .backends import ALIAS, QUEUE, celery_backend, selected, settings_for, work
 from .redis_server import RedisServer
 
 TOKEN = "whk-queue-token"
+#: How long a wait for a worker's work may last before it fails: a guard against an event
+#: that will never come, not a verdict on speed (the work takes seconds, under load tens).
+GUARD = 300.0
 ROOT = Path(__file__).resolve().parents[2]
 # What each kind needs installed; a missing one fails the test (never a silent skip).
 NEEDS = {
@@ -51,8 +54,8 @@ def redis_server() -> Iterator[RedisServer]:
 class Worker:
     """A worker process of one backend, on the test database, logging to a file."""
 
-    def __init__(self, kind: str, env: dict[str, str], log: Path) -> None:
-        self.kind, self.env, self.log = kind, env, log
+    def __init__(self, kind: str, env: dict[str, str], log: Path, gateway: Any = None) -> None:
+        self.kind, self.env, self.log, self.gateway = kind, env, log, gateway
         self.process: subprocess.Popen[bytes] | None = None
         self.beat_schedule_file = ""
         # Supervised: started again when it exits, as systemd's Restart=always would.
@@ -82,18 +85,36 @@ class Worker:
     def output(self) -> str:
         return self.log.read_text(errors="replace")[-4000:]
 
-    def wait_for(self, condition: Callable[[], bool], what: str, timeout: float = 60) -> None:
-        """Poll ``condition`` until true; fail with the worker's log otherwise."""
-        deadline = time.monotonic() + timeout
+    def wait_for(self, condition: Callable[[], bool], what: str, guard: float = GUARD) -> None:
+        """Poll ``condition`` until true: the wait ends on the event. ``guard`` only ends a
+        wait for an event that will never come; the failure then says what the worker, the
+        gateway and the database were doing (:func:`diagnosis`)."""
+        started = time.monotonic()
         while not condition():
             if self.process is not None and self.process.poll() is not None and self.supervised:
                 self.restarts += 1
                 self.start()
             elif self.process is not None and self.process.poll() is not None:
-                pytest.fail(f"The {self.kind} worker exited: {what}\n{self.output()}")
-            if time.monotonic() > deadline:
-                pytest.fail(f"Timed out waiting for {what} ({self.kind})\n{self.output()}")
+                pytest.fail(f"The {self.kind} worker exited: {what}\n{self.diagnosis()}")
+            if time.monotonic() - started > guard:
+                waited = time.monotonic() - started
+                pytest.fail(
+                    f"No {what} after {waited:.0f} s ({self.kind}): the guard, far above the"
+                    f" few seconds it takes, ran out.\n{self.diagnosis()}"
+                )
             time.sleep(0.1)
+
+    def diagnosis(self) -> str:
+        """The worker's state, its log, what the fake gateway was asked, and the database's
+        locks, leases, tasks and sync checkpoints: what a failed wait needs to be explained."""
+        state = "not started" if self.process is None else f"exit code {self.process.poll()}"
+        parts = [f"== the {self.kind} worker: {state}, restarted {self.restarts} times"]
+        parts.append(f"== its log (last 4,000 characters)\n{self.output()}")
+        if self.gateway is not None:
+            asked = [f"{r.get('method')} {r.get('path')}" for r in self.gateway.requests_log]
+            parts.append(f"== the fake gateway was asked ({len(asked)}): {asked[-30:]}")
+        parts.append(database_state())
+        return "\n".join(parts)
 
 
 @pytest.fixture(params=selected())
@@ -132,10 +153,53 @@ def queue(request, settings, fake_gateway_server, tmp_path) -> Iterator[Worker]:
         "PAYCHARGE_TEST_REDIS_URL": redis_url,
         "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
     }
-    worker = Worker(kind, env, tmp_path / f"{kind}-worker.log")
+    worker = Worker(kind, env, tmp_path / f"{kind}-worker.log", fake_gateway_server)
     worker.start()
     yield worker
     worker.stop()
+
+
+def database_state() -> str:
+    """Locks held, leases, queued tasks and sync checkpoints, read on a connection of its own
+    (the test's may be inside a transaction)."""
+    from django.db import connections
+
+    queries = {
+        "advisory locks held (pid, holder's state, its query)": (
+            "SELECT l.pid, a.state, left(a.query, 120) FROM pg_locks l"
+            " JOIN pg_stat_activity a ON a.pid = l.pid WHERE l.locktype = 'advisory'"
+        ),
+        "sync checkpoints": (
+            "SELECT account, resource, run_holder, run_started_at, last_completed_at,"
+            " left(last_error, 200) FROM django_paycharge_synccheckpoint"
+        ),
+        "webhook deliveries": (
+            "SELECT id, event, status, attempts, claimed_by, lease_until, left(last_error, 200)"
+            " FROM django_paycharge_webhookdelivery ORDER BY id"
+        ),
+        "announcements": (
+            "SELECT id, receiver, status, attempts, claimed_by, lease_until"
+            " FROM django_paycharge_announcement ORDER BY id"
+        ),
+        "django-tasks-db tasks": (
+            "SELECT task_path, status, enqueued_at, started_at, finished_at"
+            " FROM django_tasks_database_dbtaskresult ORDER BY enqueued_at"
+        ),
+    }
+    conn = connections.create_connection("default")
+    parts = []
+    try:
+        for title, sql in queries.items():
+            try:
+                with conn.cursor() as cursor:
+                    cursor.execute(sql)
+                    rows = cursor.fetchall()
+            except Exception as exc:  # a diagnosis reports what it cannot read, never fails
+                rows = [f"(not read: {type(exc).__name__}: {str(exc).splitlines()[0]})"]
+            parts.append(f"== {title}: {rows}")
+    finally:
+        conn.close()
+    return "\n".join(parts)
 
 
 def post_delivery(client: Any, body: dict[str, Any]) -> Any:
