@@ -1,12 +1,11 @@
 from __future__ import annotations
 
 import uuid
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
-from ..deprecation import deprecated, module_getattr
 from .payload import PayloadEncoder
 
 
@@ -205,16 +204,6 @@ class Charge(models.Model):
         return self.status if label is None else str(label)
 
     @property
-    def is_final(self) -> bool:
-        """Deprecated: ``charge.status in client.vocabulary.FINAL_STATUSES``."""
-        from ..client.vocabulary import FINAL_STATUSES
-
-        deprecated(
-            "Charge.is_final", "charge.status in django_paycharge.client.vocabulary.FINAL_STATUSES"
-        )
-        return self.status in FINAL_STATUSES
-
-    @property
     def is_test(self) -> bool:
         return self.mode == ChargeMode.TEST
 
@@ -345,7 +334,3 @@ def mask_account_number(number: Any) -> str:
     if len(text) <= 4:
         return "•" * len(text)
     return "•" * (len(text) - 4) + text[-4:]
-
-
-if not TYPE_CHECKING:  # names removed since 0.1.0, with a warning (deprecation.MOVED)
-    __getattr__ = module_getattr(__name__)
