@@ -16,13 +16,21 @@ from typing import Any
 import pytest
 from django.db import connection
 
-from .backends import ALIAS, QUEUE, celery_backend, selected, settings_for, worker_command
+from .backends import (
+    ALIAS,
+    GUARD,
+    QUEUE,
+    celery_backend,
+    selected,
+    settings_for,
+    worker_command,
+)
 from .redis_server import RedisServer
 
 TOKEN = "whk-queue-token"
-#: How long a wait for a worker's work may last before it fails: a guard against an event
-#: that will never come, not a verdict on speed (the work takes seconds, under load tens).
-GUARD = 300.0
+#: What each kind of worker logs once it takes work (worker_settings.py logs at INFO).
+READY = {"db": "Starting worker", "rq": "Listening on", "celery": " ready."}
+
 ROOT = Path(__file__).resolve().parents[2]
 # What each kind needs installed; a missing one fails the test (never a silent skip).
 NEEDS = {
@@ -62,7 +70,14 @@ class Worker:
         self.supervised = False
         self.restarts = 0
 
-    def start(self) -> None:
+    def start(self, *, ready: bool = True) -> None:
+        """Start the worker process; with ``ready``, return once it says it takes work.
+
+        Its start (imports, connections) costs seconds of CPU: on a loaded host tens of
+        seconds, which a test's wait for its work must not count (a CI run's wait for a
+        sync ran out while the Celery worker was still starting). A supervisor's restart
+        (``ready=False``) must not wait: the broker may be down on purpose."""
+        offset = self.log.stat().st_size if self.log.exists() else 0
         with self.log.open("ab") as out:
             self.process = subprocess.Popen(
                 worker_command(self.kind, beat_schedule_file=self.beat_schedule_file),
@@ -70,6 +85,12 @@ class Worker:
                 env=self.env,
                 stdout=out,
                 stderr=out,
+            )
+        if ready:
+            marker = READY[self.kind]
+            self.wait_for(
+                lambda: marker in self.log.read_bytes()[offset:].decode(errors="replace"),
+                f"the {self.kind} worker to say it is ready ({marker!r})",
             )
 
     def stop(self) -> None:
@@ -93,7 +114,7 @@ class Worker:
         while not condition():
             if self.process is not None and self.process.poll() is not None and self.supervised:
                 self.restarts += 1
-                self.start()
+                self.start(ready=False)
             elif self.process is not None and self.process.poll() is not None:
                 pytest.fail(f"The {self.kind} worker exited: {what}\n{self.diagnosis()}")
             if time.monotonic() - started > guard:
