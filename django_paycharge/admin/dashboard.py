@@ -56,7 +56,11 @@ class DashboardAdmin(ReadOnlyAdmin):
             "failures": _failure_rows(figures.failures),
             "open_charges": [_open_row(c, figures) for c in figures.open_charges],
             "attention": [
-                {"item": item, "url": f"{reverse(item.url_name)}?{item.query}"}
+                {
+                    "item": item,
+                    "url": f"{reverse(item.url_name)}?{item.query}",
+                    "amounts": [format_money(v, c) for c, v in item.amounts.items()],
+                }
                 for item in figures.attention
             ],
             "currency": currency,
