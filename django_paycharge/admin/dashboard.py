@@ -125,7 +125,7 @@ def _failure_rows(failures: dict[tuple[str, str], Any]) -> list[dict[str, Any]]:
 
 
 def _open_row(charge: Any, figures: dashboard_figures.Figures) -> dict[str, Any]:
-    deadline = charge.capture_at
+    deadline = charge.payment_deadline or charge.capture_at
     return {
         "charge": charge,
         "url": reverse("admin:django_paycharge_charge_change", args=[charge.pk]),
