@@ -109,6 +109,7 @@ class Migration(migrations.Migration):
                 ('fee_amount_formatted', models.DecimalField(blank=True, decimal_places=4, max_digits=24, null=True, verbose_name='fee amount (formatted)')),
                 ('only_direct_currency', models.BooleanField(blank=True, default=None, null=True, verbose_name='only direct currency')),
                 ('capture_at', models.DateTimeField(blank=True, null=True, verbose_name='capture at')),
+                ('payment_deadline', models.DateTimeField(blank=True, null=True, verbose_name='payment deadline')),
                 ('descriptor', models.CharField(blank=True, max_length=255, null=True, verbose_name='descriptor')),
                 ('descriptor_phone_number', models.CharField(blank=True, max_length=64, null=True, verbose_name='descriptor phone number')),
                 ('status', models.CharField(blank=True, choices=[('pending', 'Pending'), ('awaiting', 'Awaiting payment'), ('authorized', 'Authorized'), ('successful', 'Successful'), ('failed', 'Failed'), ('error', 'Error'), ('canceled', 'Canceled')], max_length=32, null=True, verbose_name='status')),

@@ -107,6 +107,10 @@ class Charge(models.Model):
         _("only direct currency"), null=True, blank=True, default=None
     )
     capture_at = models.DateTimeField(_("capture at"), null=True, blank=True)
+    #: A convenience-store or bank-transfer payment's deadline, as the gateway's expiry said
+    #: when the customer's instructions were last read (``services.payment_instructions``):
+    #: the date their page shows, kept for the staff's lists. None: not read (yet).
+    payment_deadline = models.DateTimeField(_("payment deadline"), null=True, blank=True)
     descriptor = models.CharField(_("descriptor"), max_length=255, null=True, blank=True)
     descriptor_phone_number = models.CharField(
         _("descriptor phone number"), max_length=64, null=True, blank=True

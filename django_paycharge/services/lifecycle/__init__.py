@@ -9,13 +9,25 @@ from __future__ import annotations
 
 from .cancels import cancel_charge
 from .captures import capture_charge
-from .exactly_once import DONE, abandon, answer, ask, check, kind_of, look_for, register, send
+from .exactly_once import (
+    DONE,
+    KINDS,
+    abandon,
+    answer,
+    ask,
+    check,
+    kind_of,
+    look_for,
+    register,
+    send,
+)
 from .metadata_updates import update_charge_metadata
 from .refunds import refund_charge, refundable_amount
-from .request_rows import mark, request_name, succeed, succeed_statement
+from .request_rows import mark, outcome_unknown, request_name, succeed, succeed_statement
 
 __all__ = [
     "DONE",
+    "KINDS",
     "abandon",
     "answer",
     "ask",
@@ -25,6 +37,7 @@ __all__ = [
     "kind_of",
     "look_for",
     "mark",
+    "outcome_unknown",
     "refund_charge",
     "refundable_amount",
     "register",

@@ -9,11 +9,17 @@ from __future__ import annotations
 # The modules too: the background machinery and the admin drive deliveries,
 # announcements and their leases step by step.
 from . import announcements, deliveries, leases
-from .configs import delivery_token_matches, matches_auth_token, sync_webhooks
+from .configs import (
+    configured_tokens,
+    delivery_token_matches,
+    matches_auth_token,
+    sync_webhooks,
+)
 from .deliveries import process_delivery, store_delivery
 
 __all__ = [
     "announcements",
+    "configured_tokens",
     "deliveries",
     "delivery_token_matches",
     "leases",
