@@ -20,7 +20,8 @@ BROKEN = """() => {
   const lines = (element) => {
     const range = document.createRange();
     range.selectNodeContents(element);
-    return new Set([...range.getClientRects()].filter(r => r.width > 0).map(r => Math.round(r.top))).size;
+    const rects = [...range.getClientRects()].filter(r => r.width > 0);
+    return new Set(rects.map(r => Math.round(r.top))).size;
   };
   const broken = [];
   for (const value of document.querySelectorAll("fieldset .readonly")) {

@@ -64,11 +64,11 @@ def test_the_widget_of_a_shop_page_works_against_the_fake_with_no_setting_of_its
     page = engines["django"].from_string("{% load paycharge %}{% paycharge_widget_jwt %}")
     jwt = page.render({})
     assert jwt and jwt != settings.PAYCHARGE["JWT"]
+    card = {"cardholder": "TARO YAMADA", "card_number": "4242424242424242", "exp_month": 12,
+            "exp_year": 2099, "cvv": "123"}  # fmt: skip
     answer = requests.post(
         f"{settings.PAYCHARGE['BASE_URL']}/tokens",
-        json={"payment_type": "card", "type": "one_time", "email": "a@b.jp", "data": {
-            "cardholder": "TARO YAMADA", "card_number": "4242424242424242", "exp_month": 12,
-            "exp_year": 2099, "cvv": "123"}},  # fmt: skip
+        json={"payment_type": "card", "type": "one_time", "email": "a@b.jp", "data": card},
         headers={"Authorization": f"Bearer {jwt}"},
         timeout=10,
     )

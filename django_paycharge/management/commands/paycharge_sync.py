@@ -163,7 +163,6 @@ class Command(PayChargeCommand):
             )
         )
 
-
     def _say(self, text: str) -> None:
         """A summary or progress line; ``-v 0`` keeps stdout empty (errors go to stderr)."""
         if self._verbosity >= 1:
