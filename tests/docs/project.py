@@ -23,6 +23,12 @@ from .snippets import Snippet, pip_requirements
 REPO = Path(os.environ.get("PAYCHARGE_REPO") or Path(__file__).resolve().parents[2])
 BIN = Path(sys.executable).parent  # this test run's virtualenv: django-paycharge is in it
 DOC_PORTS = {"gateway": "8765", "shop": "8000", "redis": "6379"}
+#: ``env`` options that unset the gateway's variables: a CI runner has none of them.
+WITHOUT_GATEWAY = " ".join(
+    f"-u {name}" for name in ("PAYCHARGE_BASE_URL", "PAYCHARGE_SECRET", "PAYCHARGE_JWT",
+                              "PAYCHARGE_WIDGET_JWT", "PAYCHARGE_STORE_ID",
+                              "PAYCHARGE_WEBHOOK_TOKEN")
+)  # fmt: skip
 
 
 def free_port() -> int:
