@@ -37,6 +37,7 @@ from django.utils import timezone
 from django_paycharge import services, signals
 from django_paycharge.models import Announcement, Charge, WebhookDelivery
 from django_paycharge.services.webhooks import announcements
+from tests.queues.backends import GUARD
 from tests.queues.shop.receivers import mark_paid
 
 # The dead-worker tests' children: a real db_worker, command or web request.
@@ -171,17 +172,22 @@ def test_a_raising_receiver_is_run_again_alone_until_it_returns(
             damage["5xx"] += post(client, body).status_code >= 500
             if not inline:
                 worker = start(shop, WORKER)
-                worker.communicate(timeout=60)
-            assert runs(folder) == 1
-            back_off_runs_out()
-            if inline:
-                call_command("paycharge_periodic", "--only", "announcements")
-            else:  # the deferred sweep the failure scheduled, on the next worker run
-                time.sleep(1.1)
-                worker = start(shop, WORKER)
-                worker.communicate(timeout=60)
+                worker.communicate(timeout=GUARD)
+            # The first retry is due within the lease (1 s here): a worker still running
+            # then (a busy host) runs it itself, which is right too. Either way the
+            # receiver is run again alone, once it failed.
+            assert runs(folder) in ((1,) if inline else (1, 2))
+            if runs(folder) == 1:
+                back_off_runs_out()
+                if inline:
+                    call_command("paycharge_periodic", "--only", "announcements")
+                else:  # the deferred sweep the failure scheduled, on the next worker run
+                    time.sleep(1.1)
+                    worker = start(shop, WORKER)
+                    worker.communicate(timeout=GUARD)
             rows = Announcement.objects.filter(receiver__endswith="mark_paid").order_by("-pk")
             damage["not_heard_to_the_end"] += rows[0].status != "heard" or heard(folder) != 1
+            damage["not_heard_to_the_end"] += runs(folder) != 2  # raised once, then returned
     finally:
         signals.charge_status_changed.disconnect(bystander, sender=Charge)
     # The bystander is connected in this process only: on the worker it is not.
