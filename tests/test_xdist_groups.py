@@ -19,6 +19,7 @@ import pytest
 TESTS = Path(__file__).resolve().parent
 
 
+@pytest.mark.db_independent
 @pytest.mark.slow
 def test_the_tests_of_a_slow_folders_module_run_on_one_worker() -> None:
     selected = "table_shows_the_floor or reads_cpu_time_of_a_process_tree"

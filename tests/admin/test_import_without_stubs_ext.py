@@ -9,6 +9,7 @@ import textwrap
 import pytest
 
 
+@pytest.mark.db_independent
 @pytest.mark.slow  # a Python process of its own
 def test_admin_and_api_import_without_django_stubs_ext():
     script = textwrap.dedent(

@@ -64,11 +64,13 @@ def run(telemetry: str) -> str:
     return done.stdout.strip().splitlines()[-1]
 
 
+@pytest.mark.db_independent
 @pytest.mark.slow
 def test_the_app_runs_without_the_extras():
     assert run("") == "ok []"
 
 
+@pytest.mark.db_independent
 @pytest.mark.slow
 def test_a_backend_whose_package_is_missing_is_left_off_and_named_by_the_checks():
     # The gateway call still works; the check names the missing package.
