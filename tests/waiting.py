@@ -14,8 +14,12 @@ log's tail, an exit status, the rows left), and :func:`process_report`,
 passed as ``running`` that ends before the event fails the wait at once: the
 event will not come.
 
-tests/gates/test_no_load_verdicts.py fails on a deadline (a clock reading plus
-a number) anywhere in tests/ but here.
+The ways to wait: :func:`wait_until` (a condition), :func:`wait_exit` and
+:func:`finish` (a process's end), :func:`run` (a command to its end),
+:func:`join` (a thread), :func:`wait_event` (another thread's event),
+:func:`wait_url` (a server answering), :func:`wait_deliveries` (the fake
+gateway's webhooks sent). tests/gates/test_no_load_verdicts.py fails on a
+deadline of its own (a clock reading plus anything) anywhere in tests/ but here.
 """
 
 from __future__ import annotations
