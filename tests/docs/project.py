@@ -10,13 +10,14 @@ import socket
 import subprocess
 import sys
 import threading
-import time
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from tests.django_shell import DjangoShell
+from tests.waiting import GUARD, port_open, process_report, wait_until
+from tests.waiting import run as run_guarded
 
 from .snippets import Snippet, pip_requirements
 
@@ -39,15 +40,13 @@ def free_port() -> int:
 
 
 def wait_for_port(port: int, process: subprocess.Popen[str], output: list[str]) -> None:
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        with socket.socket() as sock:
-            if sock.connect_ex(("127.0.0.1", port)) == 0:
-                return
-        if process.poll() is not None:
-            break
-        time.sleep(0.1)
-    raise AssertionError(f"nothing listens on port {port}:\n{''.join(output)}")
+    wait_until(
+        lambda: port_open(port),
+        f"a listener on port {port}",
+        every=0.1,
+        running=[process],
+        diagnose=lambda: process_report(process, "".join(output)),
+    )
 
 
 @dataclass
@@ -92,14 +91,13 @@ class Project:
             settings.write('\nINSTALLED_APPS += ["shop"]\n')
         return project
 
-    def run(self, command: str, *, timeout: float = 300) -> str:
-        result = subprocess.run(
+    def run(self, command: str, *, timeout: float = GUARD) -> str:
+        result = run_guarded(
             ["bash", "-euo", "pipefail", "-c", command],
+            f"$ {command}",
+            guard=timeout,
             cwd=self.root,
             env=self.env,
-            capture_output=True,
-            text=True,
-            timeout=timeout,
         )
         output = result.stdout + result.stderr
         assert result.returncode == 0, f"$ {command}\n{output}"

@@ -14,7 +14,6 @@ own tests ran too.
 from __future__ import annotations
 
 import os
-import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,6 +24,7 @@ import requests
 
 from django_paycharge.testing import CARD_DECLINED, CARD_THREE_DS
 
+from ..waiting import tail, wait_until
 from .project import REPO, WITHOUT_GATEWAY, Project
 from .snippets import snippets
 
@@ -48,13 +48,17 @@ def new_order(project: Project, amount: int) -> int:
 
 def wait_for_paid(project: Project, page: Any, order: int) -> None:
     """Reload the order page until the gateway's webhook has marked the order paid."""
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
+
+    def paid() -> bool:
         page.goto(f"{project.url('shop')}/shop/orders/{order}/")
-        if page.inner_text("#status") == "Paid":
-            return
-        time.sleep(0.5)
-    raise AssertionError(project.running["shop"].text()[-2000:])
+        return bool(page.inner_text("#status") == "Paid")
+
+    wait_until(
+        paid,
+        f"order {order} marked paid",
+        every=0.5,
+        diagnose=lambda: tail(project.running["shop"].text()),
+    )
 
 
 def complete_at_the_gateway(project: Project, order: int) -> None:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import os
 import re
-import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,6 +24,7 @@ import requests
 
 from django_paycharge.testing import CARD_DECLINED, CARD_THREE_DS
 
+from ..waiting import tail, wait_until
 from .project import REPO, WITHOUT_GATEWAY, Project
 from .snippets import snippets, unmarked_blocks
 
@@ -159,18 +159,24 @@ def test_the_readme_quick_start_takes_payments_against_the_fake_gateway(project:
         f"{project.url('gateway')}/_fake/charges/{charge_id}/complete", timeout=10
     )
     assert completed.ok, completed.text
-    deadline = time.monotonic() + 30
-    state = {}
-    while time.monotonic() < deadline:
-        state = project.query(
+    states: list[Any] = []
+
+    def processed() -> bool:
+        states.append(project.query(
             "import json; from django_paycharge.models import Charge, WebhookDelivery; "
             f"c = Charge.objects.get(gateway_id='{charge_id}'); "
             "print(json.dumps({'status': c.status, 'deliveries': sorted("
             "WebhookDelivery.objects.filter(charge=c).values_list('status', flat=True))}))"
-        )
-        if state["status"] == "successful" and "processed" in state["deliveries"]:
-            break
-        time.sleep(0.5)
+        ))  # fmt: skip
+        return states[-1]["status"] == "successful" and "processed" in states[-1]["deliveries"]
+
+    wait_until(
+        processed,
+        "the webhook of the paid convenience store charge processed",
+        every=0.5,
+        diagnose=lambda: f"{states[-1:]}\n{tail(project.running['shop'].text())}",
+    )
+    state = states[-1]
     assert state["status"] == "successful", state
     # The signal receiver of the quick start heard it (in runserver's log).
     assert re.search(r"Order A-\w+: payment successful", project.running["shop"].text())

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.waiting import run
+
 SHOP_TEST = """
 def test_uses_the_fake(fake_gateway):
     assert fake_gateway.create_transaction_token("card")["id"]
@@ -20,13 +22,10 @@ def run_shop_tests(tmp_path: Path, hidden: str, **env: str) -> subprocess.Comple
     (tmp_path / "conftest.py").write_text(f"import sys\nsys.modules[{hidden!r}] = None\n")
     (tmp_path / "test_shop.py").write_text(SHOP_TEST)
     clean = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "PYTEST"))}
-    return subprocess.run(
+    return run(
         [sys.executable, "-m", "pytest", "-p", "no:randomly", "-p", "no:django", "-q", "."],
         cwd=tmp_path,
         env={**clean, **env},
-        capture_output=True,
-        text=True,
-        timeout=120,
     )
 
 
