@@ -143,6 +143,14 @@ class PaymentDetailsRejectedError(BadRequestError):
     default_message = gettext_noop("The payment details were not accepted.")
 
 
+class RefundExceedsChargeError(BadRequestError):
+    """A refund above what the charge has left: one refund above the charge
+    (``REFUND_EXCEEDS_CHARGE_AMOUNT``), or partial refunds adding up beyond it
+    (``REFUND_NOT_WITHIN_BOUNDS``). The same meaning, whichever code the gateway sends."""
+
+    default_message = gettext_noop("The refund exceeds what is left to refund on the charge.")
+
+
 class AuthenticationError(APIError):
     """401: the app token's secret or JWT was not accepted."""
 
@@ -241,6 +249,8 @@ PAYMENT_DETAILS_CODES = frozenset(
 )
 _CODE_CLASSES: dict[str, type[APIError]] = {
     **dict.fromkeys(PAYMENT_DETAILS_CODES, PaymentDetailsRejectedError),
+    "REFUND_EXCEEDS_CHARGE_AMOUNT": RefundExceedsChargeError,
+    "REFUND_NOT_WITHIN_BOUNDS": RefundExceedsChargeError,
     "IDEMPOTENCY_KEY_CONFLICT": IdempotencyKeyConflictError,
     "WEBHOOK_URL_EXISTS": WebhookURLExistsError,
     "NOT_SUPPORTED_BY_PROCESSOR": UnsupportedByGatewayError,

@@ -24,6 +24,7 @@ from django_paycharge.exceptions import (
     PaymentDetailsRejectedError,
     PermissionDeniedError,
     RateLimitError,
+    RefundExceedsChargeError,
     ServerError,
     UnsupportedByGatewayError,
     WebhookURLExistsError,
@@ -55,6 +56,9 @@ def no_retry_client(sleeps: SleepRecorder) -> PayChargeClient:
         (403, "INVALID_PERMISSIONS", PermissionDeniedError),
         (403, "CARD_LOCKED", PaymentDetailsRejectedError),  # the card, not our token
         (404, "NOT_FOUND", NotFoundError),
+        # One refund above the charge, and partial refunds adding up beyond it: one meaning.
+        (400, "REFUND_EXCEEDS_CHARGE_AMOUNT", RefundExceedsChargeError),
+        (400, "REFUND_NOT_WITHIN_BOUNDS", RefundExceedsChargeError),
         (409, "IDEMPOTENCY_KEY_CONFLICT", IdempotencyKeyConflictError),
         (409, "WEBHOOK_URL_EXISTS", WebhookURLExistsError),
         (409, "NON_UNIQUE_ACTIVE_TOKEN", ConflictError),
