@@ -169,7 +169,7 @@ CANCEL_NOT_ALLOWED = "CANCEL_NOT_ALLOWED"
 CANNOT_REFUND_UNSUCCESSFUL_CHARGE = "CANNOT_REFUND_UNSUCCESSFUL_CHARGE"
 #: Refund (or capture) in a currency other than the charge's.
 CURRENCY_MUST_MATCH_CHARGE = "CURRENCY_MUST_MATCH_CHARGE"
-#: One refund of more than the charge (:class:`~django_paycharge.exceptions.RefundExceedsChargeError`).
+#: One refund of more than the charge (``exceptions.RefundExceedsChargeError``).
 REFUND_EXCEEDS_CHARGE_AMOUNT = "REFUND_EXCEEDS_CHARGE_AMOUNT"
 #: Partial refunds that together exceed the charge (the same exception).
 REFUND_NOT_WITHIN_BOUNDS = "REFUND_NOT_WITHIN_BOUNDS"

@@ -21,10 +21,12 @@ from ..models import (
     Announcement,
     ChargeActionRequest,
     ChargeRequest,
+    OwnerProblem,
     QuarantinedItem,
     SyncCheckpoint,
     WebhookDelivery,
 )
+from . import problems
 from .webhooks import announcements, leases
 
 Status = WebhookDelivery.Status
@@ -51,9 +53,22 @@ def sync_behind(now: datetime) -> Q:
 
 
 def needs_attention(now: datetime | None = None) -> list[AttentionItem]:
-    """Every item, zero counts included, in the order the dashboard shows them (6 queries)."""
+    """Every item, zero counts included, in the order the dashboard shows them (7 queries)."""
     now = now or timezone.now()
-    return [*_requests(), *_deliveries(now), *_mirror(now)]
+    return [*_owner(now), *_requests(), *_deliveries(now), *_mirror(now)]
+
+
+def _owner(now: datetime) -> list[AttentionItem]:
+    """Payments failing on the shop's own settings, or an unreachable gateway (one query)."""
+    return [
+        AttentionItem(
+            "owner_problems",
+            _("Payments failing on the shop's settings or an unreachable gateway"),
+            OwnerProblem.objects.filter(problems.current(now)).count(),
+            "admin:django_paycharge_ownerproblem_changelist",
+            "current=yes",
+        )
+    ]
 
 
 def _requests() -> list[AttentionItem]:

@@ -16,6 +16,7 @@ from ...client.params import ChargeCreateParams, wire_name
 from ...client.validation import validate_idempotency_key
 from ...exceptions import FieldError, IdempotencyKeyReusedError, InvalidParametersError
 from ...models import Charge, ChargeRequest
+from ..clients import get_client
 from ..mirror import as_stored, insert_once
 from .outcomes import answer_settled_request, send_charge_request
 
@@ -76,7 +77,7 @@ def create_charge(
     """
     stored = _validated(params, fields)
     name = account or conf.DEFAULT_ACCOUNT
-    conf.get_account(name)  # a misconfigured account fails before anything is stored
+    get_client(name)  # a misconfigured account fails (and is told) before anything is stored
     key = None if idempotency_key is None else _caller_key(idempotency_key)
     request, new = _open_request(stored, name, key)
     if new:
