@@ -78,7 +78,8 @@ def never_sent(exc: requests.RequestException) -> bool:
             reason = reason.args[0]
         if isinstance(reason, ssl.SSLCertVerificationError):
             return True
-        return isinstance(reason, ssl.SSLError) and reason.reason in _HANDSHAKE_REASONS
+        # OpenSSL's reason, when it gave one (an SSLError made by hand may have none).
+        return getattr(reason, "reason", None) in _HANDSHAKE_REASONS
     return False
 
 

@@ -85,6 +85,7 @@ def test_every_metric_the_docs_name_is_exposed(telemetry, fake_gateway, rf):
         "paycharge_gateway_errors_total",
         "paycharge_gateway_retries_total",
         "paycharge_quarantined_items_total",
+        "paycharge_owner_problems_total",
     }
     assert documented - families - unseen == set()
     assert names - {f"{d}_created" for d in documented} <= families
