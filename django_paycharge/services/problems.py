@@ -63,12 +63,12 @@ def record(
     answer = f" (HTTP {status}{', ' + code if code else ''})" if status else ""
     logger.log(
         level,
-        "Payments of account %s cannot be made: %s%s. %s. Customers are told payments are "
+        "Payments of account %s cannot be made: %s%s%s. Customers are told payments are "
         "unavailable and were not charged.",
         account,
         hint,
         answer,
-        detail or "-",
+        f" ({detail})" if detail else "",
     )
     observe.owner_problem(account, kind)
     now = timezone.now()

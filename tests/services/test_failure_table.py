@@ -9,17 +9,23 @@ from __future__ import annotations
 
 import logging
 import re
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 import requests
+import responses
 import urllib3.exceptions
 
 from django_paycharge import services
-from django_paycharge.exceptions import PayChargeError
-from django_paycharge.models import ChargeRequest, OwnerProblem
+from django_paycharge.exceptions import (
+    ChargeOutcomeUnknownError,
+    PayChargeError,
+    PermissionDeniedError,
+)
+from django_paycharge.models import ChargeActionRequest, ChargeRequest, OwnerProblem
 
 pytestmark = pytest.mark.django_db
 
@@ -59,9 +65,7 @@ def _wrong_secret(gateway: Any, settings: Any) -> None:
 
 def _connection_refused(gateway: Any, settings: Any) -> None:
     settings.PAYCHARGE = {**settings.PAYCHARGE, "BASE_URL": UNREACHABLE}
-    refused = urllib3.exceptions.NewConnectionError(None, "[Errno 111] Connection refused")  # type: ignore[arg-type]  # urllib3 wants the connection; none was made
-    reason = urllib3.exceptions.MaxRetryError(None, "/charges", refused)  # type: ignore[arg-type]  # likewise, no pool
-    gateway.mock.add("POST", f"{UNREACHABLE}/charges", body=requests.ConnectionError(reason))
+    gateway.mock.add("POST", f"{UNREACHABLE}/charges", body=_refused_connection())
 
 
 def _reset_after_sending(gateway: Any, settings: Any) -> None:
@@ -147,3 +151,52 @@ def test_the_table_says_when_money_may_have_moved() -> None:
     for row in failure_table():
         assert row["money may have moved"] in ("yes", "no"), row
         assert re.fullmatch(r"`\w+`", row["outcome"]), row
+
+
+def _refused_connection() -> requests.ConnectionError:
+    refused = urllib3.exceptions.NewConnectionError(None, "[Errno 111] Connection refused")  # type: ignore[arg-type]  # urllib3 wants the connection; none was made
+    return requests.ConnectionError(urllib3.exceptions.MaxRetryError(None, "/charges", refused))  # type: ignore[arg-type]  # likewise, no pool
+
+
+def test_a_round_that_never_left_after_one_that_may_have_stays_unknown(settings: Any) -> None:
+    """A 500 may hide a charge made: a later round refused at connect says nothing of it."""
+    settings.PAYCHARGE = {**settings.PAYCHARGE, "BASE_URL": UNREACHABLE, "MAX_RETRIES": 0}
+    with responses.RequestsMock(assert_all_requests_are_fired=False) as mock:
+        mock.post(f"{UNREACHABLE}/charges", status=500, json={"status": "error", "code": None})
+        mock.post(f"{UNREACHABLE}/charges", body=_refused_connection())
+        mock.get(f"{UNREACHABLE}/charges", status=503)  # nor can it be looked for
+        with pytest.raises(ChargeOutcomeUnknownError) as info:
+            services.create_charge(
+                transaction_token_id=str(uuid.uuid4()), amount=500, currency="JPY"
+            )
+        posts = [c for c in mock.calls if c.request.method == "POST"]
+    assert info.value.outcome == "unknown" and len(posts) >= 2
+    assert ChargeRequest.objects.get().state == "abandoned"
+
+
+def test_a_refund_not_sent_is_raised_again_with_its_key_and_not_sent_again(
+    fake_gateway: Any, settings: Any
+) -> None:
+    charge = services.create_charge(
+        transaction_token_id=fake_gateway.create_transaction_token("card")["id"],
+        amount=1000,
+        currency="JPY",
+    )
+    fake_gateway.add_fault(
+        "POST",
+        r"/refunds$",
+        action="status",
+        status=403,
+        body={"status": "error", "code": "INVALID_PERMISSIONS", "errors": []},
+    )
+    for _ in range(2):
+        with pytest.raises(PermissionDeniedError) as info:
+            services.refund_charge(charge, amount=100, idempotency_key="refund-1")
+        assert info.value.outcome == "not_sent"
+    posts = [r for r in fake_gateway.requests_log if r["path"].endswith("/refunds")]
+    assert len(posts) == 1  # asked again with its key: raised again, not sent again
+    request = ChargeActionRequest.objects.get(kind="refund")
+    assert request.state == "not_sent"
+    charge.refresh_from_db()
+    assert services.refundable_amount(charge) == 1000  # nothing reserved: nothing was done
+    assert OwnerProblem.objects.get().kind == "permissions"
