@@ -71,12 +71,8 @@ def create_charge(
       :class:`~django_paycharge.exceptions.BadRequestError`), or the arguments
       broke a rule (:class:`~django_paycharge.exceptions.InvalidParametersError`,
       nothing stored). Nothing was charged, nothing will be.
-    - ``"not_sent"``: nothing was processed, and it is not the customer's doing: the
-      gateway could not be reached (:class:`~django_paycharge.exceptions.NotSentError`),
-      or it refused the shop's settings (``AuthenticationError``, ``PermissionDeniedError``,
-      ``StoreNotFoundError``; ``ConfigurationError`` before anything is stored). The
-      request is ``not_sent``; the owner is told (``services.problems``). Show the
-      customer ``exc.customer_message``; calling again with the same key sends it again.
+    - ``"not_sent"``: unreachable, or the shop's settings refused (the owner is told):
+      nothing was processed. Show ``exc.customer_message``; the same key sends it again.
     - ``"unknown"``: :class:`~django_paycharge.exceptions.ChargeOutcomeUnknownError`.
       The request is abandoned (never sent again); the gateway may still have
       created the charge. Do not pay again with a new token: check again.
