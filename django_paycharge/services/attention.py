@@ -24,11 +24,15 @@ from ..models import (
     Announcement,
     ChargeActionRequest,
     ChargeRequest,
+    OwnerProblem,
     QuarantinedItem,
     SyncCheckpoint,
     WebhookDelivery,
 )
-from . import charges  # noqa: F401  (importing it registers the create kind)
+from . import (
+    charges,  # noqa: F401  (importing it registers the create kind)
+    problems,
+)
 from .lifecycle import KINDS, outcome_unknown
 from .webhooks import announcements, leases
 
@@ -60,9 +64,22 @@ def sync_behind(now: datetime) -> Q:
 
 
 def needs_attention(now: datetime | None = None) -> list[AttentionItem]:
-    """Every item, zero counts included, in the order the dashboard shows them (6 queries)."""
+    """Every item, zero counts included, in the order the dashboard shows them (7 queries)."""
     now = now or timezone.now()
-    return [*_requests(), *_deliveries(now), *_mirror(now)]
+    return [*_owner(now), *_requests(), *_deliveries(now), *_mirror(now)]
+
+
+def _owner(now: datetime) -> list[AttentionItem]:
+    """Payments failing on the shop's own settings, or an unreachable gateway (one query)."""
+    return [
+        AttentionItem(
+            "owner_problems",
+            _("Payments failing on the shop's settings or an unreachable gateway"),
+            OwnerProblem.objects.filter(problems.current(now)).count(),
+            "admin:django_paycharge_ownerproblem_changelist",
+            "current=yes",
+        )
+    ]
 
 
 def unknown_outcome(model: type[ChargeRequest] | type[ChargeActionRequest]) -> Q:

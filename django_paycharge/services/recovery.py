@@ -115,8 +115,8 @@ def _settle(request: Any, result: RecoveryResult) -> None:
     asked = ask(request, budget=0)
     if asked.result is not None or asked.settled is not None:
         result.add(name, "settled")
-    elif asked.refused is not None:
-        result.add(name, "failed")
+    elif asked.refused is not None or asked.not_sent is not None:
+        result.add(name, "failed")  # ended, nothing done (not sent: never sent again by us)
     else:
         result.add(name, "still_pending")  # in progress or no answer: never guessed to be failed
 
