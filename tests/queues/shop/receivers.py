@@ -22,10 +22,18 @@ def mark_paid(sender: Any, charge: Any, status: str, event_id: Any, **kwargs: An
         return  # the shop acts on payments only
     folder = Path(os.environ["PAYCHARGE_TEST_RECEIVER_DIR"])
     run = len(list(folder.glob("started-*"))) + 1
-    (folder / f"started-{run}").write_text(f"{os.getpid()} {event_id} {charge.pk} {status}")
+    _leave(folder / f"started-{run}", f"{os.getpid()} {event_id} {charge.pk} {status}")
     mode = os.environ.get("PAYCHARGE_TEST_RECEIVER_MODE", "")
     if run == 1 and mode == "hang":
         time.sleep(600)  # the test kills this process here
     if run == 1 and mode == "raise":
         raise ConnectionError("the shop's database blipped")
-    (folder / f"heard-{event_id}").write_text(f"{os.getpid()} {run}")
+    _leave(folder / f"heard-{event_id}", f"{os.getpid()} {run}")
+
+
+def _leave(path: Path, text: str) -> None:
+    """Write the file whole or not at all: the test reads it from another process, and an
+    empty file seen between its creation and its write failed a test on a busy host."""
+    part = path.with_name(f".{path.name}.part")
+    part.write_text(text)
+    os.replace(part, path)
