@@ -112,8 +112,6 @@ MOVED_MODULES: dict[str, str] = {
         "issuer_tokens": "charges.issuer_tokens",
         "instructions": "charges.instructions",
         "deliveries": "webhooks.deliveries",
-        "leases": "webhooks.leases",
-        "announcements": "webhooks.announcements",
         "webhook_configs": "webhooks.configs",
     }.items()
 }

@@ -15,6 +15,7 @@ import pytest
 from django_paycharge import tasks
 from django_paycharge.checks import check_paycharge_settings
 from django_paycharge.models import WebhookDelivery
+from django_paycharge.queue import routed
 
 FRAMEWORK = "django.tasks" if find_spec("django.tasks") else "django_tasks"
 DUMMY = {"BACKEND": f"{FRAMEWORK}.backends.dummy.DummyBackend"}
@@ -72,7 +73,7 @@ def test_a_backend_without_the_default_queue_is_a_working_configuration(settings
         "default": {"BACKEND": "django_tasks_db.DatabaseBackend", "QUEUES": ["payments"]}
     }
     assert errors(settings, TASK_QUEUE="payments") == []
-    task: Any = tasks.routed(tasks.process_webhook_delivery)  # the framework's own Task
+    task: Any = routed(tasks.process_webhook_delivery)  # the framework's own Task
     assert (task.backend, task.queue_name) == ("default", "payments")
 
 
@@ -91,7 +92,7 @@ def test_background_mode_needs_the_named_backend(settings):
 def test_work_goes_to_the_named_backend_and_queue(settings):
     settings.TASKS = {"default": DUMMY, "jobs": {**DUMMY, "QUEUES": ["payments"]}}
     settings.PAYCHARGE = {**settings.PAYCHARGE, "TASK_BACKEND": "jobs", "TASK_QUEUE": "payments"}
-    task: Any = tasks.routed(tasks.process_webhook_delivery)  # the framework's own Task
+    task: Any = routed(tasks.process_webhook_delivery)  # the framework's own Task
     assert (task.backend, task.queue_name) == ("jobs", "payments")
     assert task.get_backend().alias == "jobs"
 
@@ -126,9 +127,9 @@ def test_the_handoff_hook_gets_stored_deliveries_instead_of_our_queue(settings, 
     assert handed_off == [delivery.pk]
     assert not DBTaskResult.objects.exists()  # not in our queue
     assert delivery.status == "received"  # the shop's queue processes it, not the request
-    from django_paycharge.services.webhooks.deliveries import process_delivery
+    from django_paycharge.services.webhooks.deliveries import claim_and_process
 
-    assert process_delivery(delivery.pk) == "ignored"
+    assert claim_and_process(delivery.pk) == "ignored"
 
 
 def test_check_refuses_a_backend_class_that_does_not_exist(settings):

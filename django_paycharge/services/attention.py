@@ -25,7 +25,7 @@ from ..models import (
     SyncCheckpoint,
     WebhookDelivery,
 )
-from .webhooks import announcements, leases
+from ..outbox import count_not_heard, stuck
 
 Status = WebhookDelivery.Status
 
@@ -83,7 +83,7 @@ def _deliveries(now: datetime) -> list[AttentionItem]:
         status__in=[Status.RECEIVED, Status.PROCESSING, Status.FAILED]
     ).aggregate(
         waiting=Count("pk", filter=Q(status=Status.RECEIVED)),
-        stuck=Count("pk", filter=leases.stuck(now)),
+        stuck=Count("pk", filter=stuck(now)),
         failed=Count("pk", filter=Q(status=Status.FAILED)),
     )
     changelist = "admin:django_paycharge_webhookdelivery_changelist"
@@ -132,7 +132,7 @@ def _mirror(now: datetime) -> list[AttentionItem]:
         AttentionItem(
             "announcements_unheard",
             _("Announcements a receiver did not hear"),
-            announcements.count_not_heard(),
+            count_not_heard(),
             "admin:django_paycharge_announcement_changelist",
             f"status__exact={Announcement.Status.FAILED}",
         ),

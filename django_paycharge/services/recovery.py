@@ -23,6 +23,7 @@ from django.utils import timezone
 
 from .. import conf
 from ..models import OPEN_REQUEST_STATES, ChargeActionRequest, ChargeRequest, RequestState
+from ..queue import background_task
 from . import charges, lifecycle  # noqa: F401  (importing them registers every kind)
 from .lifecycle import DONE, abandon, ask, check, kind_of, look_for, request_name
 
@@ -101,6 +102,12 @@ def recover_requests(
 
 #: The name it had when only creates were recovered: it settles every kind too.
 recover_charge_requests = recover_requests
+
+
+@background_task
+def recover_charge_requests_task(older_than_seconds: float = 30.0) -> dict[str, Any]:
+    """Settle requests that move money left in flight, every kind (see :func:`recover_requests`)."""
+    return recover_requests(older_than=timedelta(seconds=older_than_seconds)).as_dict()
 
 
 def recover_action_requests(*, older_than: timedelta = timedelta(seconds=30)) -> dict[str, int]:

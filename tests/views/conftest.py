@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from django_paycharge.background import drain
+from django_paycharge.services.webhooks import drain
 
 
 class Clock:

@@ -14,7 +14,7 @@ from typing import Any
 
 from django.db import DatabaseError, router
 
-from ... import observe, signals
+from ... import observe, outbox, signals
 from ...client.types import Charge as RemoteCharge
 from ...exceptions import (
     APIError,
@@ -127,7 +127,7 @@ def link_charge(request: ChargeRequest, charge: Charge) -> None:
             gateway_request_id=observe.request_id("POST"),
         )
         if moved:  # once per request, whoever stored it
-            signals.send(signals.charge_created, sender=Charge, charge=charge, using=alias)
+            outbox.send(signals.charge_created, sender=Charge, charge=charge, using=alias)
 
     alias = router.db_for_write(ChargeRequest)
     try:

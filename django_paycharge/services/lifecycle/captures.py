@@ -8,7 +8,7 @@ from typing import Any
 from django.db import router, transaction
 from django.utils.translation import gettext
 
-from ... import signals
+from ... import outbox, signals
 from ...client.lifecycle_params import capture_body, check_fields
 from ...client.vocabulary import ALREADY_CAPTURED, UNPAID_FINAL_STATUSES
 from ...exceptions import ChargeStateError, FieldError, InvalidParametersError
@@ -78,7 +78,7 @@ class CaptureKind(LifecycleKind):
         alias = router.db_for_write(Charge)  # where refresh_charge stored ``fresh``
         with transaction.atomic(using=alias):
             if succeed(request):
-                signals.send(
+                outbox.send(
                     signals.charge_captured,
                     sender=Charge,
                     using=alias,

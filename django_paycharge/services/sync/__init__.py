@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from ...deprecation import module_getattr
 from .children import LIFECYCLE_EVENTS, apply_lifecycle_event, sync_charge_children, sync_refunds
 from .read import Progress, SyncResult
-from .run import sync_charges
+from .run import sync_charges, sync_charges_task
 
 __all__ = [
     "LIFECYCLE_EVENTS",
@@ -20,6 +20,7 @@ __all__ = [
     "apply_lifecycle_event",
     "sync_charge_children",
     "sync_charges",
+    "sync_charges_task",
     "sync_refunds",
 ]
 
