@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ...deprecation import module_getattr
+from .charge_requests import CREATE
 from .create import (
     MAX_MERCHANT_TRANSACTION_ID,
     MAX_STORED_INT,
@@ -29,6 +30,7 @@ from .payment_types import (
 )
 
 __all__ = [
+    "CREATE",
     "INSTRUCTED_TYPES",
     "MAX_MERCHANT_TRANSACTION_ID",
     "MAX_STORED_INT",

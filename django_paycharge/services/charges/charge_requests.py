@@ -24,7 +24,7 @@ from ...exceptions import (
 )
 from ...models import OPEN_REQUEST_STATES, Charge, ChargeRequest, RequestState
 from ..clients import get_client
-from ..lifecycle import mark, register, request_name, succeed
+from ..lifecycle import mark, request_name, succeed
 from ..mirror import refresh_charge, store_remote_charge
 from ..retry import retry_transient
 from .new_charge import store_new_charge
@@ -76,7 +76,8 @@ class CreateKind:
         return ChargeRequestAbandonedError()
 
 
-CREATE = register(CreateKind())
+#: The create kind: what a checkout passes to the exactly-once machine with its request.
+CREATE = CreateKind()
 
 
 def store_created(request: ChargeRequest, remote: RemoteCharge) -> Charge:

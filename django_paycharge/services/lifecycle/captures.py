@@ -15,7 +15,6 @@ from ...exceptions import ChargeStateError, FieldError, InvalidParametersError
 from ...models import Charge, ChargeActionRequest
 from ..clients import get_client
 from ..mirror import store_of
-from .exactly_once import register
 from .request_rows import succeed
 from .requests import LifecycleKind, act, reread
 
@@ -88,7 +87,7 @@ class CaptureKind(LifecycleKind):
         return fresh
 
 
-CAPTURE = register(CaptureKind())
+CAPTURE = CaptureKind()
 
 
 def capture_charge(

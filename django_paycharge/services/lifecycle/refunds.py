@@ -39,7 +39,6 @@ from ...models import (
 )
 from ..clients import get_client
 from ..mirror import store_of, store_refund
-from .exactly_once import register
 from .requests import LifecycleKind, act, find_made, send_child
 
 
@@ -97,7 +96,7 @@ class RefundKind(LifecycleKind):
         return found
 
 
-REFUND = register(RefundKind())
+REFUND = RefundKind()
 
 
 def refundable_amount(charge: Charge) -> int:
