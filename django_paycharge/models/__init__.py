@@ -6,6 +6,7 @@ from ..deprecation import module_getattr
 from .announcements import Announcement
 from .charges import (
     OPEN_REQUEST_STATES,
+    REFUNDED_ANNOTATION,
     Charge,
     ChargeMode,
     ChargeRequest,
@@ -21,7 +22,6 @@ from .idempotency import ApiIdempotencyRecord
 from .quarantine import QuarantinedItem
 from .refunds import (
     COUNTED_REFUND_STATUSES,
-    REFUNDED_ANNOTATION,
     Cancel,
     ChargeActionRequest,
     OperationStatus,

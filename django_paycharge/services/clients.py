@@ -10,29 +10,37 @@ from .. import conf, observe
 from ..client import PayChargeClient
 
 _lock = threading.Lock()
-_clients: dict[str, PayChargeClient] = {}
+
+
+def _close(clients: dict[str, PayChargeClient]) -> None:
+    for client in clients.values():
+        client.close()
+
+
+# Dropped (and closed) on the first use after PAYCHARGE changed.
+_clients: conf.SettingsCache[str, PayChargeClient] = conf.SettingsCache(stale=_close)
 
 
 @sensitive_variables()
 def get_client(account: str | None = None) -> PayChargeClient:
     """The client of ``account`` (the default one when None). Rebuilt when ``PAYCHARGE`` changes."""
     name = account or conf.DEFAULT_ACCOUNT
-    client = _clients.get(name)
+    client = _clients.current().get(name)
     if client is not None:
         return client
     options = conf.get_account(name)  # an account is its client's options
     with _lock:
-        client = _clients.get(name)
+        clients = _clients.current()
+        client = clients.get(name)
         if client is None:
             client = PayChargeClient.from_options(options, observer=observe.gateway_observer(name))
-            _clients[name] = client
+            clients[name] = client
     return client
 
 
-@conf.on_settings_reset
 def reset_clients() -> None:
     """Forget every client (they are rebuilt from the current settings on next use)."""
     with _lock:
-        for client in _clients.values():
-            client.close()
-        _clients.clear()
+        clients = _clients.current()
+        _close(clients)
+        clients.clear()

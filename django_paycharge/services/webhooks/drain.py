@@ -62,7 +62,7 @@ DRAIN_BATCH = 200
 DRAIN_WINDOW = 0.05
 
 # Monotonic time until which the drain seen waiting covers new deliveries, by routed task.
-_drain_covers: dict[int, float] = {}
+_drain_covers: conf.SettingsCache[int, float] = conf.SettingsCache()
 
 _clock: Callable[[], float] = time.monotonic
 
@@ -128,16 +128,12 @@ def wake_drain(drain: BackgroundTask[[], Any] | None = None, *, recent: bool = T
     """
     task = drain or routed_drain()
     asked = _clock()
-    if recent and asked < _drain_covers.get(id(task), 0.0):
+    covers = _drain_covers.current()
+    if recent and asked < covers.get(id(task), 0.0):
         return  # a drain seen waiting moments ago reads the table after this commit
     if not task_waiting(task):
         task.enqueue()
-    _drain_covers[id(task)] = asked + DRAIN_WINDOW
-
-
-@conf.on_settings_reset
-def _forget_drains() -> None:
-    _drain_covers.clear()
+    covers[id(task)] = asked + DRAIN_WINDOW
 
 
 def drain(label: str, *, hold: float = 0.0) -> dict[str, int]:
