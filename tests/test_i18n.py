@@ -32,7 +32,7 @@ import django_paycharge
 from django_paycharge import services
 from django_paycharge.checks import check_paycharge_settings
 from django_paycharge.models import Charge, IssuerToken, WebhookConfiguration, WebhookDelivery
-from django_paycharge.services.webhooks.deliveries import claim_and_process
+from django_paycharge.services.webhooks.deliveries import process_delivery
 from django_paycharge.testing import CARD_DECLINED
 
 PACKAGE = Path(django_paycharge.__file__).parent
@@ -248,7 +248,7 @@ def _webhook_rows(shop: dict[str, Any]) -> WebhookDelivery:
     broken = WebhookDelivery.objects.create(
         event="", delivery_id="d-bad", dedupe_key="id:d-bad", body="not json", received_at=now
     )
-    claim_and_process(broken.pk)  # its error is stored in the active language
+    process_delivery(broken.pk)  # its error is stored in the active language
     return broken
 
 

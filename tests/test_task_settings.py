@@ -127,9 +127,9 @@ def test_the_handoff_hook_gets_stored_deliveries_instead_of_our_queue(settings, 
     assert handed_off == [delivery.pk]
     assert not DBTaskResult.objects.exists()  # not in our queue
     assert delivery.status == "received"  # the shop's queue processes it, not the request
-    from django_paycharge.services.webhooks.deliveries import claim_and_process
+    from django_paycharge.services.webhooks.deliveries import process_delivery
 
-    assert claim_and_process(delivery.pk) == "ignored"
+    assert process_delivery(delivery.pk) == "ignored"
 
 
 def test_check_refuses_a_backend_class_that_does_not_exist(settings):

@@ -18,7 +18,7 @@ from django.utils.translation import gettext_lazy, ngettext
 from ..client.vocabulary import TRIGGERS
 from ..models import WebhookDelivery
 from ..outbox import claimant, stuck
-from ..services.webhooks import BUSY, MISSING, claim_and_process
+from ..services.webhooks import BUSY, MISSING, process_delivery
 from . import display
 from .gateway import limited
 from .readonly import ReadOnlyAdmin
@@ -162,7 +162,7 @@ class WebhookDeliveryAdmin(ReadOnlyAdmin):
         by = claimant(f"admin Reprocess by {request.user.get_username()}")
         for delivery in limited(self, request, queryset):
             was_stuck = delivery.is_stuck()
-            status = claim_and_process(delivery.pk, force=True, by=by)
+            status = process_delivery(delivery.pk, force=True, by=by)
             level, text = _reprocess_report(delivery, status, was_stuck)
             self.message_user(request, text, level)
 

@@ -11,7 +11,7 @@ import pytest
 from django_paycharge import services
 from django_paycharge.models import ChargeRequest, WebhookDelivery
 from django_paycharge.observe.logs import ContextFilter, JsonFormatter
-from django_paycharge.services.webhooks.deliveries import claim_and_process, store_delivery
+from django_paycharge.services.webhooks.deliveries import process_delivery, store_delivery
 
 pytestmark = pytest.mark.django_db
 
@@ -50,7 +50,7 @@ def test_a_delivery_its_log_lines_and_its_gateway_read_share_one_request_id(kept
     body = {"id": "j-1", "event": "charge_finished", "data": fake_gateway.charges[created["id"]]}
     delivery, _ = store_delivery(body=json.dumps(body).encode(), headers={}, account="default")
     kept.records.clear()
-    assert claim_and_process(delivery.pk) == "processed"
+    assert process_delivery(delivery.pk) == "processed"
     stored = WebhookDelivery.objects.get(pk=delivery.pk)
     reads = attempts(kept, "GET")
     assert reads and all(vars(r)["paycharge_delivery"] == str(delivery.pk) for r in reads)

@@ -13,7 +13,7 @@ from django.utils import timezone
 from django_paycharge import services
 from django_paycharge.exceptions import NotFoundError
 from django_paycharge.models import Charge, WebhookDelivery
-from django_paycharge.services.webhooks.deliveries import claim_and_process, store_delivery
+from django_paycharge.services.webhooks.deliveries import process_delivery, store_delivery
 from django_paycharge.views.metrics import metrics
 
 pytestmark = pytest.mark.django_db
@@ -159,7 +159,7 @@ def test_webhook_deliveries_received_processed_failed_and_taken_over(telemetry, 
         {"id": "m-2", "event": "charge_finished", "data": {"id": str(uuid.uuid4())}}
     ).encode()
     delivery, _ = store_delivery(body=body, headers={}, account="default")
-    assert claim_and_process(delivery.pk) == "failed"
+    assert process_delivery(delivery.pk) == "failed"
     assert (
         count(
             "paycharge_webhook_deliveries_processed_total", event="charge_finished", status="failed"
@@ -174,13 +174,13 @@ def test_webhook_deliveries_received_processed_failed_and_taken_over(telemetry, 
     WebhookDelivery.objects.filter(pk=stuck.pk).update(
         status="processing", attempts=1, lease_until=timezone.now() - timedelta(seconds=1)
     )
-    assert claim_and_process(stuck.pk) == "processed"
+    assert process_delivery(stuck.pk) == "processed"
     assert count("paycharge_webhook_lease_takeovers_total") == takeovers + 1
     # A plain claim of a waiting one is no takeover.
     waiting, _ = store_delivery(
         body=_delivery(fake_gateway, created["id"], "m-4"), headers={}, account="default"
     )
-    assert claim_and_process(waiting.pk) == "processed"
+    assert process_delivery(waiting.pk) == "processed"
     assert count("paycharge_webhook_lease_takeovers_total") == takeovers + 1
 
 

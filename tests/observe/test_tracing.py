@@ -9,7 +9,7 @@ import pytest
 from django_paycharge import services
 from django_paycharge.models import WebhookDelivery
 from django_paycharge.services.sync import pace as _pace
-from django_paycharge.services.webhooks.deliveries import claim_and_process, store_delivery
+from django_paycharge.services.webhooks.deliveries import process_delivery, store_delivery
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -18,7 +18,7 @@ def test_a_delivery_span_holds_its_gateway_call(spans, fake_gateway):
     created = fake_gateway.create_charge(fake_gateway.create_transaction_token("card")["id"])
     body = {"id": "t-1", "event": "charge_finished", "data": fake_gateway.charges[created["id"]]}
     delivery, _ = store_delivery(body=json.dumps(body).encode(), headers={}, account="default")
-    assert claim_and_process(delivery.pk) == "processed"
+    assert process_delivery(delivery.pk) == "processed"
     [processing] = [s for s in spans() if s.name == "paycharge.webhook.process"]
     assert processing.attributes["paycharge.delivery"] == str(delivery.pk)
     calls = [s for s in spans() if s.parent and s.parent.span_id == processing.context.span_id]

@@ -91,8 +91,8 @@ def test_a_claim_records_who_when_and_until_when(hook):
 
 def test_a_live_claim_is_left_alone(hook):
     delivery = live()
-    assert deliveries.claim_and_process(delivery.pk) == deliveries.BUSY
-    assert deliveries.claim_and_process(delivery.pk, force=True) == deliveries.BUSY
+    assert deliveries.process_delivery(delivery.pk) == deliveries.BUSY
+    assert deliveries.process_delivery(delivery.pk, force=True) == deliveries.BUSY
     assert deliveries.pending_deliveries(failed=True) == []
     delivery.refresh_from_db()
     assert (delivery.status, delivery.attempts) == ("processing", 1)
@@ -102,7 +102,7 @@ def test_a_claim_past_its_lease_is_taken_over(hook):
     delivery = stuck()
     assert delivery.is_stuck() and delivery.awaits_processing()
     assert deliveries.pending_deliveries() == [delivery.pk]
-    assert deliveries.claim_and_process(delivery.pk, by="next run") == "ignored"
+    assert deliveries.process_delivery(delivery.pk, by="next run") == "ignored"
     delivery.refresh_from_db()
     assert (delivery.status, delivery.attempts, delivery.claimed_by) == ("ignored", 2, "next run")
 
@@ -110,7 +110,7 @@ def test_a_claim_past_its_lease_is_taken_over(hook):
 def test_a_row_left_processing_before_leases_existed_is_stuck(hook):
     delivery = stored(status="processing", attempts=1)  # no claimed_at, no lease: an upgrade
     assert delivery.is_stuck()
-    assert deliveries.claim_and_process(delivery.pk) == "ignored"
+    assert deliveries.process_delivery(delivery.pk) == "ignored"
 
 
 @pytest.mark.parametrize("failed", [False, True])
@@ -135,7 +135,7 @@ def test_a_delivery_that_killed_every_worker_is_left_failed(hook, capsys):
     assert delivery.status == "failed" and "never finished" in delivery.last_error
     assert delivery.lease_until is None
     # Still there for the admin's Reprocess (forced), once the cause is fixed.
-    assert deliveries.claim_and_process(delivery.pk, force=True) == "ignored"
+    assert deliveries.process_delivery(delivery.pk, force=True) == "ignored"
 
 
 def test_a_redelivery_of_a_stuck_delivery_is_processed(hook):

@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from ...models import WebhookDelivery
 from ...outbox import MAX_ATTEMPTS, claimant, give_up_exhausted, stuck
-from ...services.webhooks import claim_and_process, pending_deliveries
+from ...services.webhooks import pending_deliveries, process_delivery
 from ._base import PayChargeCommand
 
 
@@ -38,7 +38,7 @@ class Command(PayChargeCommand):
         taken_over = WebhookDelivery.objects.filter(stuck(now)).count()
         by = claimant("paycharge_process_webhooks")
         for pk in pending_deliveries(failed=options["failed"]):
-            counts[claim_and_process(pk, retry_failed=options["failed"], by=by)] += 1
+            counts[process_delivery(pk, retry_failed=options["failed"], by=by)] += 1
         summary = ", ".join(f"{status} {n}" for status, n in sorted(counts.items())) or "none"
         self.stdout.write(f"Webhook deliveries processed: {summary}.")
         if taken_over:

@@ -32,7 +32,7 @@ _DROPPED_HEADERS = {"authorization", "cookie", "proxy-authorization"}
 MAX_ATTEMPTS = outbox.MAX_ATTEMPTS
 #: The fields of the unique constraint that keeps one row per delivery.
 _ONCE = ("account", "dedupe_key")
-#: What claim_and_process returns besides a status: another worker holds a live claim.
+#: What process_delivery returns besides a status: another worker holds a live claim.
 BUSY = "busy"
 #: ... and when there is no such delivery.
 MISSING = "missing"
@@ -143,7 +143,7 @@ def _row_values(
     return values
 
 
-def claim_and_process(
+def process_delivery(
     delivery_pk: int,
     *,
     retry_failed: bool = False,

@@ -10,7 +10,7 @@ from ... import conf
 from ...models import WebhookDelivery
 from ...outbox import claimant
 from ...queue import background_enabled, database_backend, routed
-from .deliveries import claim_and_process
+from .deliveries import process_delivery
 from .drain import process_webhook_delivery, routed_drain, wake_drain
 
 
@@ -48,4 +48,4 @@ def dispatch_delivery(delivery_pk: int, *, retry_failed: bool = False) -> None:
         task = routed(process_webhook_delivery)
         task.enqueue(delivery_pk, True) if retry_failed else task.enqueue(delivery_pk)
     else:
-        claim_and_process(delivery_pk, retry_failed=retry_failed, by=claimant("inline processing"))
+        process_delivery(delivery_pk, retry_failed=retry_failed, by=claimant("inline processing"))

@@ -25,7 +25,7 @@ from ...queue import (
     routed_task,
     task_waiting,
 )
-from .deliveries import MAX_ATTEMPTS, claim_and_process, process_claimed
+from .deliveries import MAX_ATTEMPTS, process_claimed, process_delivery
 
 logger = logging.getLogger("django_paycharge.tasks")
 
@@ -98,7 +98,7 @@ def routed_drain() -> BackgroundTask[[], Any]:
 
 def process_then_retry_later(delivery_pk: int, retry_failed: bool = False) -> str:
     """A delivery task's work: claim and process it, and retry it later when it failed."""
-    status = claim_and_process(
+    status = process_delivery(
         delivery_pk,
         retry_failed=retry_failed,
         by=claimant("process_webhook_delivery task"),
