@@ -25,7 +25,6 @@ from django.utils.translation import gettext as _
 from django.views.decorators.debug import sensitive_variables
 
 from .client.options import ClientOptions, option_problems
-from .deprecation import deprecated
 from .exceptions import ConfigurationError
 
 DEFAULT_ACCOUNT = "default"
@@ -144,18 +143,6 @@ class Account(ClientOptions):
     name: str
     store_id: uuid.UUID | None = None
     merchant_id: uuid.UUID | None = None
-
-    @property
-    def retry_backoff(self) -> float:
-        """Deprecated: ``backoff_base`` (the client option's name)."""
-        deprecated("Account.retry_backoff", "Account.backoff_base")
-        return self.backoff_base
-
-    @property
-    def retry_backoff_max(self) -> float:
-        """Deprecated: ``backoff_max`` (the client option's name)."""
-        deprecated("Account.retry_backoff_max", "Account.backoff_max")
-        return self.backoff_max
 
 
 class Hidden(str):

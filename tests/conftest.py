@@ -60,6 +60,28 @@ def pytest_collection_modifyitems_slow_first(items: list[pytest.Item]) -> None:
     items.sort(key=lambda item: (item.get_closest_marker("slow") is None, -size[_group(item)]))
 
 
+@pytest.hookimpl(trylast=True, specname="pytest_collection_modifyitems")
+def pytest_collection_modifyitems_smoke(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """``PAYCHARGE_SMOKE=1``: the first selected test of each module, the others deselected.
+
+    The middle Django's leg (noxfile.py's ``sdist``) collects the whole suite, so every
+    module imports and every fixture resolves there, and runs one test a module: each
+    module's fixtures and the code it imports first run once on that Django. The oldest
+    and the newest Django run every test."""
+    if os.environ.get("PAYCHARGE_SMOKE") != "1":
+        return
+    kept: list[pytest.Item] = []
+    dropped: list[pytest.Item] = []
+    seen: set[str] = set()
+    for item in items:
+        module = str(item.path)
+        (dropped if module in seen else kept).append(item)
+        seen.add(module)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = kept
+
+
 def _group(item: pytest.Item) -> str:
     marker = item.get_closest_marker("xdist_group")
     return str(marker.args[0]) if marker and marker.args else item.nodeid

@@ -198,11 +198,3 @@ def test_malformed_client_options_raise_an_error_naming_the_key(key, value, mess
         conf.get_account()  # the default account is fine
         with pytest.raises(ConfigurationError, match=r"\['ACCOUNTS'\]\['osaka'\]" + message):
             conf.get_account("osaka")
-
-
-def test_the_backoff_options_old_names_are_deprecated():
-    account = conf.get_account()
-    with pytest.warns(DeprecationWarning, match="Account.backoff_base"):
-        assert account.retry_backoff == account.backoff_base == BASE["RETRY_BACKOFF"]
-    with pytest.warns(DeprecationWarning, match="Account.backoff_max"):
-        assert account.retry_backoff_max == account.backoff_max == BASE["RETRY_BACKOFF_MAX"]

@@ -23,7 +23,6 @@ PUBLIC_MODULES = [
     "django_paycharge.client.vocabulary",
     "django_paycharge.conf",
     "django_paycharge.debug",
-    "django_paycharge.deprecation",
     "django_paycharge.exceptions",
     "django_paycharge.money",
     "django_paycharge.observe.logs",

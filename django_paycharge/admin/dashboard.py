@@ -56,7 +56,11 @@ class DashboardAdmin(ReadOnlyAdmin):
             "failures": _failure_rows(figures.failures),
             "open_charges": [_open_row(c, figures) for c in figures.open_charges],
             "attention": [
-                {"item": item, "url": f"{reverse(item.url_name)}?{item.query}"}
+                {
+                    "item": item,
+                    "url": f"{reverse(item.url_name)}?{item.query}",
+                    "amounts": [format_money(v, c) for c, v in item.amounts.items()],
+                }
                 for item in figures.attention
             ],
             "currency": currency,
@@ -121,7 +125,7 @@ def _failure_rows(failures: dict[tuple[str, str], Any]) -> list[dict[str, Any]]:
 
 
 def _open_row(charge: Any, figures: dashboard_figures.Figures) -> dict[str, Any]:
-    deadline = charge.capture_at
+    deadline = charge.payment_deadline or charge.capture_at
     return {
         "charge": charge,
         "url": reverse("admin:django_paycharge_charge_change", args=[charge.pk]),

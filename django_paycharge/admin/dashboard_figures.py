@@ -190,10 +190,13 @@ def _open(figures: Figures, mode: str) -> None:
         "requested_amount",
         "requested_currency",
         "capture_at",
+        "payment_deadline",
         "created_on",
     )
+    # The deadline the customer's page showed (kept when it read it), else the one set.
+    deadline = Coalesce("payment_deadline", "capture_at")
     figures.open_charges = list(
-        waiting.only(*columns).order_by(F("capture_at").asc(nulls_last=True), "created_on", "id")[
-            :OPEN_LISTED
-        ]
+        waiting.only(*columns)
+        .annotate(deadline=deadline)
+        .order_by(F("deadline").asc(nulls_last=True), "created_on", "id")[:OPEN_LISTED]
     )

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import json
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
 from django.utils.translation import gettext_lazy as _
 
 from ..charge_errors import error_code, error_code_meaning
-from ..deprecation import module_getattr
 from ..money import currency_exponent
 from ..money import format_money as format_money
 
@@ -159,7 +158,3 @@ def format_major_amount(value: Decimal | None, currency: str | None) -> str:
     if minor != minor.to_integral_value():
         return f"{value} {(currency or '').upper()}".strip()
     return format_money(int(minor), currency)
-
-
-if not TYPE_CHECKING:  # names removed since 0.1.0, with a warning (deprecation.MOVED)
-    __getattr__ = module_getattr(__name__)

@@ -21,6 +21,7 @@ from django.utils.translation import gettext_lazy as _
 
 from .. import conf
 from ..models import Charge, RefundState, WebhookConfiguration
+from ..services.attention import unknown_outcome
 
 #: At most this many stores are offered (a shop has a handful).
 MAX_STORES = 20
@@ -264,3 +265,19 @@ def range_problems(filter_specs: Iterable[Any]) -> list[str]:
 
 def _start_of(day: date) -> datetime:
     return timezone.make_aware(datetime.combine(day, time.min))
+
+
+class OutcomeFilter(admin.SimpleListFilter):
+    """Charge or action requests whose outcome is unknown, abandoned ones included: the rows
+    the dashboard's "needs attention" counts (``services.attention.unknown_outcome``)."""
+
+    title = _("outcome")
+    parameter_name = "outcome"
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, Any]]:
+        return [("unknown", _("Unknown (money may have moved)"))]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
+        if self.value() == "unknown":
+            return queryset.filter(unknown_outcome(queryset.model))
+        return queryset

@@ -17,7 +17,7 @@ from django.utils.translation import gettext_lazy
 from ..models import Cancel, Charge, ChargeActionRequest, Refund
 from ..money import format_money
 from . import display
-from .filters import AccountFilter
+from .filters import AccountFilter, OutcomeFilter
 from .readonly import ReadOnlyAdmin, ReadOnlyInline
 
 if TYPE_CHECKING:
@@ -159,7 +159,8 @@ class ChargeActionRequestAdmin(ReadOnlyAdmin):
 
     list_display = ("kind", "state", "charge_link", "amount_display", "requested_by",
                     "created_at", "attempts")  # fmt: skip
-    list_filter = ("kind", "state", "account", ("created_at", admin.DateFieldListFilter))
+    list_filter = ("kind", "state", OutcomeFilter, "account",
+                   ("created_at", admin.DateFieldListFilter))  # fmt: skip
     list_select_related = ("charge",)
     ordering = ("-created_at", "-id")
     fields = ("kind", "state", "charge_link", "amount_display", "params", "idempotency_key",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
@@ -16,7 +16,6 @@ from django.utils.translation import gettext_lazy
 
 from .. import conf, services
 from ..client.vocabulary import REQUIRED_TRIGGER
-from ..deprecation import module_getattr
 from ..exceptions import PayChargeError
 from ..models import WebhookConfiguration
 from . import display
@@ -155,7 +154,3 @@ def configuration_warnings() -> list[str]:
                 % {"url": config.url, "trigger": REQUIRED_TRIGGER}
             )
     return warnings
-
-
-if not TYPE_CHECKING:  # names removed since 0.1.0, with a warning (deprecation.MOVED)
-    __getattr__ = module_getattr(__name__)

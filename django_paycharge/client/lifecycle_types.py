@@ -14,9 +14,7 @@ import uuid
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
-from typing import TYPE_CHECKING
 
-from ..deprecation import module_getattr
 from .types import ChargeError, JSONObject
 
 
@@ -96,7 +94,3 @@ class ChargeExpiry:
     expiration_date: datetime | None
     extension_count: int | None
     raw: JSONObject = field(repr=False, compare=False)
-
-
-if not TYPE_CHECKING:  # names removed since 0.1.0, with a warning (deprecation.MOVED)
-    __getattr__ = module_getattr(__name__)

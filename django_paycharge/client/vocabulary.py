@@ -193,6 +193,19 @@ LIFECYCLE_ERROR_CODES = frozenset(
     }
 )
 
+#: Every error code named above: the ones a metric label may hold (others: ``other``).
+ERROR_CODES = frozenset(
+    {
+        *STATUS_ERROR_CODES.values(),
+        VALIDATION_ERROR,
+        NOT_FOUND,
+        IDEMPOTENCY_KEY_IN_PROGRESS,
+        IDEMPOTENCY_KEY_CONFLICT,
+        INVALID_CHARGE_STATUS,
+        *LIFECYCLE_ERROR_CODES,
+    }
+)
+
 # --- Webhooks ----------------------------------------------------------------
 
 #: Every trigger a webhook configuration may subscribe to; a delivery's ``event`` is one.
@@ -231,6 +244,7 @@ __all__ = [
     "CHARGE_STATUSES",
     "CURRENCY_MUST_MATCH_CHARGE",
     "CURSOR_DIRECTIONS",
+    "ERROR_CODES",
     "FINAL_OPERATION_STATUSES",
     "FINAL_RANK",
     "FINAL_STATUSES",

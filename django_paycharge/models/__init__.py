@@ -1,8 +1,5 @@
 """The local mirror of the gateway: what the shop keeps. Models never call the gateway."""
 
-from typing import TYPE_CHECKING
-
-from ..deprecation import module_getattr
 from .announcements import Announcement
 from .charges import (
     OPEN_REQUEST_STATES,
@@ -68,7 +65,3 @@ __all__ = [
     "refunded_amount",
     "with_refunded_amounts",
 ]
-
-
-if not TYPE_CHECKING:  # names removed since 0.1.0, with a warning (deprecation.MOVED)
-    __getattr__ = module_getattr(__name__)

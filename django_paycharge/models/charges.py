@@ -1,12 +1,11 @@
 from __future__ import annotations
 
 import uuid
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
-from ..deprecation import deprecated, module_getattr
 from .payload import PayloadEncoder
 
 
@@ -108,6 +107,10 @@ class Charge(models.Model):
         _("only direct currency"), null=True, blank=True, default=None
     )
     capture_at = models.DateTimeField(_("capture at"), null=True, blank=True)
+    #: A convenience-store or bank-transfer payment's deadline, as the gateway's expiry said
+    #: when the customer's instructions were last read (``services.payment_instructions``):
+    #: the date their page shows, kept for the staff's lists. None: not read (yet).
+    payment_deadline = models.DateTimeField(_("payment deadline"), null=True, blank=True)
     descriptor = models.CharField(_("descriptor"), max_length=255, null=True, blank=True)
     descriptor_phone_number = models.CharField(
         _("descriptor phone number"), max_length=64, null=True, blank=True
@@ -203,16 +206,6 @@ class Charge(models.Model):
         """
         label = _STATUS_LABELS.get(self.status)
         return self.status if label is None else str(label)
-
-    @property
-    def is_final(self) -> bool:
-        """Deprecated: ``charge.status in client.vocabulary.FINAL_STATUSES``."""
-        from ..client.vocabulary import FINAL_STATUSES
-
-        deprecated(
-            "Charge.is_final", "charge.status in django_paycharge.client.vocabulary.FINAL_STATUSES"
-        )
-        return self.status in FINAL_STATUSES
 
     @property
     def is_test(self) -> bool:
@@ -355,7 +348,3 @@ def mask_account_number(number: Any) -> str:
     if len(text) <= 4:
         return "•" * len(text)
     return "•" * (len(text) - 4) + text[-4:]
-
-
-if not TYPE_CHECKING:  # names removed since 0.1.0, with a warning (deprecation.MOVED)
-    __getattr__ = module_getattr(__name__)

@@ -4,9 +4,9 @@ Imported only then: ``prometheus_client`` is the ``prometheus`` extra. The
 metrics are registered on prometheus_client's default registry, so a shop that
 already exposes it (django-prometheus, its own view) gets them there too; the
 app's own view (:mod:`django_paycharge.views.metrics`) adds the numbers read
-from the database at scrape time. Labels hold only routes, statuses, codes in
-the gateway's form, triggers of the vocabulary, and account names from the
-settings.
+from the database at scrape time. Labels hold only routes, statuses, the error
+codes of the client's vocabulary (``other`` for the rest), triggers of the
+vocabulary, and account names from the settings.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from __future__ import annotations
 from prometheus_client import Counter, Histogram
 
 from ..client.observe import GatewayAttempt
+from ..client.vocabulary import ERROR_CODES
 
 _LATENCY = (0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
 _LAG = (0.1, 0.5, 1.0, 5.0, 15.0, 60.0, 300.0, 900.0, 3600.0, 4 * 3600.0, 86400.0)
@@ -94,6 +95,8 @@ class PrometheusRecorder:
         gateway_latency.labels(account, call.method, call.route).observe(attempt.seconds)
         if attempt.failed:
             code = attempt.code or ""
+            if code and code not in ERROR_CODES:  # a bounded label: one series per known code
+                code = "other"
             gateway_errors.labels(account, call.method, call.route, status, code).inc()
         if attempt.attempt > 1:
             gateway_retries.labels(account, call.method, call.route).inc()

@@ -8,11 +8,14 @@ A new kind of item is one more entry here, and both show it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from django.db.models import Count, Q
+from django.db.models import BigIntegerField, Case, Count, Q, Sum, When
+from django.db.models.fields.json import KeyTextTransform
+from django.db.models.functions import Cast, Upper
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
@@ -26,6 +29,9 @@ from ..models import (
     WebhookDelivery,
 )
 from ..outbox import count_not_heard, stuck
+from .charges import CREATE
+from .lifecycle import outcome_unknown
+from .recovery import ACTIONS
 
 Status = WebhookDelivery.Status
 
@@ -40,6 +46,10 @@ class AttentionItem:
     #: The admin changelist's URL name and the query string of its filter.
     url_name: str
     query: str
+    #: Money these rows may have moved, in minor units per currency (empty: none counted).
+    amounts: Mapping[str, int] = field(default_factory=dict)
+    #: What the amounts are, for people ("may have been refunded").
+    amounts_label: Any = ""
 
 
 def sync_behind(now: datetime) -> Q:
@@ -56,25 +66,75 @@ def needs_attention(now: datetime | None = None) -> list[AttentionItem]:
     return [*_requests(), *_deliveries(now), *_mirror(now)]
 
 
+def unknown_outcome(model: type[ChargeRequest] | type[ChargeActionRequest]) -> Q:
+    """Rows of ``model`` whose outcome is unknown: sent (or to be sent) and not settled,
+    abandoned ones included until they are found or known to have done nothing.
+
+    Each kind records "nothing done" in its own words (the exactly-once machine's
+    kinds); the admin's lists filter with this too, so a count and its list agree.
+    """
+    if model is ChargeRequest:
+        return outcome_unknown(CREATE.nothing_done)
+    by_record: dict[str, list[str]] = {}
+    for name in ChargeActionRequest.Kind.values:
+        by_record.setdefault(ACTIONS[name].nothing_done, []).append(name)
+    found = Q(pk__in=[])
+    for record, kinds in by_record.items():
+        found |= Q(kind__in=kinds) & outcome_unknown(record)
+    return found
+
+
+#: The kinds whose unknown requests may have moved an amount of their own (``params``).
+MONEY_KINDS = ("create", ChargeActionRequest.Kind.REFUND)
+
+
 def _requests() -> list[AttentionItem]:
-    """Requests that move money whose outcome the gateway has not confirmed."""
-    unknown = ChargeRequest.State.UNKNOWN
+    """Requests that move money whose outcome is unknown, with the amounts they may have
+    moved per currency: a create's charge or a refund (two queries)."""
+    query = "outcome=unknown"
+    creates, created = _unknown(ChargeRequest)
+    actions, refunded = _unknown(ChargeActionRequest)
     return [
         AttentionItem(
             "charge_requests_unknown",
             _("Charge requests with an unknown outcome"),
-            ChargeRequest.objects.filter(state=unknown).count(),
+            creates,
             "admin:django_paycharge_chargerequest_changelist",
-            f"state__exact={unknown}",
+            query,
+            amounts=created,
+            amounts_label=_("may have been charged"),
         ),
         AttentionItem(
             "action_requests_unconfirmed",
-            _("Captures, cancels and refunds not confirmed by the gateway"),
-            ChargeActionRequest.objects.filter(state=unknown).count(),
+            _("Captures, cancels, refunds and updates with an unknown outcome"),
+            actions,
             "admin:django_paycharge_chargeactionrequest_changelist",
-            f"state__exact={unknown}",
+            query,
+            amounts=refunded,
+            amounts_label=_("may have been refunded"),
         ),
     ]
+
+
+def _unknown(model: type[ChargeRequest] | type[ChargeActionRequest]) -> tuple[int, dict[str, int]]:
+    """How many rows of ``model`` have an unknown outcome, and the amounts of those that
+    move money of their own, per currency (one query: grouped by currency)."""
+    currency = Upper(KeyTextTransform("currency", "params"))
+    amount: Cast | Case = Cast(KeyTextTransform("amount", "params"), BigIntegerField())
+    if model is ChargeActionRequest:
+        amount = Case(When(kind__in=MONEY_KINDS, then=amount))
+    rows = (
+        model.objects.filter(unknown_outcome(model))
+        .values(money=currency)
+        .annotate(count=Count("pk"), total=Sum(amount))
+        .order_by()
+    )
+    count, amounts = 0, {}
+    for row in rows:
+        count += row["count"]
+        if row["total"]:
+            amounts[row["money"] or ""] = int(row["total"])
+    return count, dict(sorted(amounts.items()))
 
 
 def _deliveries(now: datetime) -> list[AttentionItem]:

@@ -38,9 +38,18 @@ class DatabaseCollector:
             "Things that need someone's attention, as the staff dashboard counts them.",
             labels=["item"],
         )
+        amounts = GaugeMetricFamily(
+            "paycharge_attention_amount",
+            "Money the rows of an attention item may have moved (requests whose outcome is "
+            "unknown), in the currency's minor units.",
+            labels=["item", "currency"],
+        )
         for item in needs_attention(now):
             attention.add_metric([item.key], item.count)
+            for currency, amount in item.amounts.items():
+                amounts.add_metric([item.key, currency or "unknown"], amount)
         yield attention
+        yield amounts
         lag = GaugeMetricFamily(
             "paycharge_sync_lag_seconds",
             "Seconds since the last completed sync of each account, store and resource.",

@@ -306,3 +306,35 @@ def test_each_attention_item_links_to_a_list_of_exactly_its_rows(dashboard_clien
         listed = admin.get(links[key].replace("&amp;", "&"))
         assert listed.status_code == 200, key
         assert listed.context["cl"].result_count == count, key
+
+
+def test_refunds_are_counted_as_refunds_not_payments(dashboard_client, hand_counted, monkeypatch):
+    monkeypatch.setattr(timezone, "now", lambda: NOW)
+    page = dashboard_client.get(URL).content.decode()
+    refunds = page.split('id="paycharge-refunds"')[1].split("</section>")[0]
+    takings = page.split('id="paycharge-takings"')[1].split("</section>")[0]
+    counted = re.compile(r'<span class="quiet">(\d+ \w+)</span>')
+    assert set(counted.findall(refunds)) == {"0 refunds", "1 refund"}
+    assert {"1 payment", "3 payments"} <= set(counted.findall(takings))
+    assert not [c for c in counted.findall(takings) if "refund" in c]
+
+
+def test_an_open_konbini_payment_shows_the_deadline_its_customer_sees(
+    fake_gateway, dashboard_client, settings
+):
+    from django_paycharge import services
+
+    settings.TIME_ZONE = "Asia/Tokyo"
+    token = fake_gateway.create_transaction_token("konbini", expiration_period="P3D")["id"]
+    created = services.create_charge(transaction_token_id=token, amount=1200, currency="JPY")
+    charge = services.refresh_charge(created.gateway_id)
+    assert charge.status == "awaiting" and charge.capture_at is None
+    instructions = services.payment_instructions(charge)  # what the customer's page reads
+    assert instructions.deadline is not None
+    requests_before = len(fake_gateway.requests_log)
+    page = dashboard_client.get(URL, {"mode": charge.mode}).content.decode()
+    assert len(fake_gateway.requests_log) == requests_before  # the mirror's, no gateway call
+    row = page.split('id="paycharge-open"')[1].split("</section>")[0]
+    assert "the payment period of its token" not in row
+    shown = timezone.localtime(instructions.deadline).strftime("%m/%d/%Y")
+    assert shown in row, row

@@ -1,17 +1,12 @@
 """The refund filters at scale: the charge's own ``refunds_total`` and a small partial index,
-never the refunds table per charge; the upgrade fills the column for an existing mirror."""
+never the refunds table per charge."""
 
 from __future__ import annotations
 
-import uuid
-
 import pytest
 from django.db import connection
-from django.db.migrations import AddField, Migration
-from django.utils import timezone
 
 from django_paycharge.models import Charge
-from tests.upgrades import before_the_migration
 
 from .conftest import charge_row
 from .test_scale import changelist_queryset
@@ -72,32 +67,3 @@ def test_status_mode_and_currency_are_counted_from_one_index_alone(admin_user):
         if (r.status, r.mode, r.requested_currency) == ("successful", "live", "USD")
     }  # fmt: skip
     assert expected and {c.pk for c in queryset} == expected
-
-
-def test_the_upgrade_fills_the_refunded_totals_of_an_existing_mirror(transactional_db):
-    def adds_the_total(migration: Migration) -> bool:
-        return any(isinstance(op, AddField) and op.name == "refunds_total"
-                   for op in migration.operations)  # fmt: skip
-
-    with before_the_migration(adds_the_total) as upgrade:
-        old_charge, old_refund = upgrade.model("Charge"), upgrade.model("Refund")
-        names = {field.attname for field in old_charge._meta.concrete_fields}
-        charges = old_charge.objects.bulk_create(
-            [old_charge(**{k: v for k, v in vars(charge_row()).items() if k in names})
-             for _ in range(4)]
-        )  # fmt: skip
-        now = timezone.now()
-        refunds: dict[int, list[tuple[str, int | None]]] = {  # per charge: (status, amount)
-            0: [("successful", 300), ("successful", 200), ("failed", 900), ("pending", 50)],
-            1: [("successful", None), ("successful", 70)],
-            2: [("pending", 100)],
-            3: [],
-        }
-        old_refund.objects.bulk_create(
-            old_refund(gateway_id=uuid.uuid4(), charge=charges[n], status=status, amount=amount,
-                       synced_at=now, first_seen_at=now)
-            for n, made in refunds.items() for status, amount in made
-        )  # fmt: skip
-        upgrade.run()
-        totals = dict(Charge.objects.values_list("pk", "refunds_total"))
-        assert [totals[c.pk] for c in charges] == [500, 70, 0, 0]

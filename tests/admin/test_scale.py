@@ -227,31 +227,6 @@ def test_an_amount_range_reads_its_index_where_sqlite_has_no_statistics(admin_us
     assert expected and {c.pk for c in queryset} == expected
 
 
-def test_the_upgrade_indexes_the_amounts_of_a_mirror_that_has_charges(transactional_db):
-    from django.db.migrations import AddIndex, Migration
-
-    from tests.upgrades import before_the_migration
-
-    def adds_the_index(migration: Migration) -> bool:
-        return any(isinstance(op, AddIndex) and op.index.name == "paycharge_charge_amount"
-                   for op in migration.operations)  # fmt: skip
-
-    def indexes():
-        with connection.cursor() as cursor:
-            return set(connection.introspection.get_constraints(cursor, Charge._meta.db_table))
-
-    with before_the_migration(adds_the_index) as upgrade:
-        # The model as it was then (later migrations may change the table).
-        old = upgrade.model("Charge")
-        names = {field.attname for field in old._meta.concrete_fields}
-        rows = [{k: v for k, v in vars(charge_row()).items() if k in names} for _ in range(20)]
-        old.objects.bulk_create([old(**row) for row in rows])
-        assert not {"paycharge_charge_amount", "paycharge_charge_store_amount"} & indexes()
-        upgrade.run()
-        assert {"paycharge_charge_amount", "paycharge_charge_store_amount"} <= indexes()
-        assert Charge.objects.filter(requested_amount__gte=0).count() == 20
-
-
 @pytest.fixture
 def without_estimates(monkeypatch):
     """As on SQLite: the planner gives no estimate, so every count is counted (and capped)."""

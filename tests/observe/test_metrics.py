@@ -9,9 +9,10 @@ from datetime import timedelta
 import pytest
 from django.test import Client
 from django.utils import timezone
+from prometheus_client import REGISTRY
 
 from django_paycharge import services
-from django_paycharge.exceptions import NotFoundError
+from django_paycharge.exceptions import NotFoundError, PayChargeError
 from django_paycharge.models import Charge, WebhookDelivery
 from django_paycharge.services.webhooks.deliveries import process_delivery, store_delivery
 from django_paycharge.views.metrics import metrics
@@ -80,6 +81,26 @@ def test_a_failing_gateway_counts_errors_by_status_and_code_and_the_retries(
     with pytest.raises(NotFoundError):
         services.refresh_charge(str(uuid.uuid4()))
     assert telemetry("paycharge_gateway_errors_total", **refused) == not_found + 1
+
+
+def test_a_code_the_vocabulary_does_not_know_is_labelled_other(telemetry, fake_gateway):
+    """40 new codes from the gateway would make 40 new series: only known codes are labels."""
+    created = fake_gateway.create_charge(fake_gateway.create_transaction_token("card")["id"])
+    labels = {"account": "default", "method": "GET", "route": CHARGE_ROUTE, "status": "400"}
+    other = telemetry("paycharge_gateway_errors_total", code="other", **labels)
+    for n in range(3):
+        body = {"status": "error", "code": f"BRAND_NEW_CODE_{n}", "errors": []}
+        fake_gateway.add_fault("GET", r"/charges/", action="status", status=400, body=body, count=1)
+        with pytest.raises(PayChargeError):
+            services.refresh_charge(created["id"])
+    assert telemetry("paycharge_gateway_errors_total", code="other", **labels) == other + 3
+    codes = {
+        s.labels["code"]
+        for metric in REGISTRY.collect()
+        for s in metric.samples
+        if s.name == "paycharge_gateway_errors_total"
+    }
+    assert not {c for c in codes if c.startswith("BRAND_NEW_CODE")}
 
 
 def test_a_slow_gateway_moves_the_latency_histogram(telemetry, fake_gateway):

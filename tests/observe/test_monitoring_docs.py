@@ -85,6 +85,7 @@ def test_every_metric_the_docs_name_is_exposed(telemetry, fake_gateway, rf):
         "paycharge_gateway_errors_total",
         "paycharge_gateway_retries_total",
         "paycharge_quarantined_items_total",
+        "paycharge_attention_amount",  # a series per currency only while money may have moved
     }
     assert documented - families - unseen == set()
     assert names - {f"{d}_created" for d in documented} <= families
@@ -93,3 +94,54 @@ def test_every_metric_the_docs_name_is_exposed(telemetry, fake_gateway, rf):
         for metric in re.findall(r"paycharge_[a-z_]+(?:\{[^}]*\})?", rule["expr"]):
             name = re.sub(r"_bucket$", "", metric.split("{")[0])
             assert name in families | unseen or metric in WIRED_AT_MERGE, metric
+
+
+def _fires(expr: str, exposition: str) -> bool:
+    """Whether a rule of the form ``name{label="v",label=~"re"} > N`` fires on a scrape."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    match = re.fullmatch(r"\s*(\w+)\{([^}]*)\}\s*>\s*([\d.]+)\s*", expr)
+    assert match, f"not a simple threshold rule: {expr}"
+    name, selector, threshold = match.group(1), match.group(2), float(match.group(3))
+    matchers = re.findall(r'(\w+)(=~|=)"([^"]*)"', selector)
+    for family in text_string_to_metric_families(exposition):
+        for sample in family.samples:
+            if sample.name != name:
+                continue
+            labels = sample.labels
+            if (
+                all(
+                    re.fullmatch(v, labels.get(k, "")) if op == "=~" else labels.get(k) == v
+                    for k, op, v in matchers
+                )
+                and sample.value > threshold
+            ):
+                return True
+    return False
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("model", ["create", "refund"])
+def test_the_unknown_outcome_alert_fires_on_an_abandoned_request(model, rf):
+    from django_paycharge.models import ChargeActionRequest, ChargeRequest
+    from django_paycharge.views.metrics import metrics
+    from tests.admin.conftest import charge_row
+
+    [rule] = [
+        r
+        for r in yaml.safe_load(block("file", "paycharge-alerts.yml"))["groups"][0]["rules"]
+        if r["alert"] == "PaymentOutcomeUnknown"
+    ]
+    assert not _fires(rule["expr"], metrics(rf.get("/metrics")).content.decode())
+    lost = {"outcome": "unknown", "abandoned": model}
+    params = {"amount": 300, "currency": "JPY"}
+    if model == "create":
+        ChargeRequest.objects.create(params=params, state="abandoned", error=lost)
+    else:
+        charge = charge_row()
+        charge.save()
+        ChargeActionRequest.objects.create(
+            kind="refund", idempotency_key="k", charge=charge, params=params,
+            state="abandoned", error=lost,
+        )  # fmt: skip
+    assert _fires(rule["expr"], metrics(rf.get("/metrics")).content.decode())

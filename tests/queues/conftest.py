@@ -16,10 +16,21 @@ from typing import Any
 import pytest
 from django.db import connection
 
-from .backends import ALIAS, QUEUE, celery_backend, selected, settings_for, worker_command
+from .backends import (
+    ALIAS,
+    GUARD,
+    QUEUE,
+    celery_backend,
+    selected,
+    settings_for,
+    worker_command,
+)
 from .redis_server import RedisServer
 
 TOKEN = "whk-queue-token"
+#: What each kind of worker logs once it takes work (worker_settings.py logs at INFO).
+READY = {"db": "Starting worker", "rq": "Listening on", "celery": " ready."}
+
 ROOT = Path(__file__).resolve().parents[2]
 # What each kind needs installed; a missing one fails the test (never a silent skip).
 NEEDS = {
@@ -51,15 +62,22 @@ def redis_server() -> Iterator[RedisServer]:
 class Worker:
     """A worker process of one backend, on the test database, logging to a file."""
 
-    def __init__(self, kind: str, env: dict[str, str], log: Path) -> None:
-        self.kind, self.env, self.log = kind, env, log
+    def __init__(self, kind: str, env: dict[str, str], log: Path, gateway: Any = None) -> None:
+        self.kind, self.env, self.log, self.gateway = kind, env, log, gateway
         self.process: subprocess.Popen[bytes] | None = None
         self.beat_schedule_file = ""
         # Supervised: started again when it exits, as systemd's Restart=always would.
         self.supervised = False
         self.restarts = 0
 
-    def start(self) -> None:
+    def start(self, *, ready: bool = True) -> None:
+        """Start the worker process; with ``ready``, return once it says it takes work.
+
+        Its start (imports, connections) costs seconds of CPU: on a loaded host tens of
+        seconds, which a test's wait for its work must not count (a CI run's wait for a
+        sync ran out while the Celery worker was still starting). A supervisor's restart
+        (``ready=False``) must not wait: the broker may be down on purpose."""
+        offset = self.log.stat().st_size if self.log.exists() else 0
         with self.log.open("ab") as out:
             self.process = subprocess.Popen(
                 worker_command(self.kind, beat_schedule_file=self.beat_schedule_file),
@@ -67,6 +85,12 @@ class Worker:
                 env=self.env,
                 stdout=out,
                 stderr=out,
+            )
+        if ready:
+            marker = READY[self.kind]
+            self.wait_for(
+                lambda: marker in self.log.read_bytes()[offset:].decode(errors="replace"),
+                f"the {self.kind} worker to say it is ready ({marker!r})",
             )
 
     def stop(self) -> None:
@@ -82,18 +106,36 @@ class Worker:
     def output(self) -> str:
         return self.log.read_text(errors="replace")[-4000:]
 
-    def wait_for(self, condition: Callable[[], bool], what: str, timeout: float = 60) -> None:
-        """Poll ``condition`` until true; fail with the worker's log otherwise."""
-        deadline = time.monotonic() + timeout
+    def wait_for(self, condition: Callable[[], bool], what: str, guard: float = GUARD) -> None:
+        """Poll ``condition`` until true: the wait ends on the event. ``guard`` only ends a
+        wait for an event that will never come; the failure then says what the worker, the
+        gateway and the database were doing (:func:`diagnosis`)."""
+        started = time.monotonic()
         while not condition():
             if self.process is not None and self.process.poll() is not None and self.supervised:
                 self.restarts += 1
-                self.start()
+                self.start(ready=False)
             elif self.process is not None and self.process.poll() is not None:
-                pytest.fail(f"The {self.kind} worker exited: {what}\n{self.output()}")
-            if time.monotonic() > deadline:
-                pytest.fail(f"Timed out waiting for {what} ({self.kind})\n{self.output()}")
+                pytest.fail(f"The {self.kind} worker exited: {what}\n{self.diagnosis()}")
+            if time.monotonic() - started > guard:
+                waited = time.monotonic() - started
+                pytest.fail(
+                    f"No {what} after {waited:.0f} s ({self.kind}): the guard, far above the"
+                    f" few seconds it takes, ran out.\n{self.diagnosis()}"
+                )
             time.sleep(0.1)
+
+    def diagnosis(self) -> str:
+        """The worker's state, its log, what the fake gateway was asked, and the database's
+        locks, leases, tasks and sync checkpoints: what a failed wait needs to be explained."""
+        state = "not started" if self.process is None else f"exit code {self.process.poll()}"
+        parts = [f"== the {self.kind} worker: {state}, restarted {self.restarts} times"]
+        parts.append(f"== its log (last 4,000 characters)\n{self.output()}")
+        if self.gateway is not None:
+            asked = [f"{r.get('method')} {r.get('path')}" for r in self.gateway.requests_log]
+            parts.append(f"== the fake gateway was asked ({len(asked)}): {asked[-30:]}")
+        parts.append(database_state())
+        return "\n".join(parts)
 
 
 @pytest.fixture(params=selected())
@@ -132,10 +174,53 @@ def queue(request, settings, fake_gateway_server, tmp_path) -> Iterator[Worker]:
         "PAYCHARGE_TEST_REDIS_URL": redis_url,
         "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
     }
-    worker = Worker(kind, env, tmp_path / f"{kind}-worker.log")
+    worker = Worker(kind, env, tmp_path / f"{kind}-worker.log", fake_gateway_server)
     worker.start()
     yield worker
     worker.stop()
+
+
+def database_state() -> str:
+    """Locks held, leases, queued tasks and sync checkpoints, read on a connection of its own
+    (the test's may be inside a transaction)."""
+    from django.db import connections
+
+    queries = {
+        "advisory locks held (pid, holder's state, its query)": (
+            "SELECT l.pid, a.state, left(a.query, 120) FROM pg_locks l"
+            " JOIN pg_stat_activity a ON a.pid = l.pid WHERE l.locktype = 'advisory'"
+        ),
+        "sync checkpoints": (
+            "SELECT account, resource, run_holder, run_started_at, last_completed_at,"
+            " left(last_error, 200) FROM django_paycharge_synccheckpoint"
+        ),
+        "webhook deliveries": (
+            "SELECT id, event, status, attempts, claimed_by, lease_until, left(last_error, 200)"
+            " FROM django_paycharge_webhookdelivery ORDER BY id"
+        ),
+        "announcements": (
+            "SELECT id, receiver, status, attempts, claimed_by, lease_until"
+            " FROM django_paycharge_announcement ORDER BY id"
+        ),
+        "django-tasks-db tasks": (
+            "SELECT task_path, status, enqueued_at, started_at, finished_at"
+            " FROM django_tasks_database_dbtaskresult ORDER BY enqueued_at"
+        ),
+    }
+    conn = connections.create_connection("default")
+    parts = []
+    try:
+        for title, sql in queries.items():
+            try:
+                with conn.cursor() as cursor:
+                    cursor.execute(sql)
+                    rows = cursor.fetchall()
+            except Exception as exc:  # a diagnosis reports what it cannot read, never fails
+                rows = [f"(not read: {type(exc).__name__}: {str(exc).splitlines()[0]})"]
+            parts.append(f"== {title}: {rows}")
+    finally:
+        conn.close()
+    return "\n".join(parts)
 
 
 def post_delivery(client: Any, body: dict[str, Any]) -> Any:

@@ -22,9 +22,24 @@ if _kind == "rq":
 if os.environ.get("PAYCHARGE_TEST_RECEIVER_DIR"):
     INSTALLED_APPS = [*INSTALLED_APPS, "tests.queues.shop"]  # a shop's receiver
 PAYCHARGE = {**PAYCHARGE, **json.loads(os.environ.get("PAYCHARGE_CHILD_SETTINGS", "{}"))}
+# The worker's log is what a failed wait prints (tests/queues/conftest.py): with the time of
+# each line, and Celery's, RQ's and django-tasks' own lines (a task received, started,
+# finished), which Celery sends to loggers that nothing else here configures.
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
-    "loggers": {"django_paycharge": {"level": "INFO", "handlers": ["console"]}},
+    "formatters": {
+        "timed": {"format": "%(asctime)s %(process)d %(name)s %(levelname)s %(message)s"}
+    },
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "timed"}},
+    "loggers": {
+        name: {"level": "INFO", "handlers": ["console"], "propagate": False}
+        for name in (
+            "django_paycharge",
+            "celery",
+            "rq",
+            "django_tasks",
+            "django_tasks_db",
+        )
+    },
 }

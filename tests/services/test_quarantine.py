@@ -13,7 +13,6 @@ import responses
 from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.urls import reverse
-from django.utils import timezone
 
 from django_paycharge import services
 from django_paycharge.client import Rejected
@@ -237,32 +236,6 @@ def test_staff_store_an_item_by_the_id_they_found(fake_gateway, admin_client):
         "stored", remote["id"], "admin"
     )  # fmt: skip
     assert Charge.objects.get(gateway_id=remote["id"]).requested_amount == 1800
-
-
-def test_the_upgrade_counts_items_kept_before_as_reported(transactional_db):
-    from django.db import connection
-    from django.db.migrations.executor import MigrationExecutor
-
-    executor = MigrationExecutor(connection)
-    before = [("django_paycharge", "0006_refunds_cancels")]
-    executor.migrate(before)
-    old = executor.loader.project_state(before).apps.get_model(
-        "django_paycharge", "QuarantinedItem"
-    )
-    now = timezone.now()
-    common = {"account": "default", "resource": "refund", "reason": "r", "first_seen_at": now,
-              "last_seen_at": now}  # fmt: skip
-    old.objects.create(payload="{}", payload_digest="a", **common)
-    old.objects.create(payload=json.dumps({"id": str(uuid.uuid4())}), payload_digest="b", **common)
-    old.objects.create(payload="{}", payload_digest="c", resolved_at=now, **common)
-    executor = MigrationExecutor(connection)
-    executor.migrate([("django_paycharge", "0009_quarantine_settlement")])
-    rows = {q.payload_digest: q for q in QuarantinedItem.objects.all()}
-    assert all(q.reported_at is not None for q in rows.values())
-    assert (rows["a"].retriable, rows["b"].retriable) == (False, True)
-    assert rows["c"].resolution == "dismissed"
-    executor = MigrationExecutor(connection)
-    executor.migrate(executor.loader.graph.leaf_nodes())
 
 
 def test_a_sync_that_reports_to_no_one_leaves_the_items_new_for_the_command(listing):

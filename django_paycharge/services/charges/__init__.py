@@ -7,9 +7,6 @@ flows import only the names below.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from ...deprecation import module_getattr
 from .charge_requests import CREATE
 from .create import (
     MAX_MERCHANT_TRANSACTION_ID,
@@ -50,6 +47,3 @@ __all__ = [
     "send_charge_request",
     "storage_errors",
 ]
-
-if not TYPE_CHECKING:  # the old module's names, with a warning (deprecation.MOVED)
-    __getattr__ = module_getattr(__name__)

@@ -5,15 +5,16 @@ pays, at a store's counter or by a transfer, before a deadline. What the
 gateway says about it, gathered in one place for the payment page and the
 shop's own pages:
 
-- the **deadline**: the charge's latest expiry (``GET .../expiry/latest``), or
-  else its ``capture_at`` (which sets the deadline of these payment types);
+- the **deadline**: the charge's latest expiry (``GET .../expiry/latest``, kept
+  as the charge's ``payment_deadline`` for the staff's lists), or else its
+  ``capture_at`` (which sets the deadline of these payment types);
 - for a convenience store, **which store** (the transaction token's
   ``data.convenience_store``) and **where the payment number comes from**:
   the gateway sends it, with how to pay at that store, to the email address
   of the transaction token (the address the customer gave);
 - for a bank transfer, **the account** (the issuer token, fetched and stored).
 
-Nothing here is stored but the bank account (as the issuer token); a deadline
+Nothing else here is stored but the bank account (as the issuer token); a deadline
 or a store the gateway does not say is ``None``, and the page says where to
 find it instead.
 """
@@ -113,8 +114,13 @@ def _token_details(charge: Charge) -> tuple[dict[str, Any], str | None]:
 
 
 def _deadline(charge: Charge) -> datetime | None:
+    """The charge's latest expiry, kept on the charge for the staff's lists (the dashboard
+    shows what the customer's page showed, without a gateway call per row)."""
     try:
         expiry = get_client(charge.account).charges.expiry(store_of(charge), charge.gateway_id)
     except PayChargeError:
-        return charge.capture_at
+        return charge.payment_deadline or charge.capture_at
+    if expiry.expiration_date is not None and expiry.expiration_date != charge.payment_deadline:
+        Charge.objects.filter(pk=charge.pk).update(payment_deadline=expiry.expiration_date)
+        charge.payment_deadline = expiry.expiration_date
     return expiry.expiration_date or charge.capture_at

@@ -24,7 +24,7 @@ from .exactly_once import (
 )
 from .metadata_updates import UPDATE, update_charge_metadata
 from .refunds import REFUND, refund_charge, refundable_amount
-from .request_rows import mark, request_name, succeed, succeed_statement
+from .request_rows import mark, outcome_unknown, request_name, succeed, succeed_statement
 
 __all__ = [
     "CANCEL",
@@ -44,6 +44,7 @@ __all__ = [
     "check",
     "look_for",
     "mark",
+    "outcome_unknown",
     "refund_charge",
     "refundable_amount",
     "request_name",

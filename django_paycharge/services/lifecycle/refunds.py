@@ -29,16 +29,10 @@ from ...exceptions import (
     InvalidParametersError,
     UnsupportedPaymentTypeError,
 )
-from ...models import (
-    COUNTED_REFUND_STATUSES,
-    OPEN_REQUEST_STATES,
-    Charge,
-    ChargeActionRequest,
-    Refund,
-    RequestState,
-)
+from ...models import COUNTED_REFUND_STATUSES, Charge, ChargeActionRequest, Refund
 from ..clients import get_client
 from ..mirror import store_of, store_refund
+from .request_rows import outcome_unknown
 from .requests import LifecycleKind, act, find_made, send_child
 
 
@@ -112,19 +106,9 @@ def refundable_amount(charge: Charge) -> int:
 def reserved_amount(charge: Charge) -> int:
     """The amounts of the charge's refund requests whose outcome is not known yet."""
     unsettled = ChargeActionRequest.objects.filter(
-        charge=charge,
-        kind=REFUND.name,
-        refund__isnull=True,
-        state__in=(*OPEN_REQUEST_STATES, RequestState.ABANDONED),
-    ).values_list("state", "error", "params")
-    total = 0
-    for state, error, params in unsettled:
-        outcome = error.get("outcome") if isinstance(error, dict) else None
-        if state == RequestState.ABANDONED and outcome == REFUND.nothing_done:
-            continue  # abandoned, and known to have refunded nothing
-        if isinstance(params, dict):
-            total += int(params.get("amount") or 0)
-    return total
+        outcome_unknown(REFUND.nothing_done), charge=charge, kind=REFUND.name, refund__isnull=True
+    ).values_list("params", flat=True)
+    return sum(int(params.get("amount") or 0) for params in unsettled if isinstance(params, dict))
 
 
 def refund_charge(

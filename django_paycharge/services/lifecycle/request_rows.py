@@ -12,10 +12,11 @@ from typing import Any
 
 from django.db import DatabaseError, connections, models, router
 from django.db.backends.base.base import BaseDatabaseWrapper
+from django.db.models import Q
 from django.utils import timezone
 
 from ...exceptions import APIError, ChargeStateError, PayChargeError, error_class_for_status
-from ...models import RequestState
+from ...models import OPEN_REQUEST_STATES, RequestState
 from ..retry import retry_transient
 
 logger = logging.getLogger("django_paycharge.services")
@@ -152,3 +153,16 @@ def reload(request: Any) -> Any:
 
 def request_name(request: Any) -> str:
     return getattr(request, "caller_key", None) or str(request.idempotency_key)
+
+
+def outcome_unknown(nothing_done: str) -> Q:
+    """Request rows whose outcome is not known yet: open (being sent, or recovery will send
+    them), or abandoned and not settled as having done nothing (``nothing_done``, the kind's
+    record of that). Money may have moved for each of them until the gateway says.
+    """
+    # Each case spelled out: a bare ~Q(error__outcome=...) is NULL, so false, for a record
+    # without the key, and would leave out the very rows whose outcome nobody recorded.
+    unsettled = (
+        Q(error__isnull=True) | ~Q(error__has_key="outcome") | ~Q(error__outcome=nothing_done)
+    )
+    return Q(state__in=OPEN_REQUEST_STATES) | (Q(state=RequestState.ABANDONED) & unsettled)

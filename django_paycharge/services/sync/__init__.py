@@ -6,9 +6,6 @@ Other flows import only the names below.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from ...deprecation import module_getattr
 from .children import LIFECYCLE_EVENTS, apply_lifecycle_event, sync_charge_children, sync_refunds
 from .read import Progress, SyncResult
 from .run import sync_charges, sync_charges_task
@@ -23,8 +20,3 @@ __all__ = [
     "sync_charges_task",
     "sync_refunds",
 ]
-
-if (
-    not TYPE_CHECKING
-):  # the old module services.sync's other names, with a warning (deprecation.MOVED)
-    __getattr__ = module_getattr(__name__)

@@ -7,7 +7,12 @@ points import only the names below.
 
 from __future__ import annotations
 
-from .configs import delivery_token_matches, matches_auth_token, sync_webhooks
+from .configs import (
+    configured_tokens,
+    delivery_token_matches,
+    matches_auth_token,
+    sync_webhooks,
+)
 from .deliveries import (
     BUSY,
     MAX_ATTEMPTS,
@@ -38,6 +43,7 @@ __all__ = [
     "DRAIN_WINDOW",
     "MAX_ATTEMPTS",
     "MISSING",
+    "configured_tokens",
     "current_status",
     "delivery_token_matches",
     "dispatch_delivery",
