@@ -38,7 +38,7 @@ logger = logging.getLogger("django_paycharge.tasks")
 # A drain that has not started reads the deliveries table after that commit, so
 # it sees the delivery; a running one may not, which is why it does not count.
 # A drain claims waiting and stuck deliveries one at a time (leased claims, see
-# services.webhooks.leases) until none is left.
+# django_paycharge.outbox.leases) until none is left.
 #
 # One check serves a burst. A receiver that saw a drain waiting at time t (its own
 # monotonic clock, read before it asked) skips the check for DRAIN_WINDOW after t:
