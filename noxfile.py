@@ -8,10 +8,10 @@ Sessions:
   module run from it (``PAYCHARGE_SMOKE``, tests/conftest.py): a smoke run of 6.0.
 - ``tests``: the suite against the installed wheel (never the checkout), in parallel
   (pytest-xdist). Django 5.2 LTS on Python 3.11 (SQLite) and 6.1 on 3.13 (PostgreSQL, a
-  throwaway cluster from scripts/pg.sh) run every test, the slow ones included (but on
-  PostgreSQL the slow ones marked ``own_database``, which never touch it); 6.1 on 3.13
-  on SQLite runs every test not marked ``slow`` (tests/conftest.py says which are), with
-  coverage. The queue tests are left to:
+  throwaway cluster from scripts/pg.sh, with coverage) run every test, the slow ones
+  included (but on PostgreSQL not the slow ones marked ``own_database``, which never
+  touch it, or ``db_independent``, whose verdict does not depend on it: tests/conftest.py
+  and pyproject.toml's markers say which). The queue tests are left to:
 - ``queues``: the background-processing tests (tests/queues) on PostgreSQL with real
   workers and a real Redis (scripts/redis.sh, started by scripts/test; or their own):
   django-tasks-db, RQ (django-tasks-rq) and Celery on Django 5.2 (Celery through
@@ -47,12 +47,11 @@ CONSTRAINTS = str(ROOT / "constraints.txt")
 # so every test runs at least once on each database and on the oldest Django/Python.
 MATRIX = [
     ("3.11", "5.2", "sqlite", "all"),
-    ("3.13", "6.1", "sqlite", "fast"),
     ("3.13", "6.1", "postgres", "all"),
 ]
 QUEUE_MATRIX = [("3.11", "5.2"), ("3.13", "6.1")]
-# Where coverage is measured: the fast tests on the newest Python (cheap with sys.monitoring).
-COVERAGE_LEG = ("3.13", "sqlite", "fast")
+# Where coverage is measured: every test on the newest Python (cheap with sys.monitoring).
+COVERAGE_LEG = ("3.13", "postgres", "all")
 WHEEL_MUST_CONTAIN = [
     "django_paycharge/py.typed",
     "django_paycharge/migrations/0001_initial.py",
@@ -161,9 +160,10 @@ def tests(session: nox.Session, django: str, db: str, which: str) -> None:
     # own session below; tests/gates needs the checkout and its tools: scripts/test runs it.
     marks = "not queues" if which == "all" else "not queues and not slow"
     if db == "postgres":
-        # A slow test with a database of its own (a new project's SQLite) would repeat the
-        # SQLite leg's run here: nothing of it touches PostgreSQL.
-        marks += " and not (slow and own_database)"
+        # A slow test with a database of its own (a new project's SQLite), or whose verdict
+        # does not depend on the database (Chromium's pages, a packaging check), would
+        # repeat the SQLite leg's run here.
+        marks += " and not (slow and (own_database or db_independent))"
     args = ["-m", marks]
     args += ["--ignore=tests/queues", "--ignore=tests/gates", "-n", _workers()]
     # In the order tests/conftest.py gives (the slow tests first), not by group size.

@@ -2,7 +2,8 @@
 
 Also which tests are ``slow`` (see CONTRIBUTING.md): every test of the folders below,
 which start processes (shops, workers, servers, pytest itself) or run whole stories,
-every test that drives Chromium, and the tests marked ``@pytest.mark.slow`` one by one.
+every test that drives Chromium (also ``db_independent``: the PostgreSQL leg leaves them
+to the SQLite leg), and the tests marked ``@pytest.mark.slow`` one by one.
 The quick run and the newer-Django legs leave them out; the oldest Django leg and the
 PostgreSQL leg run them all. Under pytest-xdist (``--dist loadgroup``) each module of
 those folders runs on one worker, so its module fixtures start once.
@@ -42,6 +43,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.xdist_group(str(path)))
         elif "chromium" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.slow)
+            # What Chromium shows does not depend on the database: one leg renders it.
+            item.add_marker(pytest.mark.db_independent)
 
 
 @pytest.hookimpl(trylast=True, specname="pytest_collection_modifyitems")

@@ -13,14 +13,19 @@ from typing import Any
 from django.db import connection
 
 from django_paycharge.models import Charge
+from tests.waiting import wait_event
 
 #: The store that follows the gateway's yes to a create (what a lock "after the yes" meets).
 STORE_AFTER_YES = ("django_paycharge.services.charges.charge_requests", "store_created")
 
 
 @contextmanager
-def locked_database(hold: float, *, before: tuple[str, str] = STORE_AFTER_YES) -> Iterator[None]:
-    """Another connection locks the charges for ``hold`` s; ours won't wait.
+def locked_database(
+    hold: float | None, *, before: tuple[str, str] = STORE_AFTER_YES
+) -> Iterator[None]:
+    """Another connection locks the charges for ``hold`` s (None: until the block ends).
+
+    Ours won't wait.
 
     The lock is taken when ``before`` (a module and the name of a function in
     it) is first called, and that call goes on only once the lock is held: the
@@ -34,8 +39,14 @@ def locked_database(hold: float, *, before: tuple[str, str] = STORE_AFTER_YES) -
     def first_call_waits_for_the_lock(*args: Any, **kwargs: Any) -> Any:
         if not go.is_set():
             go.set()
-            assert ready.wait(60), "the other connection did not take its lock"
+            wait_event(ready, "the other connection to take its lock")
         return original(*args, **kwargs)
+
+    def keep(hold: float | None) -> None:
+        if hold is None:
+            done.wait()  # the block has ended
+        else:
+            time.sleep(hold)
 
     settings = connection.settings_dict
     if connection.vendor == "sqlite":
@@ -49,7 +60,7 @@ def locked_database(hold: float, *, before: tuple[str, str] = STORE_AFTER_YES) -
             other = sqlite3.connect(settings["NAME"], isolation_level=None)
             other.execute("BEGIN IMMEDIATE")
             ready.set()
-            time.sleep(hold)
+            keep(hold)
             other.execute("ROLLBACK")
             other.close()
 
@@ -73,7 +84,7 @@ def locked_database(hold: float, *, before: tuple[str, str] = STORE_AFTER_YES) -
                 table = Charge._meta.db_table
                 other.execute(f'LOCK TABLE "{table}" IN EXCLUSIVE MODE')
                 ready.set()
-                time.sleep(hold)
+                keep(hold)
 
     thread = threading.Thread(target=hold_lock)
     thread.start()

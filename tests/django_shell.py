@@ -18,6 +18,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from tests.waiting import GUARD, tail
+
 # Runs inside the shop's Django: one JSON line in (the code), one marked JSON line out
 # (what it printed, or the traceback).
 _MARK = "@@shell-reply "
@@ -48,8 +50,11 @@ class DjangoShell:
         self._replies: queue.Queue[str | None] = queue.Queue()
         self._errors = tempfile.TemporaryFile("w+")  # noqa: SIM115 (its stderr, open as long as we are)
 
-    def query(self, code: str, timeout: float = 120) -> Any:
-        """The JSON value ``code`` printed last, read in the shop's own Django."""
+    def query(self, code: str, timeout: float = GUARD) -> Any:
+        """The JSON value ``code`` printed last, read in the shop's own Django.
+
+        It waits for the reply line (or the shell's end); ``timeout`` is a guard.
+        """
         process = self._started()
         assert process.stdin is not None
         process.stdin.write(json.dumps(code) + "\n")
@@ -59,10 +64,11 @@ class DjangoShell:
         except queue.Empty:
             line = None
         if line is None:
+            state = "ended" if process.poll() is not None else f"hung for {timeout:g} s"
             self.stop()
             self._errors.seek(0)
             said = self._errors.read()
-            raise AssertionError(f"the shop's shell ended or hung on:\n{code}\n{said}")
+            raise AssertionError(f"the shop's shell {state} on:\n{code}\n{tail(said)}")
         reply = json.loads(line)
         assert reply["ok"], reply["out"]
         return json.loads(reply["out"].strip().splitlines()[-1])

@@ -113,6 +113,31 @@ def test_placeholders_are_kept() -> None:
     assert not broken, f"placeholders differ: {broken}"
 
 
+SHOP_PO = Path(__file__).parents[1] / "example_project/shop/locale/ja/LC_MESSAGES/django.po"
+
+
+@pytest.mark.parametrize("po", [PO, SHOP_PO], ids=["app", "example-shop"])
+def test_a_charge_is_called_one_thing(po: Path) -> None:
+    """決済 everywhere, never 課金 (subscriptions are 定期課金, recurring payments 継続課金)."""
+    mixed = {
+        e.msgid: s
+        for e in live_entries(po).values()
+        for s in e.msgstrs
+        if "課金" in s.replace("定期課金", "").replace("継続課金", "")
+    }
+    assert not mixed, f"課金 where the catalog says 決済: {mixed}"
+
+
+def test_the_admins_results_read_as_japanese_sentences() -> None:
+    with translation.override("ja"):
+        status = translation.gettext("Successful")
+        refund = translation.gettext("Charge %(id)s: refund of %(amount)s is %(status)s.")
+        cancel = translation.gettext("Charge %(id)s: the cancel is %(status)s.")
+    values = {"id": "5f0c2b9e", "amount": "￥200", "status": status}
+    assert refund % values == "決済 5f0c2b9e: ￥200の返金は「成功」です。"
+    assert cancel % values == "決済 5f0c2b9e: キャンセルは「成功」です。"
+
+
 def test_makemessages_finds_nothing_the_catalog_lacks(tmp_path: Path, monkeypatch: Any) -> None:
     copy = tmp_path / "django_paycharge"
     shutil.copytree(PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__", "*.mo"))

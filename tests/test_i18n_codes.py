@@ -18,6 +18,7 @@ from django_paycharge import services
 from django_paycharge.client import Rejected
 from django_paycharge.models import Charge, ChargeActionRequest, QuarantinedItem, Refund
 from django_paycharge.testing import CARD_DECLINED
+from tests.waiting import GUARD
 
 from .test_i18n import visible_text
 
@@ -34,7 +35,7 @@ def pages(admin_client: Any, fake_gateway: Any, settings: Any) -> dict[str, str]
     def charge(payment_type: str, **data: Any) -> Charge:
         token = fake_gateway.create_transaction_token(payment_type, **data)["id"]
         made = services.create_charge(transaction_token_id=token, amount=1500, currency="JPY")
-        return services.wait_for_charge(made, timeout=5)
+        return services.wait_for_charge(made, timeout=GUARD)
 
     paid, declined = charge("card"), charge("card", card_number=CARD_DECLINED)
     konbini = charge("konbini", convenience_store="lawson")
@@ -104,7 +105,7 @@ def test_the_detector_sees_the_codes_where_english_is_shown(
 ) -> None:
     token = fake_gateway.create_transaction_token("card", card_number=CARD_DECLINED)["id"]
     charge = services.create_charge(transaction_token_id=token, amount=1000, currency="JPY")
-    charge = services.wait_for_charge(charge, timeout=5)
+    charge = services.wait_for_charge(charge, timeout=GUARD)
     url = reverse("admin:django_paycharge_charge_change", args=[charge.pk])
     with translation.override("en"):
         text = visible_text(admin_client.get(url).content.decode())

@@ -23,6 +23,7 @@ from functools import cache
 from pathlib import Path
 
 from .docs.project import REPO
+from .waiting import run
 
 PACKAGE = REPO / "django_paycharge"
 LONGEST_FUNCTION = 50
@@ -534,7 +535,6 @@ def test_the_app_imports_on_sqlite_without_any_optional_package(tmp_path: Path) 
     """A shop on SQLite with no extra: every module its settings load imports (the demo
     broke when the PostgreSQL writer imported psycopg at the top of the mirror)."""
     import os
-    import subprocess
     import sys
 
     blocked = "; ".join(f"sys.modules[{name!r}] = None" for name in OPTIONAL)
@@ -547,8 +547,7 @@ def test_the_app_imports_on_sqlite_without_any_optional_package(tmp_path: Path) 
         "call_command('check')\n"
     )
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": "tests.settings", "PAYCHARGE_TEST_DB": "sqlite"}
-    done = subprocess.run(
-        [sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True,
-        timeout=120, check=False,
-    )  # fmt: skip
+    done = run(
+        [sys.executable, "-c", code], "check without the optional packages", cwd=REPO, env=env
+    )
     assert done.returncode == 0, done.stderr[-3000:]

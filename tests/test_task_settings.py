@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 from importlib.util import find_spec
 from pathlib import Path
@@ -16,6 +15,7 @@ from django_paycharge import tasks
 from django_paycharge.checks import check_paycharge_settings
 from django_paycharge.models import WebhookDelivery
 from django_paycharge.queue import routed
+from tests.waiting import run
 
 FRAMEWORK = "django.tasks" if find_spec("django.tasks") else "django_tasks"
 DUMMY = {"BACKEND": f"{FRAMEWORK}.backends.dummy.DummyBackend"}
@@ -154,9 +154,8 @@ def test_manage_py_runs_with_a_backend_whose_queues_lack_default(tmp_path):
         "DJANGO_SETTINGS_MODULE": "queue_settings",
         "PYTHONPATH": os.pathsep.join([str(tmp_path), str(root)]),
     }
-    done = subprocess.run(
-        [sys.executable, "-m", "django", "check", "--fail-level", "ERROR"],
-        cwd=root, env=env, capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+    done = run(
+        [sys.executable, "-m", "django", "check", "--fail-level", "ERROR"], cwd=root, env=env
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     assert "InvalidTask" not in done.stderr

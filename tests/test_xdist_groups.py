@@ -10,24 +10,25 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from tests.waiting import run
+
 TESTS = Path(__file__).resolve().parent
 
 
+@pytest.mark.db_independent
 @pytest.mark.slow
 def test_the_tests_of_a_slow_folders_module_run_on_one_worker() -> None:
     selected = "table_shows_the_floor or reads_cpu_time_of_a_process_tree"
-    done = subprocess.run(
+    done = run(
         [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:randomly",
          "-n", "2", "--dist", "loadgroup", "-v", "-k", selected,
          str(TESTS / "bench" / "test_smoke.py")],
-        cwd=TESTS.parent, capture_output=True, text=True, timeout=300,
-        env={**os.environ, "PYTEST_ADDOPTS": ""},
+        cwd=TESTS.parent, env={**os.environ, "PYTEST_ADDOPTS": ""},
     )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
     ran = re.findall(r"^\[(gw\d+)\] .*PASSED (\S+)", done.stdout, re.MULTILINE)

@@ -212,9 +212,9 @@ def capture_charges(charge: Charge, data: dict[str, Any], key: str, who: str) ->
 )
 def cancel_charges(charge: Charge, data: dict[str, Any], key: str, who: str) -> str:
     cancel = services.cancel_charge(charge, idempotency_key=key, requested_by=who)
-    return _("Charge %(id)s: cancel %(cancel)s is %(status)s.") % {
+    # The cancel's own id means nothing to staff (the charge's page lists its cancels).
+    return _("Charge %(id)s: the cancel is %(status)s.") % {
         "id": charge.gateway_id,
-        "cancel": cancel.gateway_id,
         "status": cancel.get_status_display() or cancel.status,
     }
 

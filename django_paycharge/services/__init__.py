@@ -17,6 +17,7 @@ from .charges import (
     fill_payment_types,
     idempotency_key_for,
     known_payment_type,
+    payment_attempt_key,
     payment_instructions,
     send_charge_request,
 )
@@ -63,6 +64,7 @@ __all__ = [
     "idempotency_key_for",
     "known_payment_type",
     "matches_auth_token",
+    "payment_attempt_key",
     "payment_instructions",
     "recount_refunds_total",
     "recover_action_requests",

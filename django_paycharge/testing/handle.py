@@ -117,6 +117,7 @@ class FakeGateway:
             "JWT": jwt,
             "STORE_ID": store_id,
             "MERCHANT_ID": merchant_id,
+            "WIDGET_JWT": self.state.widget_jwt,  # pages render it for the widget
         }
 
     # -- acting as the customer and the shop ---------------------------------------------------

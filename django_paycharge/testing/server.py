@@ -11,7 +11,6 @@ printed on purpose) and stops cleanly on SIGINT/SIGTERM. No Django needed.
 from __future__ import annotations
 
 import argparse
-import secrets
 import signal
 import socket
 import socketserver
@@ -230,12 +229,11 @@ def _state(args: argparse.Namespace) -> FakeState:
         jwt=args.jwt,
         store_id=args.store_id,
         merchant_id=args.merchant_id,
+        widget_jwt=args.widget_jwt,
         processing_delay=args.processing_delay,
         polling_timeout=args.polling_timeout,
     )
     state.latency = args.latency
-    # A browser token: its secret is never given out, so only ``Bearer jwt`` works (widgets).
-    state.add_app_token(secrets.token_urlsafe(24), args.widget_jwt, store_id=args.store_id)
     if args.seed:
         seed_charges(state, args.seed)
     return state

@@ -10,6 +10,7 @@ are in :mod:`.lifecycle`, a mixin of the state.
 
 from __future__ import annotations
 
+import secrets
 import threading
 import uuid
 from collections import defaultdict, deque
@@ -25,6 +26,7 @@ from .basics import (
     TEST_MERCHANT_ID,
     TEST_SECRET,
     TEST_STORE_ID,
+    TEST_WIDGET_JWT,
     ApiError,
     Json,
     failure,
@@ -67,6 +69,7 @@ class FakeState(LifecycleRules):
         jwt: str = TEST_JWT,
         store_id: str = TEST_STORE_ID,
         merchant_id: str = TEST_MERCHANT_ID,
+        widget_jwt: str = TEST_WIDGET_JWT,
         processing_delay: float = 0.0,
         polling_timeout: float = 2.0,
         seed: int = 0,
@@ -81,6 +84,8 @@ class FakeState(LifecycleRules):
         self.sender = sender or WebhookSender()
         self.faults = FaultSet(seed)
         self.default_credentials = (secret, jwt, store_id, merchant_id)
+        #: The browser app token's JWT (the widget's): ``POST /tokens`` with ``Bearer <it>``.
+        self.widget_jwt = widget_jwt
         self.reset()
 
     def reset(self) -> None:
@@ -112,6 +117,8 @@ class FakeState(LifecycleRules):
             secret, jwt, store_id, merchant_id = self.default_credentials
             self.add_store(store_id, merchant_id=merchant_id, name="Test Store")
             self.add_app_token(secret, jwt, store_id=store_id)
+            # A browser token: its secret is never given out, so only ``Bearer jwt`` works.
+            self.add_app_token(secrets.token_urlsafe(24), self.widget_jwt, store_id=store_id)
 
     def clear_faults(self) -> None:
         """Remove every fault, and the latency."""

@@ -52,9 +52,6 @@ class Order(models.Model):
     )
     created_at = models.DateTimeField(_("created at"), auto_now_add=True)
     paid_at = models.DateTimeField(_("paid at"), null=True, blank=True)
-    #: The payment attempt in progress; its idempotency key is ``shop.order-<pk>-pay-<n>``.
-    #: It moves on only once the last attempt is known to have charged nothing.
-    payment_attempt = models.PositiveIntegerField(_("payment attempt"), default=1)
 
     class Meta:
         verbose_name = _("order")

@@ -1,9 +1,9 @@
 """How the shop uses django_paycharge: pay an order, follow its charge, send the customer back.
 
 - :func:`pay_order` creates the charge through the app's services, with the
-  amount from the order (never from the browser) and an idempotency key of the
-  order's current payment attempt (:func:`attempt_key`), so a double submit or
-  two tabs make one charge at most;
+  amount from the order (never from the browser) and the idempotency key of the
+  order's current payment attempt (``services.payment_attempt_key``), so a double
+  submit or two tabs make one charge at most;
 - :func:`on_charge_status_changed` (``charge_status_changed``) marks the order
   paid or failed, whichever way the news came (the customer's return, a
   webhook, a sync);
@@ -25,8 +25,8 @@ from django.utils import timezone
 
 from django_paycharge import charge_errors, services, signals
 from django_paycharge.access import grant_charge_access
-from django_paycharge.exceptions import ChargeOutcomeUnknownError, PayChargeError
-from django_paycharge.models import Charge, ChargeRequest
+from django_paycharge.exceptions import PayChargeError
+from django_paycharge.models import Charge
 
 from .models import Order
 
@@ -51,8 +51,9 @@ def pay_order(request: HttpRequest, order: Order, transaction_token_id: str) -> 
     through :func:`return_url`. The new charge is waited for
     until it leaves ``pending`` (the gateway's long-polling read), so the
     order page shows the outcome, or the bank account, at once. Raises the app's
-    :class:`~django_paycharge.exceptions.PayChargeError` subclasses, and
-    :class:`OrderNotPayable` when the order was paid meanwhile (another tab).
+    :class:`~django_paycharge.exceptions.PayChargeError` subclasses
+    (:class:`~django_paycharge.exceptions.IdempotencyKeyReusedError` when another
+    tab is paying the order, or has paid it, with another token).
 
     The wait gets what creating the charge left of ``SHOP_PAY_TIME_LIMIT``
     seconds (each of its reads has the time left as its time-out), so the
@@ -70,7 +71,9 @@ def pay_order(request: HttpRequest, order: Order, transaction_token_id: str) -> 
         # After 3-D Secure the gateway sends the customer here (card charges).
         three_ds_redirect_endpoint=request.build_absolute_uri(reverse("paycharge:three_ds_return")),
         ip_address=_client_ip(request),
-        idempotency_key=attempt_key(order.pk),
+        # One charge request per attempt: two tabs or a double click share it, and a new
+        # attempt starts only once the last one charged nothing.
+        idempotency_key=services.payment_attempt_key(order),
     )
     grant_charge_access(request, charge)
     _attach(order.pk, charge)
@@ -82,48 +85,6 @@ def pay_order(request: HttpRequest, order: Order, transaction_token_id: str) -> 
     # elsewhere (a webhook processed at the same moment, say).
     _attach(order.pk, charge)
     return charge
-
-
-class OrderNotPayable(Exception):
-    """The order cannot be paid now (paid, or waiting for a transfer), e.g. from another tab."""
-
-
-# Statuses of a charge that took no money: the attempt that made it is over.
-_CHARGE_FAILED = frozenset({"failed", "error", "canceled"})
-
-
-def attempt_key(order_pk: int) -> str:
-    """The idempotency key of the order's payment attempt to use now.
-
-    Decided under a row lock on the order, so two tabs (or a double submit) get
-    the same key and make one charge request between them: the second one
-    either joins it (same token) or is refused (another token) by
-    ``create_charge``. A new attempt starts only once the last one is known to
-    have charged nothing; while its outcome is unknown, paying again is refused
-    (:class:`~django_paycharge.exceptions.ChargeOutcomeUnknownError`).
-    """
-    # Checked first, outside the lock: it may read the gateway (a lost answer's charge).
-    current = Order.objects.only("pk", "payment_attempt").get(pk=order_pk)
-    services.check_charge_request(services.idempotency_key_for(current, current.payment_attempt))
-
-    def pick() -> str:
-        order = Order.objects.select_for_update().get(pk=order_pk)
-        if not order.can_pay:
-            raise OrderNotPayable
-        key = services.idempotency_key_for(order, order.payment_attempt)
-        last = ChargeRequest.objects.filter(caller_key=key).select_related("charge").first()
-        if last is None:
-            return key
-        charged = last.charge is not None and last.charge.status not in _CHARGE_FAILED
-        if last.charged_nothing or (last.charge is not None and not charged):
-            order.payment_attempt += 1
-            order.save(update_fields=["payment_attempt"])
-            return services.idempotency_key_for(order, order.payment_attempt)
-        if last.state == ChargeRequest.State.ABANDONED:
-            raise ChargeOutcomeUnknownError(idempotency_key=key)
-        return key  # open, or charged: create_charge joins it or refuses another token
-
-    return services.retry_transient(pick)
 
 
 def _client_ip(request: HttpRequest) -> str | None:

@@ -29,7 +29,7 @@ from django_paycharge.services.charges import INSTRUCTED_TYPES as INSTRUCTED
 
 from .checkout import checkout_context, rejected_message
 from .models import Order, Product
-from .payments import OrderNotPayable, failure_message, needs_three_ds, pay_order, payment_type
+from .payments import failure_message, needs_three_ds, pay_order, payment_type
 from .refunds import staff_refund_context
 
 logger = logging.getLogger("shop.views")
@@ -97,10 +97,8 @@ def pay(request: HttpRequest, public_id: uuid.UUID) -> HttpResponse:
     token_id = request.POST.get("transaction_token_id", "").strip()
     try:
         charge = pay_order(request, order, token_id)
-    except OrderNotPayable:
-        return redirect("shop:order", public_id=order.public_id)  # paid from another tab
     except IdempotencyKeyReusedError:
-        # Another tab (or a second click with another card) is paying this order right now.
+        # Another tab (or a second click with another card) is paying this order, or paid it.
         messages.info(request, _("This order is already being paid in another window."))
         return redirect("shop:order", public_id=order.public_id)
     except ChargeOutcomeUnknownError:

@@ -9,7 +9,6 @@ real HTTP.
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import pytest
@@ -17,6 +16,7 @@ from django.urls import reverse
 
 from django_paycharge import services
 from django_paycharge.models import Charge, WebhookDelivery
+from tests.waiting import wait_deliveries, wait_until
 
 from .conftest import PASSWORD
 
@@ -81,11 +81,13 @@ def staff_pages(shop, live_server, fake_gateway_server, settings):
     bank = fake_gateway_server.create_transaction_token("bank_transfer")["id"]
     transfer = services.create_charge(transaction_token_id=bank, amount=240_000, currency="JPY")
     fake_gateway_server.complete(shop["awaiting"])
-    assert fake_gateway_server.wait_for_deliveries(15)
-    deadline = time.monotonic() + 15
-    while WebhookDelivery.objects.filter(status="processed").count() < 3:
-        assert time.monotonic() < deadline, list(WebhookDelivery.objects.values("status"))
-        time.sleep(0.1)
+    wait_deliveries(fake_gateway_server)
+    wait_until(
+        lambda: WebhookDelivery.objects.filter(status="processed").count() >= 3,
+        "three webhooks processed",
+        every=0.1,
+        diagnose=lambda: str(list(WebhookDelivery.objects.values("status", "last_error"))),
+    )
     services.refresh_charge(transfer.gateway_id)
     services.sync_charges()  # as the periodic sync does: list items name their store
     admin = f"{live_server.url}/admin/django_paycharge"

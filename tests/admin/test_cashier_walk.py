@@ -18,6 +18,7 @@ from django.contrib.auth.models import Permission, User
 
 from django_paycharge import services
 from django_paycharge.models import Refund
+from tests.waiting import GUARD
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 PASSWORD = "cashier-pw-4821"
@@ -54,10 +55,12 @@ def test_a_cashier_refunds_half_and_finds_it_partially_refunded(
     gateway = fake_gateway_server
     token = gateway.create_transaction_token("card")["id"]
     charge = services.wait_for_charge(
-        services.create_charge(transaction_token_id=token, amount=1200, currency="JPY"), timeout=5
+        services.create_charge(transaction_token_id=token, amount=1200, currency="JPY"),
+        timeout=GUARD,
     )
     other = services.wait_for_charge(
-        services.create_charge(transaction_token_id=token, amount=900, currency="JPY"), timeout=5
+        services.create_charge(transaction_token_id=token, amount=900, currency="JPY"),
+        timeout=GUARD,
     )
     assert charge.status == other.status == "successful"
     page = browser_page
@@ -113,7 +116,8 @@ def test_the_japanese_charge_page_of_a_refunded_charge(
 ) -> None:
     token = fake_gateway_server.create_transaction_token("card")["id"]
     charge = services.wait_for_charge(
-        services.create_charge(transaction_token_id=token, amount=1200, currency="JPY"), timeout=5
+        services.create_charge(transaction_token_id=token, amount=1200, currency="JPY"),
+        timeout=GUARD,
     )
     services.refund_charge(charge, amount=500, reason="customer_request")
     context = chromium.new_context(locale="ja-JP", extra_http_headers={"Accept-Language": "ja"})

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-import subprocess
 import sys
 import textwrap
 
 import pytest
 
+from tests.waiting import run
 
+
+@pytest.mark.db_independent
 @pytest.mark.slow  # a Python process of its own
 def test_admin_and_api_import_without_django_stubs_ext():
     script = textwrap.dedent(
@@ -36,8 +38,6 @@ def test_admin_and_api_import_without_django_stubs_ext():
         print("ok", len(admin.site._registry))
         """
     )
-    result = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60
-    )
+    result = run([sys.executable, "-c", script], "the admin imported without django-stubs-ext")
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stdout.startswith("ok")

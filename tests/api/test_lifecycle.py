@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import pytest
@@ -12,6 +11,7 @@ from django_paycharge import services
 from django_paycharge.models import ApiIdempotencyRecord, Cancel, ChargeActionRequest, Refund
 from django_paycharge.services.lifecycle.refunds import REFUND
 from django_paycharge.services.lifecycle.requests import open_request
+from tests.waiting import fake_gateway_report, wait_until
 
 from .conftest import API, _user, assert_error, gateway_charge, mirror_charges
 
@@ -173,10 +173,12 @@ def test_an_unknown_outcome_is_retryable_and_the_same_key_later_answers_it(
     charge.refresh_from_db()
     assert services.refundable_amount(charge) == 800  # the 400 stays reserved
     posts = len([r for r in gateway.requests_log if r["method"] == "POST"])
-    deadline = time.monotonic() + 10
-    while not gateway.state.refunds:
-        assert time.monotonic() < deadline, "the slow refund never finished"
-        time.sleep(0.02)
+    wait_until(
+        lambda: gateway.state.refunds,
+        "the slow refund to finish at the gateway",
+        every=0.02,
+        diagnose=lambda: fake_gateway_report(gateway),
+    )
     again = operator.post(url(charge, "refunds"), body, format="json", **headers)
     assert again.status_code == 201 and again.json()["amount"] == 400
     assert again["Idempotency-Status"] == "successfully_stored"

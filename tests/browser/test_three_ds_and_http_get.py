@@ -9,6 +9,7 @@ import pytest
 from django_paycharge import services
 from django_paycharge.models import Charge
 from django_paycharge.testing import CARD_THREE_DS
+from tests.waiting import GUARD
 
 pytestmark = [
     pytest.mark.browser,
@@ -38,7 +39,7 @@ def three_ds_charge(gateway, shop, capture=True):
         metadata={"order": "77"},
         three_ds_redirect_endpoint=f"{shop.url}/payments/return/3ds/",
     )
-    return services.wait_for_charge(charge, timeout=5)
+    return services.wait_for_charge(charge, timeout=GUARD)
 
 
 @pytest.mark.parametrize(("answer", "status"), [("pass", "successful"), ("fail", "failed")])

@@ -10,6 +10,7 @@ import responses
 from django_paycharge.client import PayChargeClient, Prefetcher
 from django_paycharge.client.throttle import Throttle
 from django_paycharge.exceptions import InvalidResponseError
+from tests.waiting import join, wait_event, wait_until
 
 from .conftest import BASE, STORE, SleepRecorder, charge_json
 
@@ -65,10 +66,14 @@ def test_a_thread_waits_for_a_place_while_the_limit_is_reached() -> None:
 
     thread = threading.Thread(target=second)
     thread.start()
-    assert not entered.wait(0.1)
+    # Not a window of time: the thread is seen waiting on the throttle's condition, then
+    # found not to have entered (a 0.1 s look passed whenever the thread started late).
+    waiters = vars(throttle._cond)["_waiters"]
+    wait_until(lambda: len(waiters) == 1, "the second thread to wait for a place", every=0.01)
+    assert not entered.is_set()
     throttle.release()
-    assert entered.wait(5)
-    thread.join()
+    wait_event(entered, "the second thread to enter once a place is free")
+    join(thread, "the second thread")
 
 
 def test_the_client_pauses_its_next_request_after_a_429(
@@ -113,11 +118,8 @@ def test_a_prefetcher_requests_the_next_page_while_the_caller_holds_one() -> Non
     for page, last in Prefetcher(fetch, follow, None):
         got.append((page, last))
         if len(got) == 1:
-            waited = threading.Event()
-            for _ in range(500):  # page 2 is asked for while we still hold page 1
-                if len(asked) >= 2:
-                    break
-                waited.wait(0.01)
+            # Page 2 is asked for while we still hold page 1.
+            wait_until(lambda: len(asked) >= 2, "the prefetcher to ask for page 2", every=0.01)
             assert asked[:2] == [None, "c1"]
     assert got == [("page-after-None", False), ("page-after-c1", False), ("page-after-c2", True)]
 

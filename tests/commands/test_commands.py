@@ -27,6 +27,22 @@ def test_sync_without_flags_syncs_charges_and_webhooks(fake_gateway):
     assert WebhookConfiguration.objects.count() == 1
 
 
+def test_sync_at_verbosity_0_prints_nothing_but_errors(fake_gateway, settings):
+    fake_gateway.seed(120)
+    fake_gateway.add_webhook("https://shop.example/payments/webhook/")
+    out = run(
+        "paycharge_sync", "--all-accounts", "--refunds", "--progress", "--max-pages", "1",
+        "--fill-payment-types", "5", "-v", "0",
+    )  # fmt: skip
+    assert out == ""
+    assert WebhookConfiguration.objects.count() == 1 and Charge.objects.count() == 100
+    err = StringIO()
+    settings.PAYCHARGE = {**settings.PAYCHARGE, "SECRET": "wrong-secret-0123456789"}
+    with pytest.raises(CommandError):  # a failure is still said
+        call_command("paycharge_sync", "--all-accounts", "-v", "0", stdout=StringIO(), stderr=err)
+    assert "failed" in err.getvalue()
+
+
 def test_sync_charges_only_then_an_incremental_run_reports_unchanged(fake_gateway):
     fake_gateway.seed(30)
     run("paycharge_sync", "--charges")

@@ -10,19 +10,26 @@ import socket
 import subprocess
 import sys
 import threading
-import time
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from tests.django_shell import DjangoShell
+from tests.waiting import GUARD, port_open, process_report, wait_until
+from tests.waiting import run as run_guarded
 
 from .snippets import Snippet, pip_requirements
 
 REPO = Path(os.environ.get("PAYCHARGE_REPO") or Path(__file__).resolve().parents[2])
 BIN = Path(sys.executable).parent  # this test run's virtualenv: django-paycharge is in it
 DOC_PORTS = {"gateway": "8765", "shop": "8000", "redis": "6379"}
+#: ``env`` options that unset the gateway's variables: a CI runner has none of them.
+WITHOUT_GATEWAY = " ".join(
+    f"-u {name}" for name in ("PAYCHARGE_BASE_URL", "PAYCHARGE_SECRET", "PAYCHARGE_JWT",
+                              "PAYCHARGE_WIDGET_JWT", "PAYCHARGE_STORE_ID",
+                              "PAYCHARGE_WEBHOOK_TOKEN")
+)  # fmt: skip
 
 
 def free_port() -> int:
@@ -33,15 +40,13 @@ def free_port() -> int:
 
 
 def wait_for_port(port: int, process: subprocess.Popen[str], output: list[str]) -> None:
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        with socket.socket() as sock:
-            if sock.connect_ex(("127.0.0.1", port)) == 0:
-                return
-        if process.poll() is not None:
-            break
-        time.sleep(0.1)
-    raise AssertionError(f"nothing listens on port {port}:\n{''.join(output)}")
+    wait_until(
+        lambda: port_open(port),
+        f"a listener on port {port}",
+        every=0.1,
+        running=[process],
+        diagnose=lambda: process_report(process, "".join(output)),
+    )
 
 
 @dataclass
@@ -86,14 +91,13 @@ class Project:
             settings.write('\nINSTALLED_APPS += ["shop"]\n')
         return project
 
-    def run(self, command: str, *, timeout: float = 300) -> str:
-        result = subprocess.run(
+    def run(self, command: str, *, timeout: float = GUARD) -> str:
+        result = run_guarded(
             ["bash", "-euo", "pipefail", "-c", command],
+            f"$ {command}",
+            guard=timeout,
             cwd=self.root,
             env=self.env,
-            capture_output=True,
-            text=True,
-            timeout=timeout,
         )
         output = result.stdout + result.stderr
         assert result.returncode == 0, f"$ {command}\n{output}"

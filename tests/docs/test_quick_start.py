@@ -13,7 +13,7 @@ asks for 3-D Secure, its challenge passed and failed.
 from __future__ import annotations
 
 import os
-import time
+import re
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,7 +24,8 @@ import requests
 
 from django_paycharge.testing import CARD_DECLINED, CARD_THREE_DS
 
-from .project import REPO, Project
+from ..waiting import tail, wait_until
+from .project import REPO, WITHOUT_GATEWAY, Project
 from .snippets import snippets, unmarked_blocks
 
 DOCS = [REPO / "README.md", REPO / "CONTRIBUTING.md", *sorted((REPO / "docs").glob("*.md"))]
@@ -86,11 +87,6 @@ def checkout(project: Project, token: str, *, status: int = 200) -> requests.Res
 
 CARD = {"cardholder": "TARO YAMADA", "card_number": "4242424242424242", "exp_month": 12,
         "exp_year": 2099, "cvv": "123"}  # fmt: skip
-WITHOUT_GATEWAY = " ".join(
-    f"-u {name}" for name in ("PAYCHARGE_BASE_URL", "PAYCHARGE_SECRET", "PAYCHARGE_JWT",
-                              "PAYCHARGE_WIDGET_JWT", "PAYCHARGE_STORE_ID",
-                              "PAYCHARGE_WEBHOOK_TOKEN")
-)  # fmt: skip
 
 
 def latest_charge(project: Project) -> tuple[str, str]:
@@ -121,48 +117,69 @@ def test_the_readme_quick_start_takes_payments_against_the_fake_gateway(project:
     assert f"Charges: {SEEDED} read" in sync_output
     assert "Webhook configurations: 1 read" in sync_output
 
+    # The checkout page: the widget's JWT (never the server's) and the form it posts.
+    page = requests.get(f"{project.url('shop')}/shop/checkout/", timeout=10)
+    assert page.status_code == 200, page.text
+    assert f'data-jwt="{project.env["PAYCHARGE_WIDGET_JWT"]}"' in page.text
+    assert project.env["PAYCHARGE_JWT"] not in page.text
+    assert 'name="transaction_token_id"' in page.text
+
     # A card: the view waits for the result (create_charge answered "pending").
     paid = checkout(project, widget_token(project, "card", CARD))
     assert "Payment successful" in paid.text and "¥1,200 received" in paid.text
 
-    # A declined card: the reason in words, and a way to try again.
+    # A declined card: the reason in words, and a way to try again that leads somewhere.
     declined = checkout(
         project, widget_token(project, "card", {**CARD, "card_number": CARD_DECLINED})
     )
     assert "Payment failed" in declined.text and "card declined" in declined.text
-    assert "Try again" in declined.text
+    again = re.search(r'<a href="([^"]+)">Try again</a>', declined.text)
+    assert again is not None, declined.text
+    assert requests.get(f"{project.url('shop')}{again[1]}", timeout=10).status_code == 200
 
-    # A token the gateway does not know, or no token at all: a message, never a 5xx.
+    # A token the gateway does not know, or no token at all: a message on the checkout
+    # page (to pay again from), never a 5xx.
     for token in (str(uuid.uuid4()), "not-a-token", ""):
         refused = checkout(project, token, status=400)
-        assert "Nothing was charged" in refused.text
+        assert "Nothing was charged" in refused.text and 'id="card"' in refused.text
 
     # A convenience store: the payment page says where, by when, and where the number comes from.
     store = checkout(project, widget_token(project, "konbini", {
         "customer_name": "TARO YAMADA", "convenience_store": "lawson"}))  # fmt: skip
     assert "/payments/pay/" in store.url
     assert "LAWSON" in store.text and "Pay by" in store.text and "a@b.jp" in store.text
+    assert re.search(r"\(JST\)</time>", store.text), store.text  # TIME_ZONE: not UTC
+    # The app's page leads back to the shop (SHOP_URL), to a page that exists.
+    back = re.search(r'class="paycharge-back"><a href="([^"]+)"', store.text)
+    assert back is not None, store.text
+    assert requests.get(f"{project.url('shop')}{back[1]}", timeout=10).status_code == 200
     charge_id, status = latest_charge(project)
     assert status == "awaiting"
     completed = requests.post(
         f"{project.url('gateway')}/_fake/charges/{charge_id}/complete", timeout=10
     )
     assert completed.ok, completed.text
-    deadline = time.monotonic() + 30
-    state = {}
-    while time.monotonic() < deadline:
-        state = project.query(
+    states: list[Any] = []
+
+    def processed() -> bool:
+        states.append(project.query(
             "import json; from django_paycharge.models import Charge, WebhookDelivery; "
             f"c = Charge.objects.get(gateway_id='{charge_id}'); "
             "print(json.dumps({'status': c.status, 'deliveries': sorted("
             "WebhookDelivery.objects.filter(charge=c).values_list('status', flat=True))}))"
-        )
-        if state["status"] == "successful" and "processed" in state["deliveries"]:
-            break
-        time.sleep(0.5)
+        ))  # fmt: skip
+        return states[-1]["status"] == "successful" and "processed" in states[-1]["deliveries"]
+
+    wait_until(
+        processed,
+        "the webhook of the paid convenience store charge processed",
+        every=0.5,
+        diagnose=lambda: f"{states[-1:]}\n{tail(project.running['shop'].text())}",
+    )
+    state = states[-1]
     assert state["status"] == "successful", state
     # The signal receiver of the quick start heard it (in runserver's log).
-    assert "Order A-1001: payment successful" in project.running["shop"].text()
+    assert re.search(r"Order A-\w+: payment successful", project.running["shop"].text())
 
     # A bank transfer: the account and the deadline on the app's payment page.
     bank = checkout(project, widget_token(project, "bank_transfer", {}))
@@ -203,32 +220,19 @@ def test_the_readme_quick_start_takes_payments_against_the_fake_gateway(project:
 def test_a_new_shop_from_the_readme_takes_a_3ds_card_in_a_browser(
     project: Project, browser_page: Any, answer: str, tmp_path: Path
 ):
-    """The walk a new user makes: the README pasted, a card that asks for 3-D Secure,
-    the card issuer's challenge in Chromium, and back on the shop's payment page."""
+    """The walk a new user makes: the README pasted, a card that asks for 3-D Secure paid on
+    the README's checkout page, the card issuer's challenge in Chromium, back on the shop's
+    payment page, and (failed) "Try again" to the checkout page."""
     for snippet in snippets(REPO / "README.md", REPO):
         if snippet.action in ("env", "append", "file", "background") or (
             snippet.action == "shell" and "migrate" in snippet.body
         ):
             project.apply(snippet)
     shop, page = project.url("shop"), browser_page
-    token = widget_token(project, "card", {**CARD, "card_number": CARD_THREE_DS})
-    page.goto(f"{shop}/admin/login/")  # the CSRF cookie, as the shop's own checkout page sets it
-    csrf = next(c["value"] for c in page.context.cookies() if c["name"] == "csrftoken")
-    # The shop's checkout form (the widget made the token): posted by the browser.
-    page.evaluate(
-        """([token, csrf]) => {
-            const form = document.createElement("form");
-            form.method = "post"; form.action = "/shop/checkout/";
-            for (const [name, value] of [["transaction_token_id", token],
-                                         ["csrfmiddlewaretoken", csrf]]) {
-                const input = document.createElement("input");
-                input.type = "hidden"; input.name = name; input.value = value;
-                form.appendChild(input);
-            }
-            document.body.appendChild(form); form.submit();
-        }""",
-        [token, csrf],
-    )
+    # The shop's checkout page: the card made into a token in the browser, then charged.
+    page.goto(f"{shop}/shop/checkout/")
+    page.fill("input[name=card_number]", CARD_THREE_DS)
+    page.click("button[type=submit]")
     # The app's payment page sends the browser on to the card issuer's challenge.
     page.wait_for_url(f"{project.url('gateway')}/_fake/provider/*/3ds")
     page.click(f"#three-ds-{answer}")
@@ -249,5 +253,9 @@ def test_a_new_shop_from_the_readme_takes_a_3ds_card_in_a_browser(
         page.screenshot(
             path=str(Path(shots) / f"i32-readme-3ds-return-{answer}.png"), full_page=True
         )
+    if answer == "fail":
+        page.click("text=Try again")  # back to the checkout page (SHOP_URL), to pay again
+        page.wait_for_url(f"{shop}/shop/checkout/")
+        assert page.locator("input[name=card_number]").count() == 1
     # The browser's own /favicon.ico request aside (the new project serves none).
     assert [e for e in page.console_errors if "Failed to load resource" not in e] == []

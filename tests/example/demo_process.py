@@ -10,13 +10,13 @@ import socket
 import subprocess
 import sys
 import threading
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 from tests.django_shell import DjangoShell
+from tests.waiting import GUARD, join, process_report, wait_exit, wait_until
 
 # nox runs the suite from a copy of tests/ and says where the repository is.
 REPO = Path(os.environ.get("PAYCHARGE_REPO") or Path(__file__).resolve().parents[2])
@@ -50,7 +50,7 @@ def clone_head(target: Path) -> Path:
         ["git", "clone", "--quiet", "--no-hardlinks", str(REPO), str(target)],
         check=True,
         env=clean_environment(),
-        timeout=120,
+        timeout=GUARD,  # a guard: a local clone takes seconds
     )
     return target
 
@@ -78,17 +78,16 @@ class Demo:
         for line in self.process.stdout:
             self.output.append(line)
 
-    def wait_ready(self, timeout: float) -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            text = self.text()
-            if READY in text and "Press Ctrl-C" in text:
-                self._parse(text)
-                return
-            if self.process.poll() is not None:
-                break
-            time.sleep(0.2)
-        raise AssertionError(f"scripts/demo did not get ready; its output:\n{self.text()}")
+    def wait_ready(self) -> None:
+        wait_until(
+            lambda: READY in self.text() and "Press Ctrl-C" in self.text(),
+            "scripts/demo to say it is running",
+            guard=2 * GUARD,  # it makes a virtualenv and installs into it first: minutes
+            every=0.2,
+            running=[self.process],
+            diagnose=lambda: process_report(self.process, self.text(), "scripts/demo"),
+        )
+        self._parse(self.text())
 
     def _parse(self, text: str) -> None:
         shop = re.search(r"Shop:\s+(http://\S+?)/?\s", text)
@@ -105,14 +104,15 @@ class Demo:
             self.shell = DjangoShell(python, self.root / "example_project", self.env)
         return self.shell.query(code)
 
-    def interrupt(self, timeout: float = 90.0) -> int:
+    def interrupt(self) -> int:
         """Ctrl-C: SIGINT to the script alone (it must stop what it started itself)."""
         if self.shell is not None:  # the tests' own reader, not one of the demo's processes
             self.shell.stop()
         self.process.send_signal(signal.SIGINT)
-        status = self.process.wait(timeout=timeout)
+        report = lambda: process_report(self.process, self.text(), "scripts/demo")  # noqa: E731
+        status = wait_exit(self.process, "scripts/demo to stop on Ctrl-C", diagnose=report)
         if self.reader is not None:  # its last lines: read to the end before anyone looks
-            self.reader.join(timeout)
+            join(self.reader, "the reader of the demo's output", diagnose=report)
         return status
 
     def leftover_processes(self) -> list[str]:
@@ -130,7 +130,7 @@ def _hear_interrupts() -> None:
     signal.signal(signal.SIGQUIT, signal.SIG_DFL)
 
 
-def start_demo(root: Path, env: dict[str, str], timeout: float = 420.0) -> Demo:
+def start_demo(root: Path, env: dict[str, str]) -> Demo:
     """Start ``scripts/demo`` in ``root`` as its own session (like a terminal's foreground job)."""
     process = subprocess.Popen(
         ["scripts/demo"],
@@ -150,7 +150,7 @@ def start_demo(root: Path, env: dict[str, str], timeout: float = 420.0) -> Demo:
     demo.reader = threading.Thread(target=demo.read_output, daemon=True)
     demo.reader.start()
     try:
-        demo.wait_ready(timeout)
+        demo.wait_ready()
     except BaseException:
         with contextlib.suppress(ProcessLookupError):  # it may have stopped by itself
             os.killpg(process.pid, signal.SIGKILL)

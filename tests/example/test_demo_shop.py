@@ -30,6 +30,7 @@ from django_paycharge.testing import (
 
 from ..test_i18n import PO as APP_CATALOG
 from ..test_i18n import english_detector
+from ..waiting import GUARD
 from .demo_process import REPO, Demo
 
 # The demo installs its own Django into its own virtualenv: the version matrix of
@@ -47,7 +48,7 @@ pytestmark = [
 ]
 
 ORDER_URL = re.compile(r"/orders/(?P<id>[0-9a-f-]{36})/$")
-TIMEOUT_MS = 30_000
+TIMEOUT_MS = int(GUARD * 1000)  # Playwright's waits for the demo's pages: a guard
 
 _ORDER_QUERY = """
 import json

@@ -5,6 +5,12 @@ from above by less than :data:`FLOOR` seconds: ``time.monotonic() - started < 1.
 ``elapsed <= 0.3`` (a name that says it holds a duration), and the same with the
 operands swapped. Such a bound fails on a busy machine for no code reason; deadlines
 and back-offs are tested with an injected clock or a margin of an order of magnitude.
+
+It flags deadlines too: a clock reading plus anything (``time.monotonic() + 10``)
+anywhere in tests/ but tests/waiting.py. A test that waits on another process, thread
+or server waits there, for the event, with the one guard far above any expected time
+(a 10 s deadline for a subprocess's event expired on a loaded CI host with the code
+right), and reports what the other side was doing when the guard fires.
 """
 
 from __future__ import annotations
@@ -61,6 +67,25 @@ def upper_bounds(source: str) -> list[int]:
     return sorted(found)
 
 
+def _is_direct_clock_call(node: ast.AST) -> bool:
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute | ast.Name)
+        and (node.func.attr if isinstance(node.func, ast.Attribute) else node.func.id) in CLOCKS
+    )
+
+
+def deadlines(source: str) -> list[int]:
+    """Lines of ``source`` that make a deadline: a clock reading plus something."""
+    return sorted(
+        node.lineno
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.BinOp)
+        and isinstance(node.op, ast.Add)
+        and (_is_direct_clock_call(node.left) or _is_direct_clock_call(node.right))
+    )
+
+
 def test_the_detector_finds_the_bounds_it_must_and_no_others() -> None:
     flagged = """
 assert time.monotonic() - started < 1.5
@@ -87,6 +112,49 @@ def test_no_test_bounds_a_wall_clock_duration_under_five_seconds() -> None:
         for line in upper_bounds(path.read_text(encoding="utf-8"))
     ]
     assert offenders == []
+
+
+def test_the_deadline_detector_finds_a_deadline_in_every_form() -> None:
+    flagged = """
+deadline = time.monotonic() + 10
+deadline = monotonic() + timeout
+until = 0.5 + time.perf_counter()
+if time.time() + pause >= end: pass
+"""
+    allowed = """
+elapsed = time.monotonic() - started
+assert time.monotonic() < deadline
+expires = int(time.time()) + 3600
+later = clock.now + 5
+"""
+    assert deadlines(flagged) == [2, 3, 4, 5]
+    assert deadlines(allowed) == []
+
+
+def test_a_planted_deadline_outside_the_waiting_module_fails_the_gate(tmp_path: Path) -> None:
+    planted = tmp_path / "tests" / "reliability" / "test_planted.py"
+    planted.parent.mkdir(parents=True)
+    planted.write_text(
+        "import time\n\n\ndef wait(p):\n    deadline = time.monotonic() + 3\n"
+        "    while not p() and time.monotonic() < deadline:\n        time.sleep(0.1)\n"
+    )
+    (tmp_path / "tests" / "waiting.py").write_text("import time\nend = time.monotonic() + 300\n")
+    assert deadline_offenders(tmp_path / "tests") == ["tests/reliability/test_planted.py:5"]
+
+
+def deadline_offenders(tests: Path) -> list[str]:
+    """``path:line`` of each deadline in the test modules under ``tests`` but waiting.py."""
+    return [
+        f"{path.relative_to(tests.parent)}:{line}"
+        for path in sorted(tests.rglob("*.py"))
+        if path != tests / "waiting.py"
+        for line in deadlines(path.read_text(encoding="utf-8"))
+    ]
+
+
+def test_no_test_waits_with_a_deadline_of_its_own() -> None:
+    # tests/waiting.py: wait_until, wait_exit, finish, run, join, wait_event, wait_url.
+    assert deadline_offenders(TESTS) == []
 
 
 def test_hypothesis_never_times_an_example_or_a_draw() -> None:

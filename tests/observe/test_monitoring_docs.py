@@ -24,8 +24,16 @@ WIRED_AT_MERGE = {'paycharge_attention{item="announcements_unheard"}'}
 
 
 def block(action: str, target: str) -> str:
-    [found] = [s for s in snippets(DOC, REPO) if s.action == action and s.target == target]
-    return found.body
+    """The page's blocks for ``target``, in order (the settings come in two)."""
+    found = [s.body for s in snippets(DOC, REPO) if s.action == action and s.target == target]
+    assert found, (action, target)
+    return "\n".join(found)
+
+
+def pasted_settings() -> dict[str, object]:
+    namespace: dict[str, object] = {}
+    exec(block("append", "settings.py"), namespace)
+    return namespace
 
 
 @pytest.mark.django_db
@@ -35,12 +43,20 @@ def test_the_protected_endpoint_wants_its_token(tmp_path, settings, monkeypatch)
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    settings.METRICS_TOKEN = "scrape-token-123"
     rf = RequestFactory()
+    right = rf.get("/ops/metrics", HTTP_AUTHORIZATION="Bearer scrape-token-123")
+    # The page's settings, as pasted: without the variable, nobody (a 403, never a 500).
+    monkeypatch.delenv("METRICS_TOKEN", raising=False)
+    del settings.METRICS_TOKEN  # a shop that never defined it
+    assert module.protected_metrics(right).status_code == 403
+    for sent in ("", "Bearer ", "Bearer scrape-token-123"):
+        settings.METRICS_TOKEN = pasted_settings()["METRICS_TOKEN"]
+        assert module.protected_metrics(rf.get("/", HTTP_AUTHORIZATION=sent)).status_code == 403
+    monkeypatch.setenv("METRICS_TOKEN", "scrape-token-123")
+    settings.METRICS_TOKEN = pasted_settings()["METRICS_TOKEN"]
     assert module.protected_metrics(rf.get("/ops/metrics")).status_code == 403
     wrong = rf.get("/ops/metrics", HTTP_AUTHORIZATION="Bearer nope")
     assert module.protected_metrics(wrong).status_code == 403
-    right = rf.get("/ops/metrics", HTTP_AUTHORIZATION="Bearer scrape-token-123")
     answer = module.protected_metrics(right)
     assert answer.status_code == 200 and b"paycharge_attention" in answer.content
 

@@ -18,10 +18,6 @@ import sys
 from importlib.util import find_spec
 from typing import Any
 
-#: How long a wait for a worker, Redis or a process may last before it fails: a guard
-#: against an event that will never come, never a verdict on speed (each takes seconds,
-#: tens on a loaded host).
-GUARD = 300.0
 ALIAS = "paycharge"
 QUEUE = "payments"
 FRAMEWORK = "django.tasks" if find_spec("django.tasks") else "django_tasks"

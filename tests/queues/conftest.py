@@ -7,7 +7,6 @@ import os
 import shutil
 import signal
 import subprocess
-import time
 from collections.abc import Callable, Iterator
 from importlib.util import find_spec
 from pathlib import Path
@@ -16,9 +15,10 @@ from typing import Any
 import pytest
 from django.db import connection
 
+from tests.waiting import wait_until
+
 from .backends import (
     ALIAS,
-    GUARD,
     QUEUE,
     celery_backend,
     selected,
@@ -106,24 +106,20 @@ class Worker:
     def output(self) -> str:
         return self.log.read_text(errors="replace")[-4000:]
 
-    def wait_for(self, condition: Callable[[], bool], what: str, guard: float = GUARD) -> None:
-        """Poll ``condition`` until true: the wait ends on the event. ``guard`` only ends a
-        wait for an event that will never come; the failure then says what the worker, the
-        gateway and the database were doing (:func:`diagnosis`)."""
-        started = time.monotonic()
-        while not condition():
-            if self.process is not None and self.process.poll() is not None and self.supervised:
+    def wait_for(self, condition: Callable[[], bool], what: str) -> None:
+        """Until ``condition()``: the wait ends on the event (tests/waiting.py's guard only
+        ends a wait for one that never comes, and the failure then shows :meth:`diagnosis`).
+        A supervised worker that exits is started again, as its supervisor would."""
+
+        def event() -> bool:
+            if self.process is not None and self.process.poll() is not None:
+                if not self.supervised:
+                    pytest.fail(f"The {self.kind} worker exited: {what}\n{self.diagnosis()}")
                 self.restarts += 1
                 self.start(ready=False)
-            elif self.process is not None and self.process.poll() is not None:
-                pytest.fail(f"The {self.kind} worker exited: {what}\n{self.diagnosis()}")
-            if time.monotonic() - started > guard:
-                waited = time.monotonic() - started
-                pytest.fail(
-                    f"No {what} after {waited:.0f} s ({self.kind}): the guard, far above the"
-                    f" few seconds it takes, ran out.\n{self.diagnosis()}"
-                )
-            time.sleep(0.1)
+            return condition()
+
+        wait_until(event, f"{what} ({self.kind})", every=0.1, diagnose=self.diagnosis)
 
     def diagnosis(self) -> str:
         """The worker's state, its log, what the fake gateway was asked, and the database's

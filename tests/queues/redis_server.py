@@ -13,10 +13,9 @@ import shutil
 import socket
 import subprocess
 import tempfile
-import time
 from pathlib import Path
 
-from .backends import GUARD
+from tests.waiting import wait_until
 
 
 def free_port() -> int:
@@ -84,8 +83,7 @@ class RedisServer:
         self._wait(up=False)
 
     def _wait(self, *, up: bool) -> None:
-        started = time.monotonic()
-        while self.ping() != up:
-            if time.monotonic() - started > GUARD:
-                raise RuntimeError(f"Redis on port {self.port} did not {'start' if up else 'stop'}")
-            time.sleep(0.05)
+        wait_until(
+            lambda: self.ping() == up,
+            f"Redis on port {self.port} to {'start' if up else 'stop'}",
+        )

@@ -13,7 +13,6 @@ whose task was lost. Run on Django 5.2 and 6.1 (django-tasks-celery needs 6).
 from __future__ import annotations
 
 import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -23,8 +22,9 @@ import requests
 from tests.docs.project import REPO, Project
 from tests.docs.snippets import Snippet, snippets
 from tests.docs.test_quick_start import checkout, widget_token
+from tests.waiting import wait_until
 
-from .backends import FRAMEWORK, GUARD, selected
+from .backends import FRAMEWORK, selected
 
 pytestmark = pytest.mark.slow
 
@@ -69,17 +69,16 @@ def query(project: Project, code: str) -> object:
     return project.query("import json; " + code)
 
 
-def wait_until(project: Project, code: str, expected: object, what: str) -> None:
-    """Until ``code`` prints ``expected``: the wait ends on the event; GUARD only stops a wait
-    for one that never comes, and the failure then shows each process's log."""
-    started = time.monotonic()
-    got: object = None
-    while time.monotonic() - started < GUARD:
-        got = query(project, code)
-        if got == expected:
-            return
-        time.sleep(1)
-    pytest.fail(f"{what}: {got!r} != {expected!r} after {GUARD:.0f} s\n{logs(project)}")
+def until(project: Project, code: str, expected: object, what: str) -> None:
+    """Until ``code`` prints ``expected`` (tests/waiting.py's guard; the failure shows the
+    last answer and each process's log)."""
+    got: list[object] = [None]
+
+    def printed() -> bool:
+        got[0] = query(project, code)
+        return got[0] == expected
+
+    wait_until(printed, what, every=1, diagnose=lambda: f"last answer {got[0]!r}\n{logs(project)}")
 
 
 def logs(project: Project) -> str:
@@ -118,7 +117,7 @@ def test_a_queue_section_of_the_deployment_page_runs_as_written(kind, project, r
         f"{project.url('gateway')}/_fake/charges/{charge_id}/complete", timeout=10
     )
     assert completed.ok, completed.text
-    wait_until(
+    until(
         project,
         "from django_paycharge.models import Charge, WebhookDelivery; "
         f"c = Charge.objects.get(gateway_id='{charge_id}'); print(json.dumps([c.status, "
@@ -127,11 +126,12 @@ def test_a_queue_section_of_the_deployment_page_runs_as_written(kind, project, r
         "the webhook processed on the worker",
     )
     worker = project.running["celery" if kind == "celery" else next(iter(workers))]
-    started = time.monotonic()
-    while "Order A-1001: payment successful" not in worker.text():
-        if time.monotonic() - started > GUARD:
-            pytest.fail(f"The receiver never said the order was paid\n{logs(project)}")
-        time.sleep(0.5)
+    wait_until(
+        lambda: "Order A-1001: payment successful" in worker.text(),
+        "the receiver to say the order was paid",
+        every=0.5,
+        diagnose=lambda: logs(project),
+    )
     assert "Order A-1001: payment successful" not in project.running["shop"].text()
     heard = query(
         project,
@@ -149,7 +149,7 @@ def test_a_queue_section_of_the_deployment_page_runs_as_written(kind, project, r
             "event='token_created', body='{}', headers={}, account='default', "
             "received_at=timezone.now() - timedelta(hours=1)); print(d.pk)",
         )
-        wait_until(
+        until(
             project,
             "from django_paycharge.models import WebhookDelivery; "
             f"print(json.dumps(WebhookDelivery.objects.get(pk={lost}).status))",

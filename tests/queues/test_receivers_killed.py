@@ -26,8 +26,8 @@ from django.core.management import call_command
 from django_paycharge import services
 from django_paycharge.models import Announcement, WebhookDelivery
 from tests.reliability.conftest import write_record
+from tests.waiting import wait_until
 
-from .backends import GUARD
 from .conftest import Worker, post_delivery
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
@@ -68,15 +68,18 @@ def _runs(folder: Path) -> list[list[str]]:
 
 def _heard_to_the_end(queue: Worker, folder: Path, events: int) -> None:
     """After the lease: cron's (or beat's) run on Celery and RQ; nothing on django-tasks-db."""
-    started = time.monotonic()
-    while len(list(folder.glob("heard-*"))) < events:
-        if time.monotonic() - started > GUARD:
-            pytest.fail(f"{events} events never heard ({queue.kind})\n{queue.diagnosis()}")
+
+    def heard_all() -> bool:
+        if len(list(folder.glob("heard-*"))) >= events:
+            return True
         _supervise(queue)
         if queue.kind != "db":
             time.sleep(LEASE + 1)
             call_command("paycharge_periodic", "--only", "sweep", "--only", "announcements")
-        time.sleep(0.5)
+        return False
+
+    wait_until(heard_all, f"{events} events heard ({queue.kind})", every=0.5,
+               diagnose=queue.diagnosis)  # fmt: skip
 
 
 def _supervise(queue: Worker) -> None:

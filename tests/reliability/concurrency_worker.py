@@ -23,12 +23,11 @@ from typing import Any
 TOKEN = "whk-concurrency-token-51b7"  # a test value
 
 
-def wait_for(path: Path, timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not path.exists():
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"{path} never appeared")
-        time.sleep(0.003)
+def wait_for(path: Path) -> None:
+    """Until the test writes ``path``."""
+    from tests.waiting import wait_until
+
+    wait_until(path.exists, f"{path.name} from the test", every=0.003)
 
 
 def main() -> None:
@@ -51,6 +50,7 @@ def main() -> None:
     from django.test import Client
 
     from django_paycharge import services, signals
+    from tests.waiting import GUARD
 
     signal_log = (workdir / f"signals-{name}.jsonl").open("a", encoding="utf-8")
     error_log = (workdir / f"errors-{name}.txt").open("a", encoding="utf-8")
@@ -67,7 +67,8 @@ def main() -> None:
         if role == "sync":
             # One sync per account at a time: the second sync worker waits for the first
             # (both still race the webhook and return workers).
-            services.sync_charges(wait=60)
+            # The wait ends when the other one is done: its limit is the tests' guard.
+            services.sync_charges(wait=GUARD)
             return
         for charge in charges:
             if role == "webhook":

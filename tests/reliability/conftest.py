@@ -23,6 +23,7 @@ import pytest
 from django.db import connection
 
 from django_paycharge.client.vocabulary import LISTED_ONLY_CHARGE_FIELDS
+from tests.waiting import GUARD, tail
 
 LOG_ENV = "PAYCHARGE_RELIABILITY_LOG"
 
@@ -90,15 +91,17 @@ def child_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
 
 
 def run_child(
-    script: str, args: list[str], env: Mapping[str, str], timeout: float = 60
+    script: str, args: list[str], env: Mapping[str, str]
 ) -> subprocess.CompletedProcess[str]:
     """Run ``tests/reliability/<script>`` with this interpreter; returns the finished process."""
-    return subprocess.run(
-        [sys.executable, str(Path(__file__).with_name(script)), *args],
-        env=dict(env),
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
+    command = [sys.executable, str(Path(__file__).with_name(script)), *args]
+    process = subprocess.Popen(
+        command, env=dict(env), cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
+    try:
+        out, err = process.communicate(timeout=GUARD)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        out, err = process.communicate()
+        pytest.fail(f"{script} {args} still ran after {GUARD:g} s (killed):\n{tail(out + err)}")
+    return subprocess.CompletedProcess(command, process.returncode, out, err)

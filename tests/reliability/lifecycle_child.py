@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-import time
 import uuid
 from pathlib import Path
 from typing import Any
@@ -24,12 +23,11 @@ from typing import Any
 AMOUNTS = {"capture": None, "cancel": None, "refund": None, "partial refund": 600}
 
 
-def wait_for(path: Path, timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not path.exists():
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"{path} never appeared")
-        time.sleep(0.002)
+def wait_for(path: Path) -> None:
+    """Until the test writes ``path``."""
+    from tests.waiting import wait_until
+
+    wait_until(path.exists, f"{path.name} from the test", every=0.002)
 
 
 def main() -> None:

@@ -18,7 +18,6 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,6 +25,7 @@ from typing import Any
 import requests
 
 from tests.django_shell import DjangoShell
+from tests.waiting import GUARD, finish, process_report, tail, wait_url
 
 # nox runs the suite from a copy of tests/ and says where the repository is.
 ROOT = Path(os.environ.get("PAYCHARGE_REPO") or Path(__file__).resolve().parents[2])
@@ -47,16 +47,6 @@ def free_port() -> int:
         return port
 
 
-def wait_url(url: str, seconds: float = 60.0) -> None:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        with contextlib.suppress(requests.RequestException):
-            requests.get(url, timeout=2)
-            return
-        time.sleep(0.2)
-    raise AssertionError(f"{url} did not answer in {seconds} s")
-
-
 @dataclass
 class Stack:
     """Running processes: the fake gateway and the shop servers."""
@@ -68,19 +58,24 @@ class Stack:
     processes: list[subprocess.Popen[bytes]] = field(default_factory=list)
     shell: DjangoShell | None = None
 
-    def manage(self, *args: str, timeout: float = 120) -> str:
+    def manage(self, *args: str) -> str:
         """Run ``manage.py`` of the shop with the stack's environment; returns stdout + stderr."""
-        done = subprocess.run(
+        process = subprocess.Popen(
             [sys.executable, "manage.py", *args],
             cwd=SHOP,
             env=self.env,
-            capture_output=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
             text=True,
-            timeout=timeout,
-            check=False,
         )
-        assert done.returncode == 0, done.stdout + done.stderr
-        return done.stdout + done.stderr
+        code, output = finish(process, f"manage.py {' '.join(args)}", diagnose=self.report)
+        assert code == 0, output
+        return output
+
+    def report(self) -> str:
+        """What the stack's processes are doing: each one's state, and their log's tail."""
+        states = "\n".join(process_report(p, name=_named(p.args)) for p in self.processes)
+        return f"{states}\nprocesses.log:\n{tail(self.data_dir / 'processes.log')}"
 
     def query(self, code: str) -> Any:
         """A JSON value printed by Python run in the shop's own Django (its database)."""
@@ -117,8 +112,11 @@ class Stack:
     def clear_faults(self) -> None:
         requests.post(self.gateway_url + "/_fake/faults", json={"clear": True}, timeout=10)
 
-    def deliveries(self, wait: float = 10.0) -> list[dict[str, Any]]:
-        """The fake's webhook deliveries with their attempts, once its sender is idle."""
+    def deliveries(self, wait: float = GUARD) -> list[dict[str, Any]]:
+        """The fake's webhook deliveries with their attempts, once its sender is idle.
+
+        ``wait`` is a guard: the fake answers as soon as its sender is idle.
+        """
         answer = requests.get(
             self.gateway_url + "/_fake/deliveries", params={"wait": wait}, timeout=wait + 30
         )
@@ -137,6 +135,10 @@ class Stack:
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait(timeout=10)
+
+
+def _named(args: Any) -> str:
+    return " ".join(map(str, args[1:4])) if isinstance(args, list) else str(args)
 
 
 def start_stack(
@@ -191,7 +193,12 @@ def start_stack(
                 stderr=log,
             )
         )
-        wait_url(stack.gateway_url + "/_fake/faults")
+        wait_url(
+            stack.gateway_url + "/_fake/faults",
+            "the fake gateway",
+            diagnose=stack.report,
+            running=stack.processes,
+        )
         stack.manage("migrate", "--no-input", "-v", "0")
         stack.manage("shop_demo_setup")
         subprocess.run(
@@ -212,7 +219,7 @@ def start_stack(
                 )
             )
         for url in shop_urls:
-            wait_url(url + "/")
+            wait_url(url + "/", "the shop", diagnose=stack.report, running=stack.processes)
     except BaseException:
         stack.stop()
         raise

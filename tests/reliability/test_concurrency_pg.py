@@ -26,6 +26,7 @@ from django.db import connection  # noqa: F401 - read by the skipif condition
 
 from django_paycharge import services
 from django_paycharge.models import Charge
+from tests.waiting import process_report, tail, wait_until
 
 from .conftest import as_single, child_env
 
@@ -37,8 +38,7 @@ TOKEN = "whk-concurrency-token-51b7"  # the workers' value
 
 
 def _wait_all(workdir: Path, n: int, procs: list[subprocess.Popen[str]]) -> None:
-    deadline = time.monotonic() + 60
-    while not all((workdir / f"done-{n}-{name}").exists() for _, name in WORKERS):
+    def round_done() -> bool:
         # A worker that has finished the last round exits: only one gone before its
         # round's end died.
         dead = [
@@ -47,10 +47,20 @@ def _wait_all(workdir: Path, n: int, procs: list[subprocess.Popen[str]]) -> None
             if p.poll() is not None and not (workdir / f"done-{n}-{name}").exists()
         ]
         assert not dead, f"a worker died: {dead}\n" + "".join(
-            (workdir / f"stderr-{name}").read_text()[-2000:] for name, _ in dead
+            tail(workdir / f"stderr-{name}") for name, _ in dead
         )
-        assert time.monotonic() < deadline, f"round {n} never finished"
-        time.sleep(0.005)
+        return all((workdir / f"done-{n}-{name}").exists() for _, name in WORKERS)
+
+    wait_until(
+        round_done,
+        f"round {n} to finish",
+        every=0.005,
+        diagnose=lambda: "\n".join(
+            process_report(p, workdir / f"stderr-{name}", name)
+            + f"\n{tail(workdir / f'stdout-{name}', 3)}"
+            for (_, name), p in zip(WORKERS, procs, strict=True)
+        ),
+    )
 
 
 def _signal_damage(

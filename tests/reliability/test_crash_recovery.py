@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import signal
-import time
 from io import StringIO
 
 import pytest
@@ -12,6 +11,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from django_paycharge.models import Charge, ChargeRequest
+from tests.waiting import fake_gateway_report, wait_until
 
 from .conftest import child_env, run_child
 
@@ -90,9 +90,11 @@ def test_sigkill_while_the_gateway_holds_the_key_then_recover_never_fails_it(
         damage["failed_while_in_progress"] += request.state != "unknown"
         assert request.error is not None, request.state
         assert request.error["code"] == "IDEMPOTENCY_KEY_IN_PROGRESS", request.error
-        deadline = time.monotonic() + 10
-        while not fake_gateway_server.charges and time.monotonic() < deadline:
-            time.sleep(0.1)
+        wait_until(
+            lambda: fake_gateway_server.charges,
+            "the gateway to finish the killed child's create",
+            diagnose=lambda: fake_gateway_report(fake_gateway_server),
+        )
         call_command("paycharge_recover", "--older-than", "0", stdout=StringIO())
         remote, local = len(fake_gateway_server.charges), Charge.objects.count()
         request.refresh_from_db()

@@ -14,7 +14,6 @@ errors that were neither a charge nor one of the documented outcomes.
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import pytest
@@ -24,6 +23,7 @@ from django.core.management.base import CommandError
 from django_paycharge import services
 from django_paycharge.exceptions import ChargeOutcomeUnknownError, PayChargeError
 from django_paycharge.models import Charge, ChargeRequest
+from tests.waiting import wait_until
 
 FAULTS: list[tuple[str, dict[str, Any]]] = [
     ("500", {"action": "status", "status": 500}),
@@ -119,13 +119,20 @@ def test_every_fault_on_every_retry_then_a_new_token_then_recovery(
 
 def _settle_check(key: str) -> Any:
     """Check again until the outcome is known (past the grace it always is)."""
-    deadline = time.monotonic() + 10
-    while True:
+
+    def known() -> Any:
         check = services.check_charge_request(key)
         assert check is not None
-        if check.outcome != "unknown" or time.monotonic() > deadline:
-            return check
-        time.sleep(0.1)
+        return check if check.outcome != "unknown" else None
+
+    return wait_until(
+        known,
+        f"the outcome of {key} to be known",
+        every=0.1,
+        diagnose=lambda: str(
+            list(ChargeRequest.objects.values("idempotency_key", "state", "error"))
+        ),
+    )
 
 
 class _Null:

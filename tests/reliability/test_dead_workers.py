@@ -29,6 +29,7 @@ from django.utils import timezone
 
 from django_paycharge import services
 from django_paycharge.models import Charge, WebhookDelivery
+from tests.waiting import ended_report, finish, wait_exit, wait_until
 
 from .conftest import ROOT, child_env
 
@@ -83,18 +84,23 @@ def start(server, args, *, tasks=True):
     )  # fmt: skip
 
 
-def finish(child, timeout=60.0):
-    out, err = child.communicate(timeout=timeout)
-    assert child.returncode == 0, (out, err)
+def deliveries_report() -> str:
+    return str(list(WebhookDelivery.objects.values("delivery_id", "status", "lease_until")))
 
 
-def wait_for(predicate, timeout=30.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.05)
-    return False
+def run_to_the_end(child):
+    code, output = finish(child, "the worker run", diagnose=deliveries_report)
+    assert code == 0, output
+
+
+def wait_in(child, condition, what):
+    """Until ``condition()``, while the child runs (it ending first fails at once)."""
+    wait_until(
+        condition,
+        what,
+        running=[child],
+        diagnose=lambda: f"{ended_report(child)}\n{deliveries_report()}",
+    )
 
 
 def post(client, body):
@@ -119,7 +125,7 @@ def test_a_delivery_whose_worker_died_is_processed_by_the_next_run(
             "data": shop.charges[str(charge.gateway_id)],
         }
         # The charge read hangs: the process is killed while it waits for the gateway.
-        shop.add_fault(
+        hang = shop.add_fault(
             "GET", f"/charges/{charge.gateway_id}$", action="latency", latency=6, count=1
         )
         inline = victim.startswith("web request")
@@ -134,12 +140,11 @@ def test_a_delivery_whose_worker_died_is_processed_by_the_next_run(
             args = WORKER if victim == "db_worker" else [victim]
             child = start(shop, args)
         claimed = WebhookDelivery.objects.filter(delivery_id=body["id"], status="processing")
-        in_flight = wait_for(claimed.exists)
-        assert in_flight, child.communicate(timeout=10)
-        time.sleep(0.3)
+        wait_in(child, claimed.exists, "the child to claim the delivery")
+        # Killed while its read of the charge hangs at the gateway (the fault has fired).
+        wait_in(child, lambda f=hang: f.fired, "the child to read the charge")
         os.kill(child.pid, signal.SIGKILL)
-        child.wait(timeout=10)
-        assert child.returncode == -signal.SIGKILL
+        assert wait_exit(child, "the killed child") == -signal.SIGKILL
         delivery = WebhookDelivery.objects.get(delivery_id=body["id"])
 
         page = admin_client.get(DELIVERIES)
@@ -154,7 +159,7 @@ def test_a_delivery_whose_worker_died_is_processed_by_the_next_run(
         told["stuck_shown"] += [d.pk for d in page.context["cl"].result_list] == [delivery.pk]
 
         if rescue == "sweep of the next worker run":
-            finish(start(shop, WORKER))
+            run_to_the_end(start(shop, WORKER))
         elif rescue.startswith("paycharge_process_webhooks"):
             call_command(*rescue.split())
         elif rescue == "the gateway's redelivery":
@@ -162,7 +167,7 @@ def test_a_delivery_whose_worker_died_is_processed_by_the_next_run(
             damage["5xx"] += response.status_code >= 500
             assert response.json() == {"status": "ok", "duplicate": True}
             if not inline:
-                finish(start(shop, WORKER))
+                run_to_the_end(start(shop, WORKER))
         else:
             response = admin_client.post(
                 DELIVERIES, {"action": "reprocess", "_selected_action": [delivery.pk]}, follow=True

@@ -19,7 +19,6 @@ expiring (a resend then gets the documented refusals).
 
 from __future__ import annotations
 
-import time
 import uuid
 from collections import Counter
 from datetime import timedelta
@@ -30,6 +29,7 @@ import pytest
 from django_paycharge import services
 from django_paycharge.exceptions import PayChargeError
 from django_paycharge.models import Charge, ChargeActionRequest
+from tests.waiting import fake_gateway_report, wait_until
 
 KINDS = ("capture", "cancel", "refund", "partial refund")
 PATHS = {"capture": r"/capture$", "cancel": r"/cancels$"}
@@ -108,11 +108,14 @@ def posts(gateway: Any, kind: str) -> int:
     )
 
 
-def wait_until(check: Any, timeout: float = 15.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        assert time.monotonic() < deadline, "the gateway never finished the slow request"
-        time.sleep(0.02)
+def wait_for_gateway(gateway: Any, check: Any) -> None:
+    """Until ``check()``: the fake's slow request, in a thread of its own, has finished."""
+    wait_until(
+        check,
+        "the gateway to finish the slow request",
+        every=0.02,
+        diagnose=lambda: fake_gateway_report(gateway),
+    )
 
 
 def judge(
@@ -162,7 +165,7 @@ def test_slow_lifecycle_requests_answered_in_the_end(fake_gateway, settings, rel
                 damage["done_twice"] += getattr(first, "pk", 0) != getattr(again, "pk", 0)
             except PayChargeError as exc:
                 told = exc
-            wait_until(lambda: gateway_idle(fake_gateway))  # its slow work is done
+            wait_for_gateway(fake_gateway, lambda: gateway_idle(fake_gateway))  # its work is done
             services.recover_requests(older_than=timedelta(0))
             judge(fake_gateway, kind, charge, told, damage)
             damage["errors"] += told is not None
@@ -204,7 +207,9 @@ def test_abandoned_then_a_late_success(fake_gateway, settings, reliability_recor
                 damage["beyond_charge"] += 1
             except PayChargeError:
                 pass
-        wait_until(lambda k=kind, c=charge: done_at_gateway(fake_gateway, k, c) > 0)
+        wait_for_gateway(
+            fake_gateway, lambda k=kind, c=charge: done_at_gateway(fake_gateway, k, c) > 0
+        )
         services.recover_requests(older_than=timedelta(0))
         damage["sent_after_abandoned"] += posts(fake_gateway, kind) != sent
         judge(fake_gateway, kind, charge, told, damage)

@@ -38,9 +38,10 @@ from django_paycharge import services, signals
 from django_paycharge.models import Announcement, Charge, WebhookDelivery
 from django_paycharge.outbox import announcements
 from tests.queues.shop.receivers import mark_paid
+from tests.waiting import finish, wait_exit
 
 # The dead-worker tests' children: a real db_worker, command or web request.
-from .test_dead_workers import LEASE, TOKEN, WORKER, post, start, wait_for
+from .test_dead_workers import LEASE, TOKEN, WORKER, post, start, wait_in
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
@@ -118,10 +119,9 @@ def test_a_receiver_killed_mid_run_is_heard_to_the_end(
         else:
             damage["5xx"] += post(client, body).status_code >= 500
             child = start(shop, WORKER if victim == "db_worker" else [victim])
-        started = wait_for(lambda f=folder: runs(f) == 1)
-        assert started, child.communicate(timeout=10)
+        wait_in(child, lambda f=folder: runs(f) == 1, "the receiver to start on the child")
         os.kill(child.pid, signal.SIGKILL)
-        kills += child.wait(timeout=10) == -signal.SIGKILL
+        kills += wait_exit(child, "the killed child") == -signal.SIGKILL
         row = Announcement.objects.get(event_id=(folder / "started-1").read_text().split()[1])
         assert row.lease_until is not None
         time.sleep(max(0.0, (row.lease_until - timezone.now()).total_seconds() + 1.1))
@@ -129,9 +129,8 @@ def test_a_receiver_killed_mid_run_is_heard_to_the_end(
             settings.PAYCHARGE = {**settings.PAYCHARGE, "TASKS": "inline"}
             call_command("paycharge_periodic", "--only", "sweep", "--only", "announcements")
         else:
-            rescuer = start(shop, WORKER)
-            out, err = rescuer.communicate(timeout=60)
-            assert rescuer.returncode == 0, (out, err)
+            code, output = finish(start(shop, WORKER), "the rescuing worker run")
+            assert code == 0, output
         row.refresh_from_db()
         damage["not_heard_to_the_end"] += row.status != "heard" or heard(folder) != 1
         damage["run_after_it_returned"] += runs(folder) > 2
@@ -170,18 +169,21 @@ def test_a_raising_receiver_is_run_again_alone_until_it_returns(
             body = paid_delivery(shop)
             damage["5xx"] += post(client, body).status_code >= 500
             if not inline:
-                worker = start(shop, WORKER)
-                worker.communicate(timeout=60)
-            assert runs(folder) == 1
-            back_off_runs_out()
-            if inline:
-                call_command("paycharge_periodic", "--only", "announcements")
-            else:  # the deferred sweep the failure scheduled, on the next worker run
-                time.sleep(1.1)
-                worker = start(shop, WORKER)
-                worker.communicate(timeout=60)
+                finish(start(shop, WORKER), "the worker run")
+            # The first retry is due within the lease (1 s here): a worker still running
+            # then (a busy host) runs it itself, which is right too. Either way the
+            # receiver is run again alone, once it failed.
+            assert runs(folder) in ((1,) if inline else (1, 2))
+            if runs(folder) == 1:
+                back_off_runs_out()
+                if inline:
+                    call_command("paycharge_periodic", "--only", "announcements")
+                else:  # the deferred sweep the failure scheduled, on the next worker run
+                    time.sleep(1.1)
+                    finish(start(shop, WORKER), "the worker run")
             rows = Announcement.objects.filter(receiver__endswith="mark_paid").order_by("-pk")
             damage["not_heard_to_the_end"] += rows[0].status != "heard" or heard(folder) != 1
+            damage["not_heard_to_the_end"] += runs(folder) != 2  # raised once, then returned
     finally:
         signals.charge_status_changed.disconnect(bystander, sender=Charge)
     # The bystander is connected in this process only: on the worker it is not.

@@ -21,7 +21,6 @@ import random
 import signal
 import subprocess
 import sys
-import time
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -34,6 +33,7 @@ from django_paycharge import services
 from django_paycharge.exceptions import PayChargeError
 from django_paycharge.models import Charge, SyncCheckpoint, SyncWindow
 from django_paycharge.services.sync.windows import MARGIN
+from tests.waiting import GUARD, finish, process_report, wait_exit, wait_until
 
 from .conftest import ROOT, as_single, child_env
 
@@ -157,26 +157,30 @@ def _pages_stored() -> int:
     return int(SyncWindow.objects.aggregate(n=Sum("pages"))["n"] or 0)
 
 
-def _wait_for(condition, process: subprocess.Popen[str], what: str, timeout: float = 60) -> None:
-    assert _reached(condition, process, what, timeout), (
+def _sync_report(process: subprocess.Popen[str]) -> str:
+    windows = list(SyncWindow.objects.values("start", "end", "pages", "done"))
+    return f"{process_report(process)}\nsync windows: {windows}"
+
+
+def _wait_for(condition, process: subprocess.Popen[str], what: str) -> None:
+    assert _reached(condition, process, what), (
         f"the sync ended before {what}: {process.communicate()}"
     )
 
 
-def _reached(condition, process: subprocess.Popen[str], what: str, timeout: float = 60) -> bool:
+def _reached(condition, process: subprocess.Popen[str], what: str) -> bool:
     """Whether ``condition`` held while the sync still ran (False: it ended first)."""
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if process.poll() is not None:
-            return False
-        assert time.monotonic() < deadline, f"no {what} within {timeout} s"
-        time.sleep(0.005)
-    return True
+    reached = wait_until(
+        lambda: "reached" if condition() else "ended" if process.poll() is not None else "",
+        what,
+        every=0.005,
+        diagnose=lambda: _sync_report(process),
+    )
+    return reached == "reached"
 
 
-def _finish(process: subprocess.Popen[str], timeout: float = 120) -> tuple[int, str]:
-    out, err = process.communicate(timeout=timeout)
-    return process.returncode, out + err
+def _finish(process: subprocess.Popen[str]) -> tuple[int, str]:
+    return finish(process, "the sync", diagnose=lambda: _sync_report(process))
 
 
 def _asked_inside(requests_log, done) -> int:
@@ -223,11 +227,12 @@ def test_sigkill_mid_sync_then_resume_loses_nothing_and_rereads_no_finished_wind
             child = _sync_process(env, "--charges", "--full", "--windows", "4")
             if _reached(reached, child, point):
                 break
-            assert child.wait(120) == 0, child.communicate()
+            code, output = _finish(child)
+            assert code == 0, output
         else:
             raise AssertionError(f"every run ended before {point}")
         child.send_signal(signal.SIGKILL)
-        assert child.wait(30) == -signal.SIGKILL
+        assert wait_exit(child, "the killed sync") == -signal.SIGKILL
         gateway.latency = 0.02
         done = list(SyncWindow.objects.filter(done=True))
         finished_at_kill.append(len(done))
@@ -305,7 +310,8 @@ def test_two_syncs_of_one_account_never_run_at_once(fake_gateway_server, reliabi
     # for however long a loaded machine takes to start the second process.
     gateway.latency = 5.0
     second = _sync_process(env, "--charges")
-    waiter = _sync_process(env, "--charges", "--wait", "120")
+    # It waits for the lock until the first sync ends: its limit is only a guard.
+    waiter = _sync_process(env, "--charges", "--wait", str(int(GUARD)))
     code, output = _finish(second)
     damage["second_not_refused"] += code == 0
     damage["no_clear_message"] += "Another sync of account default is running" not in output
@@ -321,7 +327,7 @@ def test_two_syncs_of_one_account_never_run_at_once(fake_gateway_server, reliabi
     dying = _sync_process(env, "--charges", "--full", "--windows", "2")
     _wait_for(lambda: _pages_stored() >= 2, dying, "two pages")
     dying.send_signal(signal.SIGKILL)
-    dying.wait(30)
+    wait_exit(dying, "the killed sync")
     code, output = _finish(_sync_process(env, "--charges", "--full", "--windows", "2"))
     damage["lock_kept_by_dead_process"] += code != 0
     diff = _mirror_diff(gateway)

@@ -15,10 +15,9 @@ import json
 import subprocess
 import sys
 import threading
-import time
 from collections import Counter
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import pytest
 from django.contrib.auth.models import Permission, User
@@ -27,6 +26,7 @@ from django.db import connection
 from django_paycharge import services
 from django_paycharge.exceptions import ChargeBusyError, PayChargeError
 from django_paycharge.models import Charge
+from tests.waiting import join, process_report, tail, wait_exit, wait_until
 
 from .conftest import child_env
 from .test_lifecycle_outcomes import (
@@ -105,7 +105,7 @@ def race(kind: str, charge: Charge) -> list[str]:
     for thread in threads:
         thread.start()
     for thread in threads:
-        thread.join(60)
+        join(thread, f"a {kind} of one of the two staff")
     return outcomes
 
 
@@ -166,24 +166,43 @@ def test_two_processes_at_once(fake_gateway_server, tmp_path, reliability_record
                        "told_done_not_done", "errors"), 0)
     )  # fmt: skip
     told = Counter[str]()
+    modes = ("api", "admin")
+    finished = False
     try:
         for n, (kind, charge) in enumerate(rounds):
             (tmp_path / f"go-{n}").touch()
-            results = [tmp_path / f"result-{n}-{mode}.json" for mode in ("api", "admin")]
-            deadline = time.monotonic() + 60
-            while not all(p.exists() for p in results):
-                dead = [cast(list[str], c.args)[2] for c in children if c.poll() is not None]
+            results = [tmp_path / f"result-{n}-{mode}.json" for mode in modes]
+
+            def round_done(results: list[Path] = results) -> bool:
+                # A child that wrote its last result exits: only one gone before that died.
+                dead = [
+                    m
+                    for m, c, r in zip(modes, children, results, strict=True)
+                    if c.poll() is not None and not r.exists()
+                ]
                 assert not dead, f"a child died: {dead}\n" + "".join(
-                    (tmp_path / f"stderr-{m}").read_text()[-2000:] for m in dead
+                    tail(tmp_path / f"stderr-{m}") for m in dead
                 )
-                assert time.monotonic() < deadline, f"round {n} never finished"
-                time.sleep(0.01)
+                return all(r.exists() for r in results)
+
+            wait_until(
+                round_done,
+                f"round {n} ({kind}) to finish",
+                every=0.01,
+                diagnose=lambda: "\n".join(
+                    process_report(c, tmp_path / f"stderr-{m}", m)
+                    for m, c in zip(modes, children, strict=True)
+                ),
+            )
             outcomes = [json.loads(p.read_text())["outcome"] for p in results]
             count_round(fake_gateway_server, kind, charge, outcomes, damage)
             told.update(outcomes)
+        finished = True
     finally:
         for child in children:
-            child.wait(30)
+            if not finished:  # it waits for a round that will not come
+                child.kill()
+            wait_exit(child, "a child after its last round")
     reliability_record(
         "Two processes at once: API and admin (PostgreSQL)",
         "two processes (the API with Idempotency-Key, the admin's service) capture, cancel, "

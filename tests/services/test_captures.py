@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 import uuid
 from datetime import timedelta
 
@@ -19,6 +18,7 @@ from django_paycharge.models import Cancel, Charge, ChargeActionRequest
 from django_paycharge.services.lifecycle.captures import CAPTURE
 from django_paycharge.services.lifecycle.requests import open_request
 from django_paycharge.testing.provider import return_url
+from tests.waiting import fake_gateway_report, wait_until
 
 from .test_lifecycle_races import run_together
 
@@ -136,10 +136,12 @@ def test_a_capture_never_answered_is_unknown_not_refused_then_found(
     request = ChargeActionRequest.objects.get()
     assert request.state == "abandoned"
     attempts = len(posts(fake_gateway, "/capture"))
-    deadline = time.monotonic() + 10
-    while fake_gateway.charges[str(authorized.gateway_id)]["status"] != "successful":
-        assert time.monotonic() < deadline, "the slow capture never finished"
-        time.sleep(0.02)
+    wait_until(
+        lambda: fake_gateway.charges[str(authorized.gateway_id)]["status"] == "successful",
+        "the slow capture to finish at the gateway",
+        every=0.02,
+        diagnose=lambda: fake_gateway_report(fake_gateway),
+    )
     with django_capture_on_commit_callbacks(execute=True):
         result = services.recover_requests(older_than=timedelta(0))
     assert result.found == 1 and result.by_kind["capture"]["found"] == 1

@@ -15,6 +15,7 @@ from django_paycharge.exceptions import (
     NotFoundError,
 )
 from django_paycharge.models import Charge, ChargeRequest
+from tests.waiting import GUARD
 
 pytestmark = pytest.mark.django_db
 
@@ -233,7 +234,7 @@ def test_wait_for_charge_returns_once_the_charge_left_pending(fake_gateway, card
     fake_gateway.processing_delay = 0.3
     charge = services.create_charge(transaction_token_id=card_token, amount=100, currency="JPY")
     assert charge.status == "pending"
-    done = services.wait_for_charge(charge, timeout=5)
+    done = services.wait_for_charge(charge, timeout=GUARD)
     assert done.status == "successful"
 
 

@@ -7,7 +7,6 @@ suite's PostgreSQL pass covers the second.
 from __future__ import annotations
 
 import threading
-import time
 import uuid
 from collections import Counter
 from collections.abc import Callable
@@ -19,6 +18,7 @@ from django.db import connection
 from django_paycharge import services, signals
 from django_paycharge.exceptions import PayChargeError
 from django_paycharge.models import ChargeActionRequest, Refund, WebhookDelivery
+from tests.waiting import join, wait_deliveries, wait_until
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -43,7 +43,7 @@ def run_together(*calls: Callable[[], Any]) -> list[Any]:
     for thread in threads:
         thread.start()
     for thread in threads:
-        thread.join(60)
+        join(thread, "one of the calls run together")
     return results
 
 
@@ -104,13 +104,17 @@ def test_refunds_while_their_webhooks_arrive(fake_gateway_server, live_server, s
             # Alternate: finished before the answer, or a moment after it.
             fake_gateway_server.processing_delay = 0.0 if n % 2 else 0.01
             services.refund_charge(charge, amount=200)
-        assert fake_gateway_server.wait_for_deliveries(20)
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
-            done = WebhookDelivery.objects.filter(status="processed").count()
-            if done == rounds and Refund.objects.filter(status="successful").count() == rounds:
-                break
-            time.sleep(0.05)
+        wait_deliveries(fake_gateway_server)
+        wait_until(
+            lambda: (
+                WebhookDelivery.objects.filter(status="processed").count() == rounds
+                and Refund.objects.filter(status="successful").count() == rounds
+            ),
+            f"{rounds} refund webhooks processed",
+            diagnose=lambda: str(
+                list(WebhookDelivery.objects.values("status", "attempts", "last_error"))
+            ),
+        )
     finally:
         signals.refund_created.disconnect(on_created)
         signals.refund_status_changed.disconnect(on_status)

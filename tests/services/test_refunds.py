@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 import uuid
 from datetime import timedelta
 from typing import Any
@@ -24,6 +23,7 @@ from django_paycharge.models import ChargeActionRequest, Refund
 from django_paycharge.services.lifecycle.refunds import REFUND
 from django_paycharge.services.lifecycle.requests import open_request
 from django_paycharge.services.mirror.lifecycle_store import store_refund
+from tests.waiting import fake_gateway_report, wait_until
 
 pytestmark = pytest.mark.django_db
 
@@ -197,10 +197,12 @@ def test_an_unknown_refund_stays_reserved_and_is_never_reported_refused(
     with pytest.raises(InvalidParametersError):
         services.refund_charge(paid, amount=501)
     second = services.refund_charge(paid, amount=500)  # what is really left
-    deadline = time.monotonic() + 60
-    while len(fake_gateway.state.refunds) < 2:
-        assert time.monotonic() < deadline, "the slow refund never finished"
-        time.sleep(0.02)
+    wait_until(
+        lambda: len(fake_gateway.state.refunds) >= 2,
+        "the slow refund to finish at the gateway",
+        every=0.02,
+        diagnose=lambda: fake_gateway_report(fake_gateway),
+    )
     result = services.recover_requests(older_than=timedelta(0))
     assert result.by_kind["refund"]["found"] == 1
     assert list(Refund.objects.order_by("amount").values_list("amount", flat=True)) == [500, 500]

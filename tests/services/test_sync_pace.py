@@ -17,6 +17,7 @@ from django.db import connection
 from django_paycharge import services
 from django_paycharge.services.sync.pace import Pace
 from django_paycharge.services.sync.windows import Schedule, Window
+from tests.waiting import join, wait_until
 
 
 def test_one_window_until_a_page_has_been_fetched_and_stored():
@@ -64,13 +65,11 @@ def test_the_schedule_keeps_readers_beyond_its_limit_waiting():
     taken: list[Window | None] = []
     waiter = threading.Thread(target=lambda: taken.append(schedule.take()))
     waiter.start()
-    deadline = time.monotonic() + 5
-    while not schedule._idle and time.monotonic() < deadline:
-        time.sleep(0.01)
+    wait_until(lambda: schedule._idle, "the second reader to wait", every=0.01)
     assert schedule._idle == 1 and taken == []  # a window waits, but the limit is reached
     assert schedule.idle() == 0  # nobody to split the window being read for
     schedule.set_limit(2)
-    waiter.join(5)
+    join(waiter, "the second reader to take its window")
     assert taken == [second]
     schedule.done(finished=True)
     schedule.done(finished=True)

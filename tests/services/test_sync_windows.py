@@ -21,6 +21,7 @@ from django_paycharge.client.throttle import Throttle
 from django_paycharge.exceptions import ServerError, SyncInProgressError
 from django_paycharge.models import Charge, SyncCheckpoint, SyncWindow
 from django_paycharge.services.sync.windows import MARGIN, Schedule, Window
+from tests.waiting import GUARD, join, wait_event, wait_until
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -101,7 +102,7 @@ def test_the_next_page_is_requested_while_the_current_one_is_stored(fake_gateway
         # A database that stays busy with page n until page n+1's request has arrived:
         # a sync that asked for the next page only after writing would never get there.
         page = len(writes)
-        writes.append(page == 4 or arrivals.wait_for_lists(page + 2, timeout=20))
+        writes.append(page == 4 or arrivals.wait_for_lists(page + 2, timeout=GUARD))
         return original(*args, **kwargs)
 
     monkeypatch.setattr(
@@ -191,12 +192,14 @@ def test_a_page_budget_leaves_the_rest_to_the_next_run(fake_gateway):
 def test_a_second_sync_of_the_account_is_refused_or_waits(fake_gateway, monkeypatch):
     fake_gateway.seed(300)
     fake_gateway.latency = 0.02
-    entered = threading.Event()
+    entered, refused = threading.Event(), threading.Event()
     original = services.sync.read.upsert_prepared
 
     def slow_write(*args, **kwargs):
+        # The first sync holds its lock until the second has been refused: an event, not
+        # a 0.2 s page that a slow host could outlast before the second sync started.
         entered.set()
-        time.sleep(0.2)
+        refused.wait(GUARD)
         return original(*args, **kwargs)
 
     monkeypatch.setattr(services.sync.read, "upsert_prepared", slow_write)
@@ -210,12 +213,15 @@ def test_a_second_sync_of_the_account_is_refused_or_waits(fake_gateway, monkeypa
 
     thread = threading.Thread(target=first_sync)
     thread.start()
-    assert entered.wait(10)
-    with pytest.raises(SyncInProgressError) as refused:
-        services.sync_charges()
-    assert "default" in str(refused.value) and "pid" in str(refused.value)
-    waited = services.sync_charges(wait=30)  # runs once the first one has finished
-    thread.join()
+    try:
+        wait_event(entered, "the first sync to write a page")
+        with pytest.raises(SyncInProgressError) as refusal:
+            services.sync_charges()
+        assert "default" in str(refusal.value) and "pid" in str(refusal.value)
+    finally:
+        refused.set()
+    waited = services.sync_charges(wait=GUARD)  # runs once the first one has finished
+    join(thread, "the first sync")
     assert errors == []
     assert waited.complete
     assert mirror_state() == gateway_state(fake_gateway)
@@ -232,7 +238,7 @@ def test_a_429_pauses_every_window_for_its_retry_after(fake_gateway, monkeypatch
     arrivals = Arrivals(fake_gateway, monkeypatch)
 
     def limit_once_the_windows_read():  # not before: the first pages are one window's
-        assert arrivals.wait_for_lists(8, timeout=60)
+        assert arrivals.wait_for_lists(8, timeout=GUARD)  # ends when they arrive
         fake_gateway.add_fault(
             "GET", r"/charges$", action="status", status=429, retry_after=1, count=1
         )
@@ -302,13 +308,11 @@ def test_the_schedule_ends_when_no_reader_can_split_any_more():
     taken: list[Window | None] = []
     waiter = threading.Thread(target=lambda: taken.append(schedule.take()))
     waiter.start()
-    deadline = time.monotonic() + 5
-    while schedule.idle() != 1 and time.monotonic() < deadline:
-        time.sleep(0.01)
+    wait_until(lambda: schedule.idle() == 1, "the second reader to wait", every=0.01)
     assert schedule.idle() == 1  # waits: the window being read may still be split
     second = Window(T0, None)
     schedule.add([second])
-    waiter.join(5)
+    join(waiter, "the second reader to take the new window")
     assert taken == [second]
     schedule.done(finished=True)
     schedule.done(finished=True)

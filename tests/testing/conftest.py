@@ -9,6 +9,7 @@ import pytest
 import requests
 
 from django_paycharge.testing import TEST_JWT, TEST_SECRET, TEST_STORE_ID, FakeGateway
+from tests import waiting
 
 AUTH = {"Authorization": f"Bearer {TEST_SECRET}.{TEST_JWT}"}
 
@@ -62,4 +63,4 @@ def gw(request: pytest.FixtureRequest) -> Iterator[Gw]:
 
 def wait_deliveries(gw: Gw) -> None:
     """Server deliveries go out from a worker thread: wait until they settle."""
-    gw.handle.state.sender.wait_idle(10)
+    waiting.wait_deliveries(gw.handle)

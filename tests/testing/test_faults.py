@@ -9,6 +9,7 @@ import pytest
 import requests
 
 from django_paycharge.testing import FakeGateway
+from tests.waiting import wait_until
 
 from .conftest import Gw
 
@@ -86,9 +87,8 @@ def test_latency_beyond_the_read_timeout_times_out_after_the_work(gw: Gw) -> Non
     gw.handle.add_fault("POST", r"^/charges$", action="latency", latency=0.8, count=1)
     with pytest.raises(requests.ReadTimeout):
         gw.post("/charges", json=body, timeout=(2, 0.3))
-    deadline = time.monotonic() + 3
-    while not gw.handle.charges and time.monotonic() < deadline:
-        time.sleep(0.05)  # the server finishes the work after the client gave up
+    # The server finishes the work after the client gave up.
+    wait_until(lambda: gw.handle.charges, "the gateway to finish the create", every=0.05)
     assert len(gw.handle.charges) == 1
 
 

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import time
-
 from django_paycharge.testing.records import Delivery
 from django_paycharge.testing.webhook_sender import WebhookSender
+from tests.waiting import GUARD, wait_until
 
 
 def make_delivery(url: str) -> Delivery:
@@ -31,8 +30,9 @@ def test_cancel_pending_drops_queued_and_retrying_deliveries():
     sender = WebhookSender(failing, background=True, max_attempts=4, retry_delays=(60.0,))
     stale = [make_delivery(f"http://gone.invalid/{i}") for i in range(5)]
     sender.send(stale)
-    time.sleep(0.05)
+    # One delivery is in its retry pause, the others queued behind it.
+    wait_until(lambda: calls, "the first attempt", every=0.01)
     sender.cancel_pending()
-    assert sender.wait_idle(30.0)
+    assert sender.wait_idle(GUARD)  # ends when the sender is idle: a guard
     assert len(calls) <= 2
     assert {d.state for d in stale} == {"canceled"}

@@ -15,6 +15,7 @@ import pytest
 import requests
 
 from django_paycharge.testing import TEST_JWT, TEST_SECRET, TEST_STORE_ID, make_jwt
+from tests.waiting import wait_exit
 
 from .conftest import AUTH, Gw
 
@@ -60,7 +61,7 @@ def test_cli_prints_credentials_and_stops_cleanly(signum: int) -> None:
         assert body["total_hits"] == 25
         assert requests.get(url + "/charges", headers=AUTH, timeout=5).status_code == 401
         process.send_signal(signum)
-        assert process.wait(10) == 0
+        assert wait_exit(process, "the server to stop on the signal") == 0
     finally:
         if process.poll() is None:
             process.kill()
@@ -79,7 +80,7 @@ def test_cli_registers_the_shops_webhook() -> None:
         assert config["triggers"] == ["charge_updated", "charge_finished"]
     finally:
         process.terminate()
-        assert process.wait(10) == 0
+        assert wait_exit(process, "the server to stop on the signal") == 0
 
 
 def test_controls_over_http(fake_gateway_server: Any) -> None:

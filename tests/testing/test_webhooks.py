@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from django_paycharge.testing import TEST_MERCHANT_ID, TEST_STORE_ID
+from tests.waiting import GUARD
 
 from .conftest import Gw, wait_deliveries
 
@@ -239,8 +240,8 @@ def test_control_endpoint_lists_deliveries(fake_gateway_server: Any, receiver: A
     fake_gateway_server.state.sender.retry_delays = (0.0,)
     try:
         fake_gateway_server.create_charge()
-        body = requests.get(
-            fake_gateway_server.base_url + "/_fake/deliveries?wait=5", timeout=10
+        body = requests.get(  # the fake answers once its sender is idle: the wait is a guard
+            fake_gateway_server.base_url + f"/_fake/deliveries?wait={GUARD}", timeout=GUARD + 30
         ).json()
     finally:
         fake_gateway_server.state.sender.retry_delays = (0.5, 1.0, 2.0)

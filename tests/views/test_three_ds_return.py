@@ -10,6 +10,7 @@ from django_paycharge import services, signals
 from django_paycharge.exceptions import ChargeStateError
 from django_paycharge.models import Charge, IssuerToken
 from django_paycharge.testing import CARD_SUCCESS, CARD_THREE_DS
+from tests.waiting import GUARD
 
 pytestmark = pytest.mark.django_db
 
@@ -27,7 +28,7 @@ def three_ds_charge(fake_gateway, number=CARD_THREE_DS, mode=None, **fields):
         three_ds_mode=mode,
         **fields,
     )
-    return services.wait_for_charge(charge, timeout=5)
+    return services.wait_for_charge(charge, timeout=GUARD)
 
 
 def answer_challenge(fake_gateway, token: IssuerToken, result: str) -> str:

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from django_paycharge import services
 from django_paycharge.models import Charge, WebhookDelivery
+from tests.waiting import wait_deliveries, wait_until
 
 TOKEN = "whk-e2e-token-0123456789"
 
@@ -23,12 +22,12 @@ def test_real_http_delivery_updates_the_mirror(fake_gateway_server, live_server,
     token = fake_gateway_server.create_transaction_token("bank_transfer")["id"]
     charge = services.create_charge(transaction_token_id=token, amount=3000, currency="JPY")
     fake_gateway_server.complete(str(charge.gateway_id))
-    assert fake_gateway_server.wait_for_deliveries(10)
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        if Charge.objects.get(pk=charge.pk).status == "successful":
-            break
-        time.sleep(0.05)
+    wait_deliveries(fake_gateway_server)
+    wait_until(
+        lambda: Charge.objects.get(pk=charge.pk).status == "successful",
+        "the webhook to mark the charge successful",
+        diagnose=lambda: str(list(WebhookDelivery.objects.values("status", "last_error"))),
+    )
     assert Charge.objects.get(pk=charge.pk).status == "successful"
     assert WebhookDelivery.objects.filter(status="processed", charge=charge).exists()
     assert all(

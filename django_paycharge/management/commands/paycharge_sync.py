@@ -33,6 +33,7 @@ class Command(PayChargeCommand):
         _add_how(parser)
 
     def handle(self, *args: Any, **options: Any) -> None:
+        self._verbosity = options.get("verbosity", 1)
         if not options["all_accounts"]:
             self._sync_account(options["account"], options)
             return
@@ -42,7 +43,7 @@ class Command(PayChargeCommand):
             )
         failed = []
         for account in conf.account_names():
-            self.stdout.write(f"Account {account}:")
+            self._say(f"Account {account}:")
             try:
                 self._sync_account(account, options)
             except (CommandError, PayChargeError) as exc:  # the next accounts still sync
@@ -56,7 +57,7 @@ class Command(PayChargeCommand):
         options = {**options, "account": account}
         both = not options["charges"] and not options["webhooks"]
         since = _parse_since(options["since"])
-        self._tty = sys.stdout.isatty() and options.get("verbosity", 1) >= 1
+        self._tty = sys.stdout.isatty() and self._verbosity >= 1
         self._every = 1 if options["progress"] else 50
         kept = Report()
         synced: list[str] = []  # the quarantined resources this run reports on
@@ -75,7 +76,7 @@ class Command(PayChargeCommand):
             filled = services.fill_payment_types(
                 options["account"], limit=options["fill_payment_types"]
             )
-            self.stdout.write(f"Payment types filled in for {filled} charges.")
+            self._say(f"Payment types filled in for {filled} charges.")
         # Said now, by the exit status below: the next run reports only what is new then.
         mark_reported(options["account"] or conf.DEFAULT_ACCOUNT, *synced)
         self._quarantined(kept)
@@ -96,7 +97,7 @@ class Command(PayChargeCommand):
             raise CommandError(f"{exc} Pass --wait SECONDS to wait for it.") from exc
         self._summary("Charges", result)
         if not result.complete:
-            self.stdout.write(
+            self._say(
                 f"Stopped after {result.pages} pages (--max-pages): the next sync goes on "
                 "from there."
             )
@@ -104,7 +105,7 @@ class Command(PayChargeCommand):
 
     def _refunds(self, options: dict[str, Any], since: datetime | None) -> Report:
         counts = services.sync_refunds(options["account"], options["store"], since=since)
-        self.stdout.write(
+        self._say(
             f"Refunds and cancels: {counts['charges']} charges read, {counts['refunds']} "
             f"refunds, {counts['cancels']} cancels, {counts['failed']} failed, "
             f"{counts['quarantined']} quarantined."
@@ -115,7 +116,7 @@ class Command(PayChargeCommand):
         """Say what is kept in quarantine; new items make the exit status non-zero."""
         earlier = kept.kept - kept.new
         if earlier and not kept.needs_attention:
-            self.stdout.write(
+            self._say(
                 f"{earlier} quarantined item(s) reported before wait for staff (Quarantined "
                 "items in the admin: store each from the gateway by its id, or dismiss it with "
                 "a reason)."
@@ -140,13 +141,13 @@ class Command(PayChargeCommand):
             self.stdout.write("\r" + line, ending="")
             self.stdout.flush()
         elif result.pages % self._every == 0:
-            self.stdout.write(line)
+            self._say(line)
 
     def _summary(self, what: str, result: SyncResult) -> None:
         if self._tty:
             self.stdout.write("")
         windows = f" ({result.windows} windows)" if result.windows > 1 else ""
-        self.stdout.write(
+        self._say(
             self.style.SUCCESS(
                 f"{what}: {result.seen} read in {result.elapsed:.1f}s{windows} — "
                 f"created {result.created}, "
@@ -161,6 +162,11 @@ class Command(PayChargeCommand):
                 + "."
             )
         )
+
+    def _say(self, text: str) -> None:
+        """A summary or progress line; ``-v 0`` keeps stdout empty (errors go to stderr)."""
+        if self._verbosity >= 1:
+            self.stdout.write(text)
 
 
 def _report(counts: dict[str, Any]) -> Report:

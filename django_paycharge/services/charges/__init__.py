@@ -7,6 +7,7 @@ flows import only the names below.
 
 from __future__ import annotations
 
+from .attempts import payment_attempt_key
 from .charge_requests import CREATE
 from .create import (
     MAX_MERCHANT_TRANSACTION_ID,
@@ -43,6 +44,7 @@ __all__ = [
     "has_nul",
     "idempotency_key_for",
     "known_payment_type",
+    "payment_attempt_key",
     "payment_instructions",
     "send_charge_request",
     "storage_errors",
