@@ -51,16 +51,37 @@ class FieldError:
         return f"{self.field}: {self.reason}" if self.field else self.reason
 
 
+#: What a customer is told for each ``outcome`` (:attr:`PayChargeError.customer_message`).
+CUSTOMER_MESSAGES = {
+    "refused": gettext_noop(
+        "Your payment was not accepted; you were not charged. Please check your payment "
+        "details, or pay another way."
+    ),
+    "not_sent": gettext_noop("Payments are unavailable right now; you were not charged."),
+    "unknown": gettext_noop(
+        "We could not confirm your payment. Please do not pay again: we will check it."
+    ),
+}
+
+
 class PayChargeError(Exception):
     """Base class of every error this app raises.
 
     ``outcome`` is set on the errors :func:`services.create_charge` raises:
     ``"refused"`` (final: nothing was charged and nothing will be charged for
-    this request) or ``"unknown"`` (:class:`ChargeOutcomeUnknownError`).
+    this request), ``"not_sent"`` (nothing reached the payment processing: the
+    request never left, or the gateway refused the shop's own settings; nothing
+    was charged, and it is not the customer's doing) or ``"unknown"``
+    (:class:`ChargeOutcomeUnknownError`).
+
+    ``owner_problem`` names what the shop's owner must fix when the failure is
+    theirs (``"credentials"``, ``"permissions"``, ``"store"``, ``"settings"``;
+    ``"unreachable"`` when the gateway could not be reached), None otherwise.
     """
 
     default_message = gettext_noop("The payment service request failed.")
     outcome: str | None = None
+    owner_problem: str | None = None
 
     def __init__(
         self,
@@ -88,6 +109,15 @@ class PayChargeError(Exception):
             parts.append(label % {"id": self.request_id})
         return " ".join(parts)
 
+    @property
+    def customer_message(self) -> str:
+        """What to tell the customer, by ``outcome`` (translated; "" without an outcome).
+
+        Never the error's own message: that one is for staff and the owner.
+        """
+        message = CUSTOMER_MESSAGES.get(self.outcome or "")
+        return localize(message) if message else ""
+
     def __repr__(self) -> str:
         return (
             f"{type(self).__name__}(message={self.message!r}, http_status={self.http_status!r}, "
@@ -99,6 +129,8 @@ class ConfigurationError(PayChargeError):
     """The ``PAYCHARGE`` setting is missing a key or holds a malformed value."""
 
     default_message = gettext_noop("The PAYCHARGE setting is not configured correctly.")
+    outcome = "not_sent"
+    owner_problem = "settings"
 
 
 class InvalidParametersError(PayChargeError, ValueError):
@@ -115,6 +147,21 @@ class NetworkError(PayChargeError):
     """The gateway could not be reached, or did not answer in time."""
 
     default_message = gettext_noop("The payment service could not be reached; try again later.")
+
+
+class NotSentError(NetworkError):
+    """The request provably never left: the connection was refused, the gateway's name
+    did not resolve, the TLS handshake failed, or connecting timed out.
+
+    Nothing reached the gateway, so nothing was done: safe to send again. Never
+    raised when an earlier attempt of the same call may have reached the gateway.
+    """
+
+    default_message = gettext_noop(
+        "The payment service could not be reached; nothing was sent. Try again later."
+    )
+    outcome = "not_sent"
+    owner_problem = "unreachable"
 
 
 class InvalidResponseError(PayChargeError):
@@ -143,25 +190,50 @@ class PaymentDetailsRejectedError(BadRequestError):
     default_message = gettext_noop("The payment details were not accepted.")
 
 
+class RefundExceedsChargeError(BadRequestError):
+    """A refund above what the charge has left: one refund above the charge
+    (``REFUND_EXCEEDS_CHARGE_AMOUNT``), or partial refunds adding up beyond it
+    (``REFUND_NOT_WITHIN_BOUNDS``). The same meaning, whichever code the gateway sends."""
+
+    default_message = gettext_noop("The refund exceeds what is left to refund on the charge.")
+
+
 class AuthenticationError(APIError):
-    """401: the app token's secret or JWT was not accepted."""
+    """401: the app token's secret or JWT was not accepted: the owner's settings, never the
+    customer's doing (``outcome == "not_sent"``: nothing was processed)."""
 
     default_message = gettext_noop(
         "The payment service rejected the credentials: check PAYCHARGE['SECRET'] and "
         "PAYCHARGE['JWT']."
     )
+    outcome = "not_sent"
+    owner_problem = "credentials"
 
 
 class PermissionDeniedError(APIError):
-    """403: the app token may not do this (a store token reaches one store)."""
+    """403: the app token may not do this (a store token reaches one store): the owner's
+    settings (``outcome == "not_sent"``)."""
 
     default_message = gettext_noop("The app token is not allowed to do this.")
+    outcome = "not_sent"
+    owner_problem = "permissions"
 
 
 class NotFoundError(APIError):
     """404: the gateway has no such resource (or not for these credentials)."""
 
     default_message = gettext_noop("The payment service has no such resource.")
+
+
+class StoreNotFoundError(NotFoundError):
+    """404 naming the store (``storeId``): the gateway knows no store with the id the shop
+    uses (``PAYCHARGE["STORE_ID"]``, or a charge's store): the owner's settings."""
+
+    default_message = gettext_noop(
+        "The payment service has no such store: check PAYCHARGE['STORE_ID'] and the app token."
+    )
+    outcome = "not_sent"
+    owner_problem = "store"
 
 
 class ConflictError(APIError):
@@ -241,6 +313,8 @@ PAYMENT_DETAILS_CODES = frozenset(
 )
 _CODE_CLASSES: dict[str, type[APIError]] = {
     **dict.fromkeys(PAYMENT_DETAILS_CODES, PaymentDetailsRejectedError),
+    "REFUND_EXCEEDS_CHARGE_AMOUNT": RefundExceedsChargeError,
+    "REFUND_NOT_WITHIN_BOUNDS": RefundExceedsChargeError,
     "IDEMPOTENCY_KEY_CONFLICT": IdempotencyKeyConflictError,
     "WEBHOOK_URL_EXISTS": WebhookURLExistsError,
     "NOT_SUPPORTED_BY_PROCESSOR": UnsupportedByGatewayError,
@@ -255,9 +329,16 @@ def error_class_for_status(status: int) -> type[APIError]:
     return _STATUS_CLASSES.get(status, APIError)
 
 
-def error_class_for(status: int, code: str | None) -> type[APIError]:
+#: The field names with which a 404 says that the store itself is unknown.
+STORE_FIELDS = frozenset({"storeId", "store_id"})
+
+
+def error_class_for(status: int, code: str | None, fields: Sequence[str] = ()) -> type[APIError]:
     """The exception class for a failed answer: by its code where the code's meaning
-    differs from the status's, by its status otherwise."""
+    differs from the status's, by its status otherwise. ``fields``: the field names of
+    its ``errors`` (a 404 that names the store is :class:`StoreNotFoundError`)."""
+    if status == 404 and STORE_FIELDS.intersection(fields):
+        return StoreNotFoundError
     by_code = _CODE_CLASSES.get(code or "")
     # A 5xx keeps its retryable ServerError unless the code says retrying cannot help.
     if by_code is not None and (status < 500 or by_code.permanent):

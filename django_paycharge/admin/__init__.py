@@ -15,6 +15,7 @@ from ..models import (
     ChargeActionRequest,
     ChargeRequest,
     Dashboard,
+    OwnerProblem,
     QuarantinedItem,
     Refund,
     SyncCheckpoint,
@@ -27,6 +28,7 @@ from .charges import ChargeAdmin
 from .dashboard import DashboardAdmin
 from .deliveries import WebhookDeliveryAdmin
 from .paginator import EstimatedCountPaginator
+from .problems import OwnerProblemAdmin
 from .quarantine import QuarantinedItemAdmin
 from .refunds import CancelAdmin, ChargeActionRequestAdmin, RefundAdmin
 from .webhooks import WebhookConfigurationAdmin
@@ -42,6 +44,7 @@ admin.site.register(ChargeRequest, ChargeRequestAdmin)
 admin.site.register(SyncCheckpoint, SyncCheckpointAdmin)
 admin.site.register(Dashboard, DashboardAdmin)
 admin.site.register(Announcement, AnnouncementAdmin)
+admin.site.register(OwnerProblem, OwnerProblemAdmin)
 
 __all__ = [
     "AnnouncementAdmin",

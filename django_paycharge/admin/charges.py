@@ -37,6 +37,7 @@ from .filters import (
 from .gateway import limited, refresh_one, run_sync_now
 from .issuer_tokens import fetch_issuer_token_action, results_page
 from .paginator import EstimatedCountPaginator
+from .problems import show_banner
 from .readonly import ReadOnlyAdmin
 from .search import id_prefix_range, short_id_hint
 
@@ -205,6 +206,7 @@ class ChargeAdmin(ReadOnlyAdmin):
     def changelist_view(
         self, request: HttpRequest, extra_context: dict[str, Any] | None = None
     ) -> HttpResponse:
+        show_banner(request)
         context = {
             "can_call_gateway": self.has_call_gateway_permission(request),
             **(extra_context or {}),

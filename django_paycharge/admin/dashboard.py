@@ -21,6 +21,7 @@ from ..models import ChargeMode, ChargeStatus, PaymentType
 from ..money import format_money
 from . import dashboard_figures, display
 from .dashboard_chart import chart
+from .problems import show_banner
 from .readonly import ReadOnlyAdmin
 
 
@@ -39,6 +40,8 @@ class DashboardAdmin(ReadOnlyAdmin):
             raise PermissionDenied
         mode = ChargeMode.TEST if request.GET.get("mode") == ChargeMode.TEST else ChargeMode.LIVE
         figures = dashboard_figures.compute(mode, timezone.get_current_timezone())
+        if any(item.key == "owner_problems" and item.count for item in figures.attention):
+            show_banner(request)  # what the shop's owner must fix, above everything
         currencies = figures.currencies
         currency = request.GET.get("currency", "").upper()
         if currency not in currencies:

@@ -128,6 +128,12 @@ def _paycharge_error(exc: PayChargeError) -> Response:
             _("Payments are not available right now."),
             headers=_retry_after(),
         )
+    if isinstance(exc, APIError) and exc.owner_problem:
+        # 401, 403, an unknown store: the shop's settings, told to its owner
+        # (services.problems); the caller learns only that nothing was charged.
+        return error_response(
+            503, "payments_unavailable", exc.customer_message, headers=_retry_after()
+        )
     if isinstance(exc, APIError):
         return _gateway_error(exc)
     if isinstance(exc, NetworkError):
@@ -216,5 +222,5 @@ def _gateway_error(exc: APIError) -> Response:
             _("The payment service is busy; try again later."),
             headers=_retry_after(),
         )
-    # 5xx, and 401/403 (our credentials, not the caller's): the gateway's failure.
+    # 5xx and other statuses: the gateway's failure.
     return error_response(502, "gateway_error", _("The payment service failed; try again later."))

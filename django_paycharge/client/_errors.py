@@ -14,11 +14,13 @@ from django_paycharge.exceptions import (
     FieldError,
     InvalidResponseError,
     NetworkError,
+    NotSentError,
     error_class_for,
     gettext_noop,
 )
 
 from .parsing import ShapeError
+from .retries import never_sent
 
 T = TypeVar("T")
 
@@ -54,7 +56,7 @@ def api_error(
                             clean("" if reason is None else str(reason)[:_MAX_REASON]),
                         )
                     )
-    cls = error_class_for(status, code)
+    cls = error_class_for(status, code, [e.field for e in errors])
     detail = f"HTTP {status}, {code}" if code else f"HTTP {status}"
     return cls(
         f"{cls.default_message} ({detail})",
@@ -66,15 +68,20 @@ def api_error(
 
 
 def network_error(exc: requests.RequestException, method: str) -> NetworkError:
-    """A :class:`NetworkError` whose message says whether the request may have been processed."""
+    """A :class:`NetworkError` whose message says whether the request may have been processed;
+    a :class:`NotSentError` when it provably never left (see :func:`.retries.never_sent`)."""
     # The message is ours: requests' own text may carry the URL's host and port
     # but adds nothing a caller can act on.
     # Marked for translation, translated when shown (PayChargeError.__str__): no Django here.
     if isinstance(exc, requests.ConnectTimeout):
-        message = gettext_noop(
-            "Could not connect to the payment service in time; nothing was sent."
+        return NotSentError(
+            gettext_noop("Could not connect to the payment service in time; nothing was sent.")
         )
-    elif isinstance(exc, requests.Timeout) and method == "GET":
+    if never_sent(exc):
+        return NotSentError(
+            gettext_noop("Could not connect to the payment service; nothing was sent.")
+        )
+    if isinstance(exc, requests.Timeout) and method == "GET":
         message = gettext_noop("The payment service did not answer in time.")
     elif isinstance(exc, requests.Timeout):
         message = gettext_noop(

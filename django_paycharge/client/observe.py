@@ -49,6 +49,9 @@ class GatewayAttempt:
     request_id: str | None
     code: str | None
     retrying: bool
+    #: What the shop's owner must fix, when the failure is theirs
+    #: (:attr:`~django_paycharge.exceptions.PayChargeError.owner_problem`).
+    owner_problem: str | None = None
 
     @property
     def failed(self) -> bool:

@@ -8,9 +8,11 @@ to wait otherwise is the one back-off, :mod:`~django_paycharge.client.backoff`.
 from __future__ import annotations
 
 import email.utils
+import ssl
 from datetime import UTC, datetime
 
 import requests
+import urllib3.exceptions
 
 from django_paycharge.exceptions import APIError
 
@@ -37,13 +39,58 @@ def retryable_answer(status: int, error: APIError, *, safe: bool, keyed: bool) -
     return safe and status in RETRY_STATUSES and not error.permanent
 
 
+#: TLS alerts and errors that only a handshake raises: no byte of the request was sent yet.
+_HANDSHAKE_REASONS = frozenset(
+    {
+        "CERTIFICATE_VERIFY_FAILED",
+        "NO_PROTOCOLS_AVAILABLE",
+        "SSLV3_ALERT_HANDSHAKE_FAILURE",
+        "TLSV1_ALERT_ACCESS_DENIED",
+        "TLSV1_ALERT_PROTOCOL_VERSION",
+        "TLSV1_ALERT_UNKNOWN_CA",
+        "TLSV1_UNRECOGNIZED_NAME",
+        "UNSUPPORTED_PROTOCOL",
+        "WRONG_VERSION_NUMBER",
+    }
+)
+
+
+def never_sent(exc: requests.RequestException) -> bool:
+    """Whether a failure provably happened before any byte of the request was sent.
+
+    A connect time-out, a refused connection or a name that did not resolve
+    (urllib3's ``NewConnectionError``, ``NameResolutionError``), a TLS handshake
+    that failed. ``requests.ConnectionError`` also wraps failures after sending (a
+    connection reset while the answer was awaited): those are not counted, nor is
+    an SSL error that may come from reading the answer.
+    """
+    if isinstance(exc, requests.ConnectTimeout):
+        return True
+    if not isinstance(exc, requests.ConnectionError):
+        return False
+    reason = exc.args[0] if exc.args else None
+    if isinstance(reason, urllib3.exceptions.MaxRetryError):
+        reason = reason.reason
+    if isinstance(reason, urllib3.exceptions.NewConnectionError):
+        return True  # NameResolutionError is one too
+    if isinstance(exc, requests.exceptions.SSLError):
+        if isinstance(reason, urllib3.exceptions.SSLError) and reason.args:
+            reason = reason.args[0]
+        if isinstance(reason, ssl.SSLCertVerificationError):
+            return True
+        # OpenSSL's reason, when it gave one (an SSLError made by hand may have none).
+        return getattr(reason, "reason", None) in _HANDSHAKE_REASONS
+    return False
+
+
 def retryable_failure(exc: requests.RequestException, *, safe: bool) -> bool:
     """Whether a request that got no answer may be sent again.
 
-    A connect time-out never reached the gateway; other network failures may
-    have, so only a ``safe`` request is sent again after them.
+    One that was never sent (:func:`never_sent`) never reached the gateway;
+    other network failures may have, so only a ``safe`` request is sent again
+    after them.
     """
-    if isinstance(exc, requests.ConnectTimeout):
+    if never_sent(exc):
         return True
     transient = (
         requests.ConnectionError | requests.Timeout | requests.exceptions.ChunkedEncodingError

@@ -24,7 +24,7 @@ import requests
 import requests.auth
 
 from django_paycharge import __version__
-from django_paycharge.exceptions import APIError, NetworkError
+from django_paycharge.exceptions import APIError, NetworkError, NotSentError, gettext_noop
 
 from ._errors import api_error, network_error, read_body, without_tracebacks
 from .backoff import Backoff
@@ -173,8 +173,13 @@ class Transport:
         report: Callable[[_Attempt, int, bool], None] | None,
     ) -> T:
         paused = False
+        reached = False  # whether an earlier attempt may have reached the gateway
         for attempt in range(self.max_retries + 1):
             sent = self._send(call, attempt, paused=paused)
+            if reached and isinstance(sent.error, NotSentError):
+                # This attempt never left, but an earlier one may have been processed.
+                sent.error = _maybe_sent(sent.error)
+            reached = reached or not isinstance(sent.error, NotSentError)
             if sent.response is not None:
                 _log(logging.DEBUG, call, sent, attempt)
                 if report is not None:
@@ -300,7 +305,20 @@ def _record(call: GatewayCall, sent: _Attempt, attempt: int, retrying: bool) -> 
         request_id=sent.request_id,
         code=safe_code(code),
         retrying=retrying,
+        owner_problem=sent.error.owner_problem if sent.error is not None else None,
     )
+
+
+def _maybe_sent(error: NotSentError) -> NetworkError:
+    """A failure that never left, after an attempt that may have been processed: unknown."""
+    unknown = NetworkError(
+        gettext_noop(
+            "The payment service could not be reached, after an earlier attempt that it may "
+            "have processed: retry with the same idempotency key, or read the resource first."
+        )
+    )
+    unknown.__cause__ = error.__cause__
+    return unknown
 
 
 def _json_bytes(body: Mapping[str, Any] | None) -> bytes | None:

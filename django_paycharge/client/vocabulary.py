@@ -169,9 +169,9 @@ CANCEL_NOT_ALLOWED = "CANCEL_NOT_ALLOWED"
 CANNOT_REFUND_UNSUCCESSFUL_CHARGE = "CANNOT_REFUND_UNSUCCESSFUL_CHARGE"
 #: Refund (or capture) in a currency other than the charge's.
 CURRENCY_MUST_MATCH_CHARGE = "CURRENCY_MUST_MATCH_CHARGE"
-#: Refund of more than the charge (the fake: more than is left to refund).
+#: One refund of more than the charge (``exceptions.RefundExceedsChargeError``).
 REFUND_EXCEEDS_CHARGE_AMOUNT = "REFUND_EXCEEDS_CHARGE_AMOUNT"
-#: Partial refunds that together exceed the charge.
+#: Partial refunds that together exceed the charge (the same exception).
 REFUND_NOT_WITHIN_BOUNDS = "REFUND_NOT_WITHIN_BOUNDS"
 #: Refund of a payment method that has none (konbini, bank transfer), or declined.
 REFUND_NOT_ALLOWED = "REFUND_NOT_ALLOWED"

@@ -16,6 +16,7 @@ from .charges import (
 )
 from .dashboard import Dashboard
 from .idempotency import ApiIdempotencyRecord
+from .problems import OwnerProblem
 from .quarantine import QuarantinedItem
 from .refunds import (
     COUNTED_REFUND_STATUSES,
@@ -49,6 +50,7 @@ __all__ = [
     "Dashboard",
     "IssuerToken",
     "OperationStatus",
+    "OwnerProblem",
     "PaymentType",
     "QuarantinedItem",
     "Refund",

@@ -234,14 +234,18 @@ class RequestState(models.TextChoices):
 
     ``pending`` (committed, never sent), ``unknown`` (sent, no final answer yet:
     the gateway may or may not have done it), ``succeeded``, ``failed`` (the
-    gateway refused it: final) and ``abandoned`` (never sent again; the gateway
-    may still have done it, see ``sent_at``, until the request is looked for).
+    gateway refused it: final), ``not_sent`` (nothing was processed: it never
+    left, or the gateway refused the shop's own settings; final, and not the
+    customer's doing; asked again with its key, it is sent again) and
+    ``abandoned`` (never sent again; the gateway may still have done it, see
+    ``sent_at``, until the request is looked for).
     """
 
     PENDING = "pending", _("Pending (not sent yet)")
     UNKNOWN = "unknown", _("Outcome unknown (sent, no answer yet)")
     SUCCEEDED = "succeeded", _("Succeeded")
     FAILED = "failed", _("Failed (refused by the gateway)")
+    NOT_SENT = "not_sent", _("Not sent (unreachable, or the shop's settings were refused)")
     ABANDONED = "abandoned", _("Abandoned (never sent again)")
 
 
@@ -297,12 +301,13 @@ class ChargeRequest(models.Model):
 
     @property
     def charged_nothing(self) -> bool:
-        """Known to have charged nothing: refused, or abandoned and settled as "not charged".
+        """Known to have charged nothing: refused, not sent, or abandoned and settled as
+        "not charged".
 
         A new payment attempt (with a new key) is safe only then, or once the
         charge it made has failed. See ``services.check_charge_request``.
         """
-        if self.state == self.State.FAILED:
+        if self.state in (self.State.FAILED, self.State.NOT_SENT):
             return True
         error = self.error if isinstance(self.error, dict) else {}
         return self.state == self.State.ABANDONED and error.get("outcome") == "not_charged"

@@ -33,6 +33,7 @@ __all__ = [
     "delivery_received",
     "gateway_observer",
     "lease_taken_over",
+    "owner_problem",
     "quarantined",
     "request_id",
     "scoped",
@@ -60,6 +61,7 @@ class Recorder(Protocol):
         self, account: str, resource: str, outcome: str, seconds: float, rows: int
     ) -> None: ...
     def quarantined(self, account: str, resource: str, count: int) -> None: ...
+    def owner_problem(self, account: str, kind: str) -> None: ...
 
 
 class _Backends:
@@ -214,3 +216,10 @@ def quarantined(account: str, resource: str, count: int) -> None:
     if count:
         for recorder in _backends().recorders:
             recorder.quarantined(account, resource, count)
+
+
+def owner_problem(account: str, kind: str) -> None:
+    """A failure the shop's owner must fix (``services.problems``): ``kind`` is one of a
+    fixed few (credentials, permissions, store, settings, unreachable)."""
+    for recorder in _backends().recorders:
+        recorder.owner_problem(account, kind)

@@ -84,6 +84,13 @@ quarantined = Counter(
     ["account", "resource"],
 )
 
+owner_problems = Counter(
+    "paycharge_owner_problems",
+    "Gateway calls that failed on the shop's own settings (credentials, permissions, store, "
+    "a setting) or could not reach the gateway: the owner must act.",
+    ["account", "kind"],
+)
+
 
 class PrometheusRecorder:
     """Records each event on the metrics above."""
@@ -121,3 +128,6 @@ class PrometheusRecorder:
 
     def quarantined(self, account: str, resource: str, count: int) -> None:
         quarantined.labels(account, resource).inc(count)
+
+    def owner_problem(self, account: str, kind: str) -> None:
+        owner_problems.labels(account, kind).inc()

@@ -24,11 +24,13 @@ from ..models import (
     Announcement,
     ChargeActionRequest,
     ChargeRequest,
+    OwnerProblem,
     QuarantinedItem,
     SyncCheckpoint,
     WebhookDelivery,
 )
 from ..outbox import count_not_heard, stuck
+from . import problems
 from .charges import CREATE
 from .lifecycle import outcome_unknown
 from .recovery import ACTIONS
@@ -61,9 +63,22 @@ def sync_behind(now: datetime) -> Q:
 
 
 def needs_attention(now: datetime | None = None) -> list[AttentionItem]:
-    """Every item, zero counts included, in the order the dashboard shows them (6 queries)."""
+    """Every item, zero counts included, in the order the dashboard shows them (7 queries)."""
     now = now or timezone.now()
-    return [*_requests(), *_deliveries(now), *_mirror(now)]
+    return [*_owner(now), *_requests(), *_deliveries(now), *_mirror(now)]
+
+
+def _owner(now: datetime) -> list[AttentionItem]:
+    """Payments failing on the shop's own settings, or an unreachable gateway (one query)."""
+    return [
+        AttentionItem(
+            "owner_problems",
+            _("Payments failing on the shop's settings or an unreachable gateway"),
+            OwnerProblem.objects.filter(problems.current(now)).count(),
+            "admin:django_paycharge_ownerproblem_changelist",
+            "current=yes",
+        )
+    ]
 
 
 def unknown_outcome(model: type[ChargeRequest] | type[ChargeActionRequest]) -> Q:

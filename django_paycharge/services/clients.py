@@ -8,6 +8,8 @@ from django.views.decorators.debug import sensitive_variables
 
 from .. import conf, observe
 from ..client import PayChargeClient
+from ..exceptions import ConfigurationError
+from . import problems
 
 _lock = threading.Lock()
 
@@ -28,12 +30,18 @@ def get_client(account: str | None = None) -> PayChargeClient:
     client = _clients.current().get(name)
     if client is not None:
         return client
-    options = conf.get_account(name)  # an account is its client's options
+    try:
+        options = conf.get_account(name)  # an account is its client's options
+    except ConfigurationError as exc:
+        problems.record(name, problems.Kind.SETTINGS, detail=exc.message)
+        raise
     with _lock:
         clients = _clients.current()
         client = clients.get(name)
         if client is None:
-            client = PayChargeClient.from_options(options, observer=observe.gateway_observer(name))
+            # The account's metrics and traces, and the owner told of what is theirs to fix.
+            observer = problems.watching(name, observe.gateway_observer(name))
+            client = PayChargeClient.from_options(options, observer=observer)
             clients[name] = client
     return client
 

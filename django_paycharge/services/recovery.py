@@ -165,8 +165,8 @@ def _settle(request: Request, result: RecoveryResult) -> None:
 def _count(asked: Asked[Row, Result]) -> str:
     if asked.result is not None or asked.settled is not None:
         return "settled"
-    if asked.refused is not None:
-        return "failed"
+    if asked.refused is not None or asked.not_sent is not None:
+        return "failed"  # ended, nothing done (not sent: never sent again by us)
     return "still_pending"  # in progress or no answer: never guessed to be failed
 
 

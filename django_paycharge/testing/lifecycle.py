@@ -12,8 +12,9 @@ them (the official SDKs' error table; the codes come from
   authorization fails the charge with error 313;
 - refund: ``REFUND_NOT_ALLOWED`` (konbini, bank transfer),
   ``CANNOT_REFUND_UNSUCCESSFUL_CHARGE``, ``CURRENCY_MUST_MATCH_CHARGE``,
-  ``REFUND_EXCEEDS_CHARGE_AMOUNT`` (more than is left: refunds pending or
-  successful add up to at most the charged amount);
+  ``REFUND_EXCEEDS_CHARGE_AMOUNT`` (one refund above the charged amount),
+  ``REFUND_NOT_WITHIN_BOUNDS`` (partial refunds that would add up beyond it:
+  refunds pending or successful add up to at most the charged amount);
 - cancel: ``CANCEL_NOT_ALLOWED`` for a charge paid at a store or a bank, a
   refunded one, a final one, or while another cancel is pending.
 
@@ -44,6 +45,7 @@ from ..client.vocabulary import (
     REFUND_EVENT,
     REFUND_EXCEEDS_CHARGE_AMOUNT,
     REFUND_NOT_ALLOWED,
+    REFUND_NOT_WITHIN_BOUNDS,
 )
 from .basics import ApiError, Json, failure, now, validation_error
 from .listing import page_of, parse_page_query
@@ -137,8 +139,10 @@ class LifecycleRules:
                 raise ApiError(400, CANNOT_REFUND_UNSUCCESSFUL_CHARGE, [("status", charge.status)])
             if request.currency != charge.currency:
                 raise ApiError(400, CURRENCY_MUST_MATCH_CHARGE, [("currency", request.currency)])
-            if request.amount > self.refundable(charge):
+            if request.amount > self.charged(charge):
                 raise ApiError(400, REFUND_EXCEEDS_CHARGE_AMOUNT, [("amount", str(request.amount))])
+            if request.amount > self.refundable(charge):
+                raise ApiError(400, REFUND_NOT_WITHIN_BOUNDS, [("amount", str(request.amount))])
             refund = RefundRecord(
                 id=str(uuid.uuid4()),
                 charge=charge,
@@ -153,11 +157,15 @@ class LifecycleRules:
             self.charge_refunds[charge.id].append(refund.id)
             return refund.to_json()
 
+    @staticmethod
+    def charged(charge: Charge) -> int:
+        """The charged amount: what was captured, or the whole amount."""
+        return (charge.captured_amount or charge.amount) if charge.charged else 0
+
     def refundable(self, charge: Charge) -> int:
         """What is left to refund: the charged amount less pending and successful refunds."""
-        charged = (charge.captured_amount or charge.amount) if charge.charged else 0
         refunds = (self.refunds[r] for r in self.charge_refunds.get(charge.id, ()))
-        return charged - sum(r.amount for r in refunds if r.status in _REFUND_USES)
+        return self.charged(charge) - sum(r.amount for r in refunds if r.status in _REFUND_USES)
 
     def finish_refund(self, refund_id: str, *, error: Json | None = None) -> Json:
         """A pending refund ends ``successful`` (or ``failed`` with ``error``); 409 if it ended."""

@@ -17,11 +17,13 @@ from django_paycharge.models import (
     Announcement,
     ChargeActionRequest,
     ChargeRequest,
+    OwnerProblem,
     QuarantinedItem,
     Refund,
     SyncCheckpoint,
     WebhookDelivery,
 )
+from django_paycharge.services.problems import settings_digest
 
 from .conftest import charge_row
 
@@ -217,10 +219,10 @@ def test_a_constant_number_of_queries(dashboard_client, django_assert_num_querie
                 synced_at=NOW,
                 first_seen_at=NOW,
             )
-        with django_assert_num_queries(14) as captured:
+        with django_assert_num_queries(15) as captured:
             assert dashboard_client.get(URL).status_code == 200
         counts.append(len(captured))
-    assert counts == [14, 14]  # the session, the user, two for permissions; 10 of ours
+    assert counts == [15, 15]  # the session, the user, two for permissions; 11 of ours
 
 
 def test_only_staff_with_the_permission_see_it(staff_user):
@@ -286,9 +288,28 @@ def test_each_attention_item_links_to_a_list_of_exactly_its_rows(dashboard_clien
             created_at=now,
             status=status,
         )
+    # Payments failing on the shop's settings: counted while met recently, under the
+    # settings in force (an older problem, or one under other settings, is not).
+    for account, digest, seen in [
+        ("default", settings_digest(), now),
+        ("old", settings_digest(), now - timedelta(hours=2)),
+        ("changed", "0" * 16, now),
+    ]:
+        OwnerProblem.objects.create(
+            account=account,
+            kind="credentials",
+            http_status=401,
+            settings_digest=digest,
+            count=3,
+            first_seen_at=seen,
+            last_seen_at=seen,
+        )
     page = dashboard_client.get(URL).content.decode()
+    # The banner says what to fix, without a secret.
+    assert "check PAYCHARGE[&#x27;SECRET&#x27;]" in page and "account default" in page
     links = dict(re.findall(r'data-item="([a-z_]+)">\s*<a href="([^"]+)"', page))
     expected = {
+        "owner_problems": 1,
         "charge_requests_unknown": 1,
         "action_requests_unconfirmed": 1,
         "deliveries_waiting": 1,

@@ -250,14 +250,21 @@ def test_all_optional_fields_reach_the_gateway(staff, gateway, token):
         ({"action": "status", "status": 500}, 503, "charge_outcome_unknown"),
         ({"action": "status", "status": 503}, 503, "charge_outcome_unknown"),
         ({"action": "drop_before"}, 503, "charge_outcome_unknown"),
-        ({"action": "status", "status": 401}, 502, "gateway_error"),
+        # The shop's settings: its owner is told; the caller that nothing was charged.
+        ({"action": "status", "status": 401}, 503, "payments_unavailable"),
+        ({"action": "status", "status": 403}, 503, "payments_unavailable"),
     ],
 )
 def test_gateway_failures_are_mapped_never_500(staff, gateway, token, fault, status, code):
     gateway.add_fault("POST", r"^/charges$", **fault)
     response = post(staff, {**GOOD, "transaction_token_id": token})
     assert_error(response, status, code)
-    if status == 503:
+    if code == "payments_unavailable":
+        assert response["Retry-After"] == "30"
+        assert response.json()["message"] == (
+            "Payments are unavailable right now; you were not charged."
+        )
+    elif status == 503:
         assert response["Retry-After"] == "30"
         assert "Do not pay again" in response.json()["message"]
 

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import ssl
 import uuid
 from typing import Any
 
 import pytest
 import requests
 import responses
+import urllib3.exceptions
 
 from django_paycharge.client import PayChargeClient
 from django_paycharge.exceptions import (
@@ -20,11 +22,14 @@ from django_paycharge.exceptions import (
     InvalidResponseError,
     NetworkError,
     NotFoundError,
+    NotSentError,
     PayChargeError,
     PaymentDetailsRejectedError,
     PermissionDeniedError,
     RateLimitError,
+    RefundExceedsChargeError,
     ServerError,
+    StoreNotFoundError,
     UnsupportedByGatewayError,
     WebhookURLExistsError,
 )
@@ -55,6 +60,9 @@ def no_retry_client(sleeps: SleepRecorder) -> PayChargeClient:
         (403, "INVALID_PERMISSIONS", PermissionDeniedError),
         (403, "CARD_LOCKED", PaymentDetailsRejectedError),  # the card, not our token
         (404, "NOT_FOUND", NotFoundError),
+        # One refund above the charge, and partial refunds adding up beyond it: one meaning.
+        (400, "REFUND_EXCEEDS_CHARGE_AMOUNT", RefundExceedsChargeError),
+        (400, "REFUND_NOT_WITHIN_BOUNDS", RefundExceedsChargeError),
         (409, "IDEMPOTENCY_KEY_CONFLICT", IdempotencyKeyConflictError),
         (409, "WEBHOOK_URL_EXISTS", WebhookURLExistsError),
         (409, "NON_UNIQUE_ACTIVE_TOKEN", ConflictError),
@@ -279,3 +287,73 @@ def test_a_charge_answered_with_an_empty_body_cannot_be_read(
     rsps.get(URL, body=b"", status=200)
     with pytest.raises(InvalidResponseError):
         client.charges.retrieve(STORE, CHARGE)
+
+
+def _wrapped(reason: Exception, cls: type[requests.RequestException] = requests.ConnectionError):
+    """What requests raises: its exception around urllib3's MaxRetryError around ``reason``."""
+    return cls(urllib3.exceptions.MaxRetryError(None, "/charges", reason))  # type: ignore[arg-type]  # no pool: none was made
+
+
+def _cert_failure() -> Exception:
+    return urllib3.exceptions.SSLError(ssl.SSLCertVerificationError(1, "certificate verify failed"))
+
+
+@pytest.mark.parametrize(
+    ("failure", "not_sent"),
+    [
+        # Provably before any byte was sent: nothing was done.
+        (requests.ConnectTimeout("connect timed out"), True),
+        (_wrapped(urllib3.exceptions.NewConnectionError(None, "refused")), True),  # type: ignore[arg-type]  # no connection object
+        (_wrapped(urllib3.exceptions.NameResolutionError("gw", None, OSError("no name"))), True),  # type: ignore[arg-type]  # likewise
+        (_wrapped(_cert_failure(), requests.exceptions.SSLError), True),
+        # Perhaps after sending: the gateway may have processed it.
+        (requests.ReadTimeout("slow"), False),
+        (_wrapped(urllib3.exceptions.ProtocolError("reset", ConnectionResetError())), False),
+        (requests.ConnectionError("Connection aborted"), False),
+        (
+            _wrapped(
+                urllib3.exceptions.SSLError(ssl.SSLError(1, "bad record mac")),
+                requests.exceptions.SSLError,
+            ),
+            False,
+        ),
+    ],
+)
+def test_only_a_failure_before_sending_is_not_sent(
+    no_retry_client: PayChargeClient, rsps: responses.RequestsMock, failure, not_sent: bool
+) -> None:
+    rsps.post(f"{BASE}/charges", body=failure)
+    with pytest.raises(NetworkError) as info:
+        no_retry_client.charges.create(
+            transaction_token_id=TOKEN, amount=1, currency="JPY", idempotency_key="k-1"
+        )
+    assert isinstance(info.value, NotSentError) is not_sent
+    assert (info.value.outcome == "not_sent") is not_sent
+
+
+def test_a_send_that_never_left_after_one_that_may_have_is_not_called_not_sent(
+    sleeps: SleepRecorder, rsps: responses.RequestsMock
+) -> None:
+    client = make_client(sleeps, max_retries=1)
+    rsps.post(f"{BASE}/charges", body=requests.ReadTimeout("slow"))
+    rsps.post(f"{BASE}/charges", body=requests.ConnectTimeout("connect timed out"))
+    with pytest.raises(NetworkError) as info:
+        client.charges.create(
+            transaction_token_id=TOKEN, amount=1, currency="JPY", idempotency_key="k-1"
+        )
+    assert len(rsps.calls) == 2
+    assert not isinstance(info.value, NotSentError) and info.value.outcome is None
+
+
+def test_a_404_naming_the_store_is_the_owners(
+    no_retry_client: PayChargeClient, rsps: responses.RequestsMock
+) -> None:
+    body = {
+        "status": "error",
+        "code": "NOT_FOUND",
+        "errors": [{"field": "storeId", "reason": "NOT_FOUND"}],
+    }
+    rsps.get(URL, json=body, status=404)
+    with pytest.raises(StoreNotFoundError) as info:
+        no_retry_client.charges.retrieve(STORE, CHARGE)
+    assert (info.value.owner_problem, info.value.outcome) == ("store", "not_sent")

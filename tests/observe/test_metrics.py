@@ -12,7 +12,7 @@ from django.utils import timezone
 from prometheus_client import REGISTRY
 
 from django_paycharge import services
-from django_paycharge.exceptions import NotFoundError, PayChargeError
+from django_paycharge.exceptions import AuthenticationError, NotFoundError, PayChargeError
 from django_paycharge.models import Charge, WebhookDelivery
 from django_paycharge.services.webhooks.deliveries import process_delivery, store_delivery
 from django_paycharge.views.metrics import metrics
@@ -237,3 +237,18 @@ def test_the_endpoint_shows_counters_and_what_the_database_says(telemetry, fake_
     assert 'paycharge_sync_lag_seconds{account="default",resource="charges",store="*"}' in text
     assert "paycharge_gateway_requests_total{" in text
     assert metrics(rf.post("/metrics")).status_code == 405
+
+
+def test_a_refused_secret_is_counted_as_the_owners_and_shown_as_needing_attention(
+    telemetry, fake_gateway, settings, rf
+):
+    token = fake_gateway.create_transaction_token("card")["id"]
+    settings.PAYCHARGE = {**settings.PAYCHARGE, "SECRET": "not-the-secret"}
+    before = telemetry("paycharge_owner_problems_total", kind="credentials")
+    with pytest.raises(AuthenticationError) as info:
+        services.create_charge(transaction_token_id=token, amount=100, currency="JPY")
+    assert info.value.outcome == "not_sent"
+    assert telemetry("paycharge_owner_problems_total", kind="credentials") == before + 1
+    exposed = metrics(rf.get("/metrics")).content.decode()
+    assert 'paycharge_attention{item="owner_problems"} 1.0' in exposed
+    assert "not-the-secret" not in exposed

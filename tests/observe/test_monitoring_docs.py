@@ -102,6 +102,7 @@ def test_every_metric_the_docs_name_is_exposed(telemetry, fake_gateway, rf):
         "paycharge_gateway_retries_total",
         "paycharge_quarantined_items_total",
         "paycharge_attention_amount",  # a series per currency only while money may have moved
+        "paycharge_owner_problems_total",
     }
     assert documented - families - unseen == set()
     assert names - {f"{d}_created" for d in documented} <= families

@@ -16,6 +16,7 @@ from ...client.params import ChargeCreateParams, wire_name
 from ...client.validation import validate_idempotency_key
 from ...exceptions import FieldError, IdempotencyKeyReusedError, InvalidParametersError
 from ...models import Charge, ChargeRequest
+from ..clients import get_client
 from ..mirror import as_stored, insert_once
 from .outcomes import answer_settled_request, send_charge_request
 
@@ -70,13 +71,15 @@ def create_charge(
       :class:`~django_paycharge.exceptions.BadRequestError`), or the arguments
       broke a rule (:class:`~django_paycharge.exceptions.InvalidParametersError`,
       nothing stored). Nothing was charged, nothing will be.
+    - ``"not_sent"``: unreachable, or the shop's settings refused (the owner is told):
+      nothing was processed. Show ``exc.customer_message``; the same key sends it again.
     - ``"unknown"``: :class:`~django_paycharge.exceptions.ChargeOutcomeUnknownError`.
       The request is abandoned (never sent again); the gateway may still have
       created the charge. Do not pay again with a new token: check again.
     """
     stored = _validated(params, fields)
     name = account or conf.DEFAULT_ACCOUNT
-    conf.get_account(name)  # a misconfigured account fails before anything is stored
+    get_client(name)  # a misconfigured account fails (and is told) before anything is stored
     key = None if idempotency_key is None else _caller_key(idempotency_key)
     request, new = _open_request(stored, name, key)
     if new:

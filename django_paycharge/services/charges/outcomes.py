@@ -42,7 +42,8 @@ class ChargeCheck:
     """What is known of a charge request now. ``may_pay_again``: a new attempt is safe.
 
     ``outcome``: ``charged`` (``charge`` is its charge, whatever its status),
-    ``refused``, ``not_charged`` (abandoned, and nothing came of it), ``pending``
+    ``refused``, ``not_sent`` (nothing was processed: payments were unavailable),
+    ``not_charged`` (abandoned, and nothing came of it), ``pending``
     (being sent, or recovery will send it) or ``unknown`` (abandoned recently:
     the gateway may still finish it; check again later).
     """
@@ -53,10 +54,11 @@ class ChargeCheck:
 
     @property
     def may_pay_again(self) -> bool:
-        """Nothing was taken and nothing will be: refused, not charged, or its charge failed."""
+        """Nothing was taken and nothing will be: refused, not sent, not charged, or its charge
+        failed."""
         if self.outcome == "charged":
             return self.charge is not None and self.charge.status in UNPAID_FINAL_STATUSES
-        return self.outcome in ("refused", "not_charged")
+        return self.outcome in ("refused", "not_sent", "not_charged")
 
 
 def check_charge_request(request: ChargeRequest | str) -> ChargeCheck | None:

@@ -9,8 +9,10 @@ rows of every kind, maps a row to its kind (its one table, ``services/recovery.p
 1. The request row, with its idempotency key, is committed before anything is sent.
 2. It is sent with its key, and the answer is classified here, once for every
    kind (:func:`outcome_of`): done (stored), refused for good (a 4xx refusal),
-   or unknown (time-outs, dropped connections, 5xx, 429,
-   ``IDEMPOTENCY_KEY_IN_PROGRESS``, an answer that cannot be read).
+   not sent (it never left, or the gateway refused the shop's own settings:
+   401, 403, an unknown store, a missing setting; only while no earlier send
+   may have reached the gateway), or unknown (time-outs, dropped connections,
+   5xx, 429, ``IDEMPOTENCY_KEY_IN_PROGRESS``, an answer that cannot be read).
 3. Unknown is asked again with the same key for ``CREATE_SETTLE_SECONDS``.
 4. Still unknown: looked for by reads; if not found, abandoned in the same
    statement that records why. A refusal that may mean an earlier send did
@@ -45,12 +47,19 @@ from ...exceptions import (
     ServerError,
 )
 from ...models import OPEN_REQUEST_STATES, ChargeActionRequest, ChargeRequest, RequestState
-from .request_rows import error_record, refusal_from_record, reload, request_name, update_request
+from .request_rows import (
+    error_record,
+    not_sent_from_record,
+    refusal_from_record,
+    reload,
+    request_name,
+    update_request,
+)
 
 logger = logging.getLogger("django_paycharge.services")
 
 State = RequestState
-DONE, REFUSED, UNKNOWN = "done", "refused", "unknown"
+DONE, REFUSED, UNKNOWN, NOT_SENT = "done", "refused", "unknown", "not_sent"
 # Answers that do not say whether the gateway did the work (or say "not yet").
 _UNKNOWN_STATUSES = frozenset({408, 425, 429})
 
@@ -100,11 +109,16 @@ class RequestKind(Protocol[RowIn, ResultOut]):
 
 
 def outcome_of(exc: PayChargeError) -> str:
-    """``refused`` (the gateway will not do it) or ``unknown`` (it may have, or may still).
+    """``refused`` (the gateway will not do it), ``not_sent`` (nothing was processed, and
+    it is not the caller's doing: the request never left, or the gateway refused the
+    shop's settings; see ``PayChargeError.owner_problem``) or ``unknown`` (it may have,
+    or may still).
 
     A kind may mark its own error final by setting ``outcome = "refused"`` (a
     capture accepted, then the charge failed).
     """
+    if exc.outcome == NOT_SENT:
+        return NOT_SENT  # NotSentError, 401, 403, an unknown store, a missing setting
     if isinstance(exc, InvalidParametersError) or exc.outcome == REFUSED:
         return REFUSED  # refused before anything was sent, or by the kind after reading
     if not isinstance(exc, APIError) or isinstance(exc, ServerError | RateLimitError):
@@ -123,6 +137,8 @@ class Asked(Generic[Row, Result]):
     result: Result | None = None
     refused: PayChargeError | None = None
     unknown: PayChargeError | None = None
+    #: Nothing was processed (:data:`NOT_SENT`): the request is ``not_sent``.
+    not_sent: PayChargeError | None = None
     #: Another process moved the request out of the open states first (the row read again).
     settled: Row | None = None
 
@@ -157,7 +173,12 @@ def ask(
             return Asked(result=kind.send(request))
         except PayChargeError as exc:
             error = exc
-        if outcome_of(error) == REFUSED:
+        outcome = outcome_of(error)
+        if outcome == NOT_SENT and (rounds or request.attempts > 1):
+            outcome = UNKNOWN  # this send never left, but an earlier one may have
+        if outcome == NOT_SENT:
+            return _not_sent(request, kind, error)
+        if outcome == REFUSED:
             try:
                 return _refused(request, kind, error)
             except PayChargeError as unread:  # the refusal could not be checked by reading
@@ -195,6 +216,24 @@ def _refused(
     return Asked(refused=refusal)
 
 
+def _not_sent(
+    request: Row, kind: RequestKind[Row, Result], exc: PayChargeError
+) -> Asked[Row, Result]:
+    """Record that nothing was processed: final, never asked about again by recovery."""
+    record = error_record(exc, NOT_SENT)
+    if not update_request(request, OPEN_REQUEST_STATES, state=State.NOT_SENT, error=record):
+        return Asked(settled=reload(request))
+    # The owner hears of their settings from the client's observer (services.problems).
+    logger.warning(
+        "%s request %s not sent (%s): nothing was done, it may be made again",
+        kind.name.capitalize(),
+        request_name(request),
+        type(exc).__name__,
+    )
+    exc.outcome = NOT_SENT
+    return Asked(not_sent=exc)
+
+
 def send(kind: RequestKind[Row, Result], request: Row, *, recorded: bool = False) -> Result:
     """Send a committed request (asking again while unknown); abandon it if it stays unknown.
 
@@ -207,6 +246,8 @@ def send(kind: RequestKind[Row, Result], request: Row, *, recorded: bool = False
     asked = ask(kind, request, budget=budget, recorded=recorded)
     if asked.refused is not None:
         raise asked.refused
+    if asked.not_sent is not None:
+        raise asked.not_sent
     if asked.settled is not None:
         return answer(kind, asked.settled)
     if asked.unknown is None:
@@ -222,8 +263,16 @@ def send(kind: RequestKind[Row, Result], request: Row, *, recorded: bool = False
 def answer(kind: RequestKind[Row, Result], request: Row) -> Result:
     """The answer for a request asked for again: its result, or the error it ended with.
 
-    An open request is sent; an abandoned one is never sent, only looked for.
+    An open request is sent; an abandoned one is never sent, only looked for. A create
+    that was not sent is sent again (nothing came of it); a capture, cancel, refund or
+    update that was not sent raises its error again: make it anew, with a new key, so
+    that the charge's checks (another in flight, what is left) are made again.
     """
+    if request.state == State.NOT_SENT:
+        if kind.name != "create":
+            raise not_sent_from_record(request.error)
+        update_request(request, (State.NOT_SENT,), state=State.PENDING, attempts=0)
+        return answer(kind, reload(request))
     if request.state in OPEN_REQUEST_STATES:
         return send(kind, request)
     if request.state == State.SUCCEEDED:
@@ -244,7 +293,8 @@ def answer(kind: RequestKind[Row, Result], request: Row) -> Result:
 def check(kind: RequestKind[Row, Result], request: Row) -> tuple[str, Result | None]:
     """A request's outcome as far as it can be known now (reads only), and its result.
 
-    ``done``, ``refused``, ``pending`` (being sent, or recovery will send it),
+    ``done``, ``refused``, ``not_sent`` (nothing was processed), ``pending`` (being
+    sent, or recovery will send it),
     ``nothing_done`` (abandoned and nothing came of it) or ``unknown``
     (abandoned recently: the gateway may still finish it). An abandoned
     request is looked for; once ``CHARGE_REQUEST_GRACE`` has passed since it
@@ -255,6 +305,8 @@ def check(kind: RequestKind[Row, Result], request: Row) -> tuple[str, Result | N
         return DONE, kind.stored(request)
     if request.state == State.FAILED:
         return REFUSED, None
+    if request.state == State.NOT_SENT:
+        return NOT_SENT, None
     if request.state in OPEN_REQUEST_STATES:
         return "pending", None
     error = request.error if isinstance(request.error, dict) else {}

@@ -15,7 +15,17 @@ from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.models import Q
 from django.utils import timezone
 
-from ...exceptions import APIError, ChargeStateError, PayChargeError, error_class_for_status
+from ...exceptions import (
+    APIError,
+    AuthenticationError,
+    ChargeStateError,
+    ConfigurationError,
+    NotSentError,
+    PayChargeError,
+    PermissionDeniedError,
+    StoreNotFoundError,
+    error_class_for_status,
+)
 from ...models import OPEN_REQUEST_STATES, RequestState
 from ..retry import retry_transient
 
@@ -119,6 +129,34 @@ def refusal_from_record(error: Any) -> PayChargeError:
             request_id=record.get("request_id"),
         )
     exc.outcome = REFUSED
+    return exc
+
+
+#: The errors a ``not_sent`` request may have ended with, by the name its record keeps.
+_NOT_SENT_CLASSES: dict[str, type[PayChargeError]] = {
+    cls.__name__: cls
+    for cls in (
+        NotSentError,
+        AuthenticationError,
+        PermissionDeniedError,
+        StoreNotFoundError,
+        ConfigurationError,
+    )
+}
+
+
+def not_sent_from_record(error: Any) -> PayChargeError:
+    """The error a ``not_sent`` request ended with, rebuilt from its stored record."""
+    record = error if isinstance(error, dict) else {}
+    status = record.get("http_status")
+    cls = _NOT_SENT_CLASSES.get(str(record.get("type")), NotSentError)
+    exc = cls(
+        record.get("message") or None,
+        http_status=status if isinstance(status, int) else None,
+        code=record.get("code"),
+        request_id=record.get("request_id"),
+    )
+    exc.outcome = "not_sent"
     return exc
 
 
