@@ -11,6 +11,6 @@ class PayChargeConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        # Imported for their side effects: registering checks and signal receivers, and
-        # (tasks) waking workers for announcements whose receivers are to run again.
-        from . import checks, conf, tasks  # noqa: F401
+        # Imported for their side effects on Django's registries: the system checks, and
+        # conf's receiver of setting_changed.
+        from . import checks, conf  # noqa: F401

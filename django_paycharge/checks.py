@@ -349,7 +349,7 @@ def sqlite_busy_timeout_messages(databases: Mapping[str, Any]) -> list[CheckMess
 
 def _task_messages(user: Mapping[str, Any]) -> list[CheckMessage]:
     """Background work: a mode, backend alias or queue that could never run (E020)."""
-    from .tasks import MODES
+    from .queue import MODES
 
     problems: list[str] = []
     mode = user.get("TASKS", conf.DEFAULTS["TASKS"])
@@ -426,13 +426,14 @@ def _missing_backend_or_queue(
 
 def _binding_problems() -> list[str]:
     """What the backend itself says when our tasks are bound to it (a queue it lacks, ...)."""
-    from . import tasks
+    from .queue import routed, tasks_framework
+    from .tasks import ALL_TASKS
 
-    if tasks.tasks_framework() is None:
+    if tasks_framework() is None:
         return [_("TASKS names a backend, but no tasks framework is installed (django-tasks).")]
     try:
-        for task in tasks.ALL_TASKS:
-            tasks.routed(task)
+        for task in ALL_TASKS:
+            routed(task)
     except Exception as exc:  # the backend's own error names what is wrong
         return [
             _("Our tasks cannot run on PAYCHARGE['TASK_BACKEND'] / ['TASK_QUEUE']: %(error)s")

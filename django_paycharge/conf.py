@@ -12,10 +12,10 @@ import base64
 import binascii
 import json
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Any
+from typing import Any, Generic, TypeVar
 from urllib.parse import urlsplit
 
 from django.conf import settings
@@ -28,6 +28,9 @@ from .client.options import ClientOptions, option_problems
 from .exceptions import ConfigurationError
 
 DEFAULT_ACCOUNT = "default"
+
+K = TypeVar("K")
+V = TypeVar("V")
 
 #: Defaults of every key. Keys of an account: the first block.
 DEFAULTS: dict[str, Any] = {
@@ -470,20 +473,38 @@ def webhook_lease() -> timedelta:
     return timedelta(seconds=value)
 
 
+# How many times PAYCHARGE changed in this process (override_settings, tests): a cache
+# built from it asks (settings_generation) instead of being told, so no module has to
+# register anything here for its cache to be dropped.
+_generation = 0
+
+
 @receiver(setting_changed)
 def _reset_on_setting_change(*, setting: str, **kwargs: Any) -> None:
+    global _generation
     if setting == "PAYCHARGE":
-        for callback in _reset_callbacks:
-            callback()
+        _generation += 1
+        _accounts.clear()
 
 
-_reset_callbacks: list[Any] = []
+def settings_generation() -> int:
+    """A number that changes whenever ``PAYCHARGE`` does: a cache built from the settings
+    is stale once it differs from the number read when the cache was built."""
+    return _generation
 
 
-def on_settings_reset(callback: Any) -> Any:
-    """Register a callable run when ``PAYCHARGE`` changes (for caches built from it)."""
-    _reset_callbacks.append(callback)
-    return callback
+class SettingsCache(Generic[K, V]):
+    """Values built from ``PAYCHARGE``, dropped once it changed (``stale`` is given them)."""
 
+    def __init__(self, stale: Callable[[dict[K, V]], object] | None = None) -> None:
+        self._values: dict[K, V] = {}
+        self._generation = _generation
+        self._stale = stale
 
-on_settings_reset(_accounts.clear)
+    def current(self) -> dict[K, V]:
+        """The values, emptied first if the settings changed since they were built."""
+        if self._generation != _generation:
+            old, self._values, self._generation = self._values, {}, _generation
+            if self._stale is not None:
+                self._stale(old)
+        return self._values

@@ -109,15 +109,17 @@ def test_get_setting_returns_defaults_and_rejects_unknown_keys():
         conf.get_setting("NOPE")
 
 
-def test_reset_callbacks_run_when_the_setting_changes():
-    calls = []
-    conf.on_settings_reset(lambda: calls.append(1))
-    try:
-        with override_settings(PAYCHARGE={**BASE}):
-            pass
-        assert len(calls) == 2  # entering and leaving
-    finally:
-        conf._reset_callbacks.pop()
+def test_a_settings_cache_is_dropped_when_the_setting_changes():
+    dropped: list[dict[str, int]] = []
+    cache: conf.SettingsCache[str, int] = conf.SettingsCache(stale=dropped.append)
+    cache.current()["a"] = 1
+    assert cache.current() == {"a": 1}  # kept while PAYCHARGE stays
+    before = conf.settings_generation()
+    with override_settings(PAYCHARGE={**BASE}):
+        assert conf.settings_generation() == before + 1
+        assert cache.current() == {}
+    assert conf.settings_generation() == before + 2  # entering and leaving
+    assert dropped == [{"a": 1}]
 
 
 @pytest.mark.parametrize(

@@ -14,6 +14,7 @@ import pytest
 from django_paycharge import tasks
 from django_paycharge.checks import check_paycharge_settings
 from django_paycharge.models import WebhookDelivery
+from django_paycharge.queue import routed
 from tests.waiting import run
 
 FRAMEWORK = "django.tasks" if find_spec("django.tasks") else "django_tasks"
@@ -72,7 +73,7 @@ def test_a_backend_without_the_default_queue_is_a_working_configuration(settings
         "default": {"BACKEND": "django_tasks_db.DatabaseBackend", "QUEUES": ["payments"]}
     }
     assert errors(settings, TASK_QUEUE="payments") == []
-    task: Any = tasks.routed(tasks.process_webhook_delivery)  # the framework's own Task
+    task: Any = routed(tasks.process_webhook_delivery)  # the framework's own Task
     assert (task.backend, task.queue_name) == ("default", "payments")
 
 
@@ -91,7 +92,7 @@ def test_background_mode_needs_the_named_backend(settings):
 def test_work_goes_to_the_named_backend_and_queue(settings):
     settings.TASKS = {"default": DUMMY, "jobs": {**DUMMY, "QUEUES": ["payments"]}}
     settings.PAYCHARGE = {**settings.PAYCHARGE, "TASK_BACKEND": "jobs", "TASK_QUEUE": "payments"}
-    task: Any = tasks.routed(tasks.process_webhook_delivery)  # the framework's own Task
+    task: Any = routed(tasks.process_webhook_delivery)  # the framework's own Task
     assert (task.backend, task.queue_name) == ("jobs", "payments")
     assert task.get_backend().alias == "jobs"
 

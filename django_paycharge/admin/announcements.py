@@ -14,7 +14,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, ngettext
 
 from ..models import Announcement
-from ..services.webhooks import announcements, leases
+from ..outbox import claimant, count_not_heard, dismiss_announcements, hear
 from . import display
 from .gateway import limited
 from .readonly import ReadOnlyAdmin
@@ -60,7 +60,7 @@ class AnnouncementAdmin(ReadOnlyAdmin):
         self, request: HttpRequest, extra_context: dict[str, Any] | None = None
     ) -> HttpResponse:
         if request.method == "GET":
-            count = announcements.count_not_heard()
+            count = count_not_heard()
             if count:
                 self.message_user(
                     request,
@@ -106,9 +106,9 @@ class AnnouncementAdmin(ReadOnlyAdmin):
 
     @admin.action(description=gettext_lazy("Retry (run the receiver now)"), permissions=["retry"])
     def retry(self, request: HttpRequest, queryset: QuerySet[Announcement]) -> None:
-        by = leases.claimant(f"admin Retry by {request.user.get_username()}")
+        by = claimant(f"admin Retry by {request.user.get_username()}")
         for row in limited(self, request, queryset):
-            status = announcements.hear(row.pk, by=by, force=row.status != Status.PROCESSING)
+            status = hear(row.pk, by=by, force=row.status != Status.PROCESSING)
             names = {"row": row}
             if status == Status.PROCESSED:
                 self.message_user(request, _("%(row)s was heard.") % names, messages.SUCCESS)
@@ -127,7 +127,7 @@ class AnnouncementAdmin(ReadOnlyAdmin):
     @admin.action(description=gettext_lazy("Dismiss (never run it again)"), permissions=["retry"])
     def dismiss(self, request: HttpRequest, queryset: QuerySet[Announcement]) -> None:
         pks = list(queryset.values_list("pk", flat=True))
-        done = announcements.dismiss(pks, by=f"admin Dismiss by {request.user.get_username()}")
+        done = dismiss_announcements(pks, by=f"admin Dismiss by {request.user.get_username()}")
         self.message_user(
             request,
             ngettext(

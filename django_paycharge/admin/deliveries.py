@@ -17,7 +17,8 @@ from django.utils.translation import gettext_lazy, ngettext
 
 from ..client.vocabulary import TRIGGERS
 from ..models import WebhookDelivery
-from ..services.webhooks import deliveries, leases
+from ..outbox import claimant, stuck
+from ..services.webhooks import BUSY, MISSING, process_delivery
 from . import display
 from .gateway import limited
 from .readonly import ReadOnlyAdmin
@@ -55,9 +56,9 @@ class DeliveryStatusFilter(admin.SimpleListFilter):
     def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
         value = self.value()
         if value == self.STUCK:
-            return queryset.filter(leases.stuck(timezone.now()))
+            return queryset.filter(stuck(timezone.now()))
         if value == WebhookDelivery.Status.PROCESSING:
-            return queryset.filter(status=value).exclude(leases.stuck(timezone.now()))
+            return queryset.filter(status=value).exclude(stuck(timezone.now()))
         return queryset.filter(status=value) if value else queryset
 
 
@@ -101,8 +102,8 @@ class WebhookDeliveryAdmin(ReadOnlyAdmin):
         self, request: HttpRequest, extra_context: dict[str, Any] | None = None
     ) -> HttpResponse:
         if request.method == "GET":
-            stuck = WebhookDelivery.objects.filter(leases.stuck(timezone.now())).count()
-            if stuck:
+            stuck_count = WebhookDelivery.objects.filter(stuck(timezone.now())).count()
+            if stuck_count:
                 self.message_user(
                     request,
                     ngettext(
@@ -111,9 +112,9 @@ class WebhookDeliveryAdmin(ReadOnlyAdmin):
                         "%(count)d deliveries are stuck: the processes that claimed them died "
                         "or hang. The next worker or paycharge_process_webhooks run takes them "
                         "over.",
-                        stuck,
+                        stuck_count,
                     )
-                    % {"count": stuck},
+                    % {"count": stuck_count},
                     messages.WARNING,
                 )
         return super().changelist_view(request, extra_context)
@@ -158,10 +159,10 @@ class WebhookDeliveryAdmin(ReadOnlyAdmin):
 
     @admin.action(description=gettext_lazy("Reprocess"), permissions=["reprocess"])
     def reprocess(self, request: HttpRequest, queryset: QuerySet[WebhookDelivery]) -> None:
-        by = leases.claimant(f"admin Reprocess by {request.user.get_username()}")
+        by = claimant(f"admin Reprocess by {request.user.get_username()}")
         for delivery in limited(self, request, queryset):
             was_stuck = delivery.is_stuck()
-            status = deliveries.process_delivery(delivery.pk, force=True, by=by)
+            status = process_delivery(delivery.pk, force=True, by=by)
             level, text = _reprocess_report(delivery, status, was_stuck)
             self.message_user(request, text, level)
 
@@ -169,7 +170,7 @@ class WebhookDeliveryAdmin(ReadOnlyAdmin):
 def _reprocess_report(delivery: WebhookDelivery, status: str, was_stuck: bool) -> tuple[int, str]:
     """What the admin's Reprocess did to one delivery, as (message level, text)."""
     names = {"delivery": delivery}
-    if status == deliveries.BUSY:
+    if status == BUSY:
         current = WebhookDelivery.objects.filter(pk=delivery.pk).first() or delivery
         return messages.WARNING, _(
             "Delivery %(delivery)s was not reprocessed: %(holder)s is processing it (lease until "
@@ -182,7 +183,7 @@ def _reprocess_report(delivery: WebhookDelivery, status: str, was_stuck: bool) -
             if current.lease_until
             else "?",
         }
-    if status == deliveries.MISSING:
+    if status == MISSING:
         return messages.ERROR, _("Delivery %(delivery)s no longer exists.") % names
     if status == WebhookDelivery.Status.FAILED:
         last_error = (

@@ -10,9 +10,10 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.utils.translation import gettext as _
 
-from .. import conf, services, tasks
+from .. import conf, services
 from ..exceptions import NotFoundError, PayChargeError, SyncInProgressError
 from ..models import Charge
+from ..queue import background_enabled, routed
 
 
 def limited(
@@ -75,7 +76,7 @@ def run_sync_now(model_admin: admin.ModelAdmin[Any], request: HttpRequest) -> No
     in the background, otherwise run here for at most ``ADMIN_SYNC_MAX_PAGES`` pages
     (a whole sync would outlast the request), the rest left to the next sync."""
     try:
-        background = tasks.background_enabled()
+        background = background_enabled()
         pages = conf.get_int_setting("ADMIN_SYNC_MAX_PAGES", 1)
     except PayChargeError as exc:
         model_admin.message_user(request, str(exc), messages.ERROR)
@@ -112,7 +113,7 @@ def run_sync_now(model_admin: admin.ModelAdmin[Any], request: HttpRequest) -> No
 
 
 def _enqueue(model_admin: admin.ModelAdmin[Any], request: HttpRequest, account: str) -> None:
-    queued = tasks.routed(tasks.sync_charges_task).enqueue(account)
+    queued = routed(services.sync_charges_task).enqueue(account)
     # An immediate backend (Django 6's default) has already run it: say what it did.
     status = str(getattr(getattr(queued, "status", None), "value", ""))
     done = queued.return_value if status == "SUCCESSFUL" else None

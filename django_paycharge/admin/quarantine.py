@@ -22,7 +22,7 @@ from django.utils.translation import gettext_lazy, ngettext
 
 from ..exceptions import PayChargeError
 from ..models import QuarantinedItem
-from ..services.mirror import quarantined as settle
+from ..services.mirror import dismiss_quarantined, store_quarantined_by_id
 from . import display
 from .readonly import ReadOnlyAdmin
 
@@ -90,7 +90,7 @@ def dismiss(
     open_items = queryset.filter(resolved_at__isnull=True)
     form = DismissForm(request.POST if request.POST.get("post") == "yes" else None)
     if form.is_valid():
-        count = settle.dismiss(
+        count = dismiss_quarantined(
             open_items, form.cleaned_data["reason"], by=request.user.get_username()
         )
         model_admin.message_user(
@@ -116,7 +116,7 @@ def store_from_gateway(
     form = StoreForm(request.POST if request.POST.get("post") == "yes" else None)
     if form.is_valid():
         try:
-            charge = settle.store_from_gateway(
+            charge = store_quarantined_by_id(
                 item, form.cleaned_data["charge_id"], by=request.user.get_username()
             )
         except PayChargeError as exc:

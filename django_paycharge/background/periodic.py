@@ -33,8 +33,9 @@ from django.utils import timezone
 
 from .. import conf, services
 from ..exceptions import SyncInProgressError
-from ..services.webhooks import announcements, deliveries
-from .dispatch import dispatch_announcement, dispatch_delivery
+from ..outbox import count_not_heard, dispatch_announcement, due_announcements, prune_announcements
+from ..queue import background_task
+from ..services.webhooks import dispatch_delivery, pending_deliveries, prune_deliveries
 
 logger = logging.getLogger("django_paycharge.periodic")
 
@@ -62,7 +63,7 @@ def sweep_deliveries(*, older_than: timedelta | None = None) -> dict[str, int]:
     """
     if older_than is None:
         older_than = timedelta(seconds=float(conf.get_setting("SWEEP_AFTER")))
-    due = deliveries.pending_deliveries(failed=True, before=timezone.now() - older_than)
+    due = pending_deliveries(failed=True, before=timezone.now() - older_than)
     for pk in due:
         dispatch_delivery(pk, retry_failed=True)
     if due:
@@ -84,12 +85,12 @@ def sweep_announcements() -> dict[str, int]:
     Each goes where a new delivery would go (our task backend, or inline); running
     one twice is harmless: it is claimed first.
     """
-    due = announcements.due()
+    due = due_announcements()
     for pk in due:
         dispatch_announcement(pk)
     if due:
         logger.info("Sent on %d announcements whose receivers are due again", len(due))
-    counts = {"sent": len(due), "not_heard": announcements.count_not_heard()}
+    counts = {"sent": len(due), "not_heard": count_not_heard()}
     if counts["not_heard"]:
         raise StepFailed(
             f"{counts['not_heard']} announcements were not heard by every receiver after "
@@ -135,8 +136,8 @@ def _recover() -> dict[str, Any]:
 
 def _prune() -> dict[str, int]:
     days = int(conf.get_setting("DELIVERY_RETENTION_DAYS"))
-    deleted, kept = deliveries.prune_deliveries(older_than_days=days)
-    heard = announcements.prune(older_than_days=days)
+    deleted, kept = prune_deliveries(older_than_days=days)
+    heard = prune_announcements(older_than_days=days)
     return {"deleted": deleted, "kept_unprocessed": kept, "announcements_deleted": heard}
 
 
@@ -169,3 +170,9 @@ def run_periodic(steps: Iterable[str] | None = None) -> PeriodicReport:
             logger.exception("Periodic step %s failed", step)
             report.failed[step] = f"{type(exc).__name__}: {exc}"[:500]
     return report
+
+
+@background_task
+def run_periodic_task(steps: list[str] | None = None) -> dict[str, Any]:
+    """The periodic work (see :mod:`django_paycharge.periodic`); returns what each step did."""
+    return run_periodic(steps).as_dict()

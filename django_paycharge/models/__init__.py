@@ -3,6 +3,7 @@
 from .announcements import Announcement
 from .charges import (
     OPEN_REQUEST_STATES,
+    REFUNDED_ANNOTATION,
     Charge,
     ChargeMode,
     ChargeRequest,
@@ -19,7 +20,6 @@ from .problems import OwnerProblem
 from .quarantine import QuarantinedItem
 from .refunds import (
     COUNTED_REFUND_STATUSES,
-    REFUNDED_ANNOTATION,
     Cancel,
     ChargeActionRequest,
     OperationStatus,

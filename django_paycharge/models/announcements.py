@@ -2,7 +2,7 @@
 
 One row is one receiver's hearing of one change (an outbox row): written in
 the transaction that makes the change, run after it commits, run again until
-the receiver returns (see ``services/announcements.py``). The rows of one
+the receiver returns (see ``outbox/announcements.py``). The rows of one
 change share its ``event_id``, which each receiver gets.
 """
 
@@ -19,7 +19,7 @@ class Announcement(models.Model):
 
     class Status(models.TextChoices):
         # Member names are the lease vocabulary shared with webhook deliveries
-        # (services/leases.py): RECEIVED waits, PROCESSING is claimed or backing off.
+        # (outbox/leases.py): RECEIVED waits, PROCESSING is claimed or backing off.
         RECEIVED = "waiting", _("Waiting")
         PROCESSING = "running", _("Running")
         PROCESSED = "heard", _("Heard")

@@ -213,10 +213,20 @@ class Charge(models.Model):
 
     @property
     def refunded_amount(self) -> int:
-        """The sum of the charge's successful refunds, in minor units (one query)."""
-        from .refunds import refunded_amount  # refunds.py imports this module
+        """The sum of the charge's successful refunds, in minor units: its stored
+        ``refunds_total`` (kept by ``services.mirror.store_refund``, the one writer of
+        refunds), read from a charge of ``with_refunded_amounts`` without a query,
+        otherwise from the database (one query, so a charge loaded before a refund
+        still says it)."""
+        annotated = getattr(self, REFUNDED_ANNOTATION, None)
+        if annotated is not None:
+            return int(annotated)
+        stored = Charge.objects.filter(pk=self.pk).values_list("refunds_total", flat=True)
+        return int(stored.first() or 0)
 
-        return refunded_amount(self)
+
+#: The annotation ``with_refunded_amounts`` gives each charge (its successful refunds' sum).
+REFUNDED_ANNOTATION = "successful_refunds_total"
 
 
 class RequestState(models.TextChoices):

@@ -8,7 +8,7 @@ from django.db import models
 from django.db.models import F, QuerySet, Sum
 from django.utils.translation import gettext_lazy as _
 
-from .charges import OPEN_REQUEST_STATES, Charge, RequestState
+from .charges import OPEN_REQUEST_STATES, REFUNDED_ANNOTATION, Charge, RequestState
 from .payload import PayloadEncoder
 
 
@@ -111,18 +111,11 @@ def refunded_amount(charge: Charge, statuses: tuple[str, ...] = ("successful",))
     database (one query, so a charge loaded before a refund still says it).
     """
     if statuses == ("successful",):
-        annotated = getattr(charge, REFUNDED_ANNOTATION, None)
-        if annotated is not None:
-            return int(annotated)
-        stored = Charge.objects.filter(pk=charge.pk).values_list("refunds_total", flat=True)
-        return int(stored.first() or 0)
+        return charge.refunded_amount
     total = Refund.objects.filter(charge=charge, status__in=statuses).aggregate(
         total=Sum("amount")
     )["total"]
     return int(total or 0)
-
-
-REFUNDED_ANNOTATION = "successful_refunds_total"
 
 
 class RefundState(models.TextChoices):

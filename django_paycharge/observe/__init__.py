@@ -87,20 +87,16 @@ class _Backends:
             logger.error("PAYCHARGE['TELEMETRY']: a backend could not be loaded: %s", exc)
 
 
-_current: _Backends | None = None
+# The backends, and the settings' generation they were loaded at (loaded again after a change).
+_current: tuple[_Backends, int] | None = None
 
 
 def _backends() -> _Backends:
     global _current
-    if _current is None:
-        _current = _Backends(conf.get_setting("TELEMETRY") or ())
-    return _current
-
-
-@conf.on_settings_reset
-def _reset() -> None:
-    global _current
-    _current = None
+    generation = conf.settings_generation()
+    if _current is None or _current[1] != generation:
+        _current = (_Backends(conf.get_setting("TELEMETRY") or ()), generation)
+    return _current[0]
 
 
 # -- the gateway ------------------------------------------------------------------------------

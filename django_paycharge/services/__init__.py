@@ -44,7 +44,7 @@ from .recovery import (
     recover_requests,
 )
 from .retry import retry_transient
-from .sync import SyncResult, sync_charge_children, sync_charges, sync_refunds
+from .sync import SyncResult, sync_charge_children, sync_charges, sync_charges_task, sync_refunds
 from .webhooks import matches_auth_token, sync_webhooks
 
 __all__ = [
@@ -79,6 +79,7 @@ __all__ = [
     "store_remote_charge",
     "sync_charge_children",
     "sync_charges",
+    "sync_charges_task",
     "sync_refunds",
     "sync_webhooks",
     "token_digest",

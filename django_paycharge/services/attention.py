@@ -29,12 +29,11 @@ from ..models import (
     SyncCheckpoint,
     WebhookDelivery,
 )
-from . import (
-    charges,  # noqa: F401  (importing it registers the create kind)
-    problems,
-)
-from .lifecycle import KINDS, outcome_unknown
-from .webhooks import announcements, leases
+from ..outbox import count_not_heard, stuck
+from . import problems
+from .charges import CREATE
+from .lifecycle import outcome_unknown
+from .recovery import ACTIONS
 
 Status = WebhookDelivery.Status
 
@@ -90,10 +89,10 @@ def unknown_outcome(model: type[ChargeRequest] | type[ChargeActionRequest]) -> Q
     kinds); the admin's lists filter with this too, so a count and its list agree.
     """
     if model is ChargeRequest:
-        return outcome_unknown(KINDS["create"].nothing_done)
+        return outcome_unknown(CREATE.nothing_done)
     by_record: dict[str, list[str]] = {}
     for name in ChargeActionRequest.Kind.values:
-        by_record.setdefault(KINDS[name].nothing_done, []).append(name)
+        by_record.setdefault(ACTIONS[name].nothing_done, []).append(name)
     found = Q(pk__in=[])
     for record, kinds in by_record.items():
         found |= Q(kind__in=kinds) & outcome_unknown(record)
@@ -159,7 +158,7 @@ def _deliveries(now: datetime) -> list[AttentionItem]:
         status__in=[Status.RECEIVED, Status.PROCESSING, Status.FAILED]
     ).aggregate(
         waiting=Count("pk", filter=Q(status=Status.RECEIVED)),
-        stuck=Count("pk", filter=leases.stuck(now)),
+        stuck=Count("pk", filter=stuck(now)),
         failed=Count("pk", filter=Q(status=Status.FAILED)),
     )
     changelist = "admin:django_paycharge_webhookdelivery_changelist"
@@ -208,7 +207,7 @@ def _mirror(now: datetime) -> list[AttentionItem]:
         AttentionItem(
             "announcements_unheard",
             _("Announcements a receiver did not hear"),
-            announcements.count_not_heard(),
+            count_not_heard(),
             "admin:django_paycharge_announcement_changelist",
             f"status__exact={Announcement.Status.FAILED}",
         ),

@@ -12,14 +12,22 @@ from ..exceptions import ConfigurationError
 from . import problems
 
 _lock = threading.Lock()
-_clients: dict[str, PayChargeClient] = {}
+
+
+def _close(clients: dict[str, PayChargeClient]) -> None:
+    for client in clients.values():
+        client.close()
+
+
+# Dropped (and closed) on the first use after PAYCHARGE changed.
+_clients: conf.SettingsCache[str, PayChargeClient] = conf.SettingsCache(stale=_close)
 
 
 @sensitive_variables()
 def get_client(account: str | None = None) -> PayChargeClient:
     """The client of ``account`` (the default one when None). Rebuilt when ``PAYCHARGE`` changes."""
     name = account or conf.DEFAULT_ACCOUNT
-    client = _clients.get(name)
+    client = _clients.current().get(name)
     if client is not None:
         return client
     try:
@@ -28,19 +36,19 @@ def get_client(account: str | None = None) -> PayChargeClient:
         problems.record(name, problems.Kind.SETTINGS, detail=exc.message)
         raise
     with _lock:
-        client = _clients.get(name)
+        clients = _clients.current()
+        client = clients.get(name)
         if client is None:
             # The account's metrics and traces, and the owner told of what is theirs to fix.
             observer = problems.watching(name, observe.gateway_observer(name))
             client = PayChargeClient.from_options(options, observer=observer)
-            _clients[name] = client
+            clients[name] = client
     return client
 
 
-@conf.on_settings_reset
 def reset_clients() -> None:
     """Forget every client (they are rebuilt from the current settings on next use)."""
     with _lock:
-        for client in _clients.values():
-            client.close()
-        _clients.clear()
+        clients = _clients.current()
+        _close(clients)
+        clients.clear()

@@ -23,13 +23,48 @@ from django.utils import timezone
 
 from .. import conf
 from ..models import OPEN_REQUEST_STATES, ChargeActionRequest, ChargeRequest, RequestState
-from . import charges, lifecycle  # noqa: F401  (importing them registers every kind)
-from .lifecycle import DONE, abandon, ask, check, kind_of, look_for, request_name
+from ..queue import background_task
+from .charges import CREATE
+from .lifecycle import (
+    CANCEL,
+    CAPTURE,
+    DONE,
+    REFUND,
+    UPDATE,
+    Asked,
+    RequestKind,
+    Result,
+    Row,
+    abandon,
+    ask,
+    check,
+    look_for,
+    request_name,
+)
 
 logger = logging.getLogger("django_paycharge.services")
 
+#: The kind of each request on a charge, by the name its row stores. Recovery reads
+#: rows of every kind, and this table (with ``CREATE`` for charge requests) alone says
+#: which kind settles a row; every other caller passes its own.
+ACTIONS: dict[str, RequestKind[ChargeActionRequest, object]] = {
+    ChargeActionRequest.Kind.CAPTURE: CAPTURE,
+    ChargeActionRequest.Kind.CANCEL: CANCEL,
+    ChargeActionRequest.Kind.REFUND: REFUND,
+    ChargeActionRequest.Kind.UPDATE: UPDATE,
+}
+
 #: The kinds of a charge's later life (``recover_action_requests``).
 ACTION_KINDS = frozenset(ChargeActionRequest.Kind.values)
+
+Request = ChargeRequest | ChargeActionRequest
+
+
+def kind_name(request: Request) -> str:
+    """The name of a stored row's kind (``create`` for a charge request)."""
+    return CREATE.name if isinstance(request, ChargeRequest) else ACTIONS[request.kind].name
+
+
 _COUNTS = ("settled", "failed", "still_pending", "abandoned", "found", "left_alone")
 
 
@@ -86,21 +121,30 @@ def recover_requests(
     for model in _models(wanted):
         open_requests = _of_kinds(model, wanted).filter(state__in=OPEN_REQUEST_STATES)
         for request in open_requests.exclude(quiet).iterator():
-            result.add(kind_of(request).name, "left_alone")
+            result.add(kind_name(request), "left_alone")
         for request in open_requests.filter(quiet).order_by("created_at").iterator():
             if request.created_at <= now - max_age:
                 _expire(request, result)
             else:
                 _settle(request, result)
     for request in _unresolved_abandoned(wanted):
-        outcome, _result = check(request)
+        if isinstance(request, ChargeRequest):
+            outcome = check(CREATE, request)[0]
+        else:
+            outcome = check(ACTIONS[request.kind], request)[0]
         if outcome == DONE:
-            result.add(kind_of(request).name, "found")
+            result.add(kind_name(request), "found")
     return result
 
 
 #: The name it had when only creates were recovered: it settles every kind too.
 recover_charge_requests = recover_requests
+
+
+@background_task
+def recover_charge_requests_task(older_than_seconds: float = 30.0) -> dict[str, Any]:
+    """Settle requests that move money left in flight, every kind (see :func:`recover_requests`)."""
+    return recover_requests(older_than=timedelta(seconds=older_than_seconds)).as_dict()
 
 
 def recover_action_requests(*, older_than: timedelta = timedelta(seconds=30)) -> dict[str, int]:
@@ -110,25 +154,42 @@ def recover_action_requests(*, older_than: timedelta = timedelta(seconds=30)) ->
     return {name: getattr(result, name) for name in ("settled", "failed", "still_pending")}
 
 
-def _settle(request: Any, result: RecoveryResult) -> None:
-    name = kind_of(request).name
-    asked = ask(request, budget=0)
-    if asked.result is not None or asked.settled is not None:
-        result.add(name, "settled")
-    elif asked.refused is not None or asked.not_sent is not None:
-        result.add(name, "failed")  # ended, nothing done (not sent: never sent again by us)
+def _settle(request: Request, result: RecoveryResult) -> None:
+    if isinstance(request, ChargeRequest):
+        count = _count(ask(CREATE, request, budget=0))
     else:
-        result.add(name, "still_pending")  # in progress or no answer: never guessed to be failed
+        count = _count(ask(ACTIONS[request.kind], request, budget=0))
+    result.add(kind_name(request), count)
 
 
-def _expire(request: Any, result: RecoveryResult) -> None:
-    name = kind_of(request).name
-    if request.sent_at is not None and look_for(request) is not None:
+def _count(asked: Asked[Row, Result]) -> str:
+    if asked.result is not None or asked.settled is not None:
+        return "settled"
+    if asked.refused is not None or asked.not_sent is not None:
+        return "failed"  # ended, nothing done (not sent: never sent again by us)
+    return "still_pending"  # in progress or no answer: never guessed to be failed
+
+
+def _expire(request: Request, result: RecoveryResult) -> None:
+    name = kind_name(request)
+    if request.sent_at is not None and _look_for(request) is not None:
         result.add(name, "settled")
         return
-    if abandon(request, None, reason="max_age"):
+    if _abandon(request):
         result.add(name, "abandoned")
         result.abandoned_keys.append(request_name(request))
+
+
+def _look_for(request: Request) -> object | None:
+    if isinstance(request, ChargeRequest):
+        return look_for(CREATE, request)
+    return look_for(ACTIONS[request.kind], request)
+
+
+def _abandon(request: Request) -> bool:
+    if isinstance(request, ChargeRequest):
+        return abandon(CREATE, request, None, reason="max_age")
+    return abandon(ACTIONS[request.kind], request, None, reason="max_age")
 
 
 def _models(kinds: set[str]) -> list[type[Any]]:
@@ -151,5 +212,8 @@ def _unresolved_abandoned(kinds: set[str]) -> Iterator[Any]:
             candidates = candidates.filter(charge__isnull=True)
         for request in candidates.order_by("created_at"):
             error = request.error if isinstance(request.error, dict) else {}
-            if error.get("outcome") != kind_of(request).nothing_done:
+            nothing_done = (
+                CREATE if isinstance(request, ChargeRequest) else ACTIONS[request.kind]
+            ).nothing_done
+            if error.get("outcome") != nothing_done:
                 yield request

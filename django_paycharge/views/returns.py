@@ -10,7 +10,7 @@ from django.shortcuts import render
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.module_loading import import_string
 
-from .. import conf, signals
+from .. import conf, outbox, signals
 from ..exceptions import NotFoundError, PayChargeError
 from ..models import Charge
 from ..services import refresh_charge
@@ -49,7 +49,7 @@ def _return(request: HttpRequest, *, three_ds: bool) -> HttpResponse:
     except PayChargeError as exc:
         logger.warning("Return for charge %s: gateway unavailable (%s)", charge.gateway_id, exc)
         return render(request, "django_paycharge/return_retry.html", {"charge": charge}, status=503)
-    signals.send(
+    outbox.send(
         signals.charge_returned, sender=Charge, charge=charge, request=request, three_ds=three_ds
     )
     return HttpResponseRedirect(next_url(request, charge))

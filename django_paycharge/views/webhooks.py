@@ -28,9 +28,8 @@ from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST
 
 from .. import conf, observe
-from ..background import dispatch_delivery
 from ..exceptions import ConfigurationError
-from ..services.webhooks import delivery_token_matches, store_delivery
+from ..services.webhooks import delivery_token_matches, dispatch_delivery, store_delivery
 
 logger = logging.getLogger("django_paycharge.webhooks")
 

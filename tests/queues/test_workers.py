@@ -14,6 +14,7 @@ from django.utils import timezone
 
 from django_paycharge import services, tasks
 from django_paycharge.models import Charge, ChargeRequest, WebhookDelivery
+from django_paycharge.queue import background_enabled, routed
 
 from .conftest import post_delivery
 
@@ -28,7 +29,7 @@ def _finished_charge(gateway, amount):
 
 
 def test_webhook_deliveries_are_processed_by_the_worker(queue, fake_gateway_server, client):
-    assert tasks.background_enabled()
+    assert background_enabled()
     charges = [_finished_charge(fake_gateway_server, 100 + i) for i in range(4)]
     for charge in charges:
         body = {
@@ -49,10 +50,10 @@ def test_sync_and_payment_type_fill_run_on_the_worker(queue, fake_gateway_server
     for i in range(3):
         token = fake_gateway_server.create_transaction_token("card")["id"]
         fake_gateway_server.create_charge(token, amount=500 + i, currency="JPY")
-    tasks.routed(tasks.sync_charges_task).enqueue(None)
+    routed(tasks.sync_charges_task).enqueue(None)
     queue.wait_for(lambda: Charge.objects.count() == 3, "3 charges synced")
     assert set(Charge.objects.values_list("payment_type", flat=True)) == {""}
-    tasks.routed(tasks.fill_payment_types_task).enqueue(None)
+    routed(tasks.fill_payment_types_task).enqueue(None)
     queue.wait_for(
         lambda: not Charge.objects.filter(payment_type="").exists(), "payment types filled"
     )
@@ -72,7 +73,7 @@ def test_recovery_and_the_sweep_run_on_the_worker(queue, fake_gateway_server, se
         dedupe_key="id:lost", delivery_id="lost", event="token_created", body="{}",
         headers={}, account="default", received_at=timezone.now() - timedelta(hours=1),
     )  # fmt: skip
-    tasks.routed(tasks.run_periodic_task).enqueue(["sweep", "recover"])
+    routed(tasks.run_periodic_task).enqueue(["sweep", "recover"])
     queue.wait_for(
         lambda: (
             ChargeRequest.objects.get(pk=request.pk).state == "succeeded"

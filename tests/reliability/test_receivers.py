@@ -36,7 +36,7 @@ from django.utils import timezone
 
 from django_paycharge import services, signals
 from django_paycharge.models import Announcement, Charge, WebhookDelivery
-from django_paycharge.services.webhooks import announcements
+from django_paycharge.outbox import announcements
 from tests.queues.shop.receivers import mark_paid
 from tests.waiting import finish, wait_exit
 

@@ -1,5 +1,5 @@
 """Announcements at least once, to the end: recorded with the change, each receiver run until
-it returns (services/announcements.py), by the lease machinery of webhook deliveries."""
+it returns (outbox/announcements.py), by the lease machinery of webhook deliveries."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ from django.core.management import CommandError, call_command
 from django.db import transaction
 from django.utils import timezone
 
-from django_paycharge import periodic, signals
+from django_paycharge import outbox, periodic, signals
 from django_paycharge.models import Announcement, Charge
-from django_paycharge.services.webhooks import announcements
+from django_paycharge.outbox import announcements
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -60,7 +60,7 @@ def _charge(status: str = "successful") -> Charge:
 def _change(charge: Charge, previous: str = "pending") -> None:
     with transaction.atomic():
         Charge.objects.filter(pk=charge.pk).update(status="successful")
-        signals.send(
+        outbox.send(
             signals.charge_status_changed,
             sender=Charge,
             charge=charge,
@@ -94,7 +94,7 @@ def test_a_change_is_recorded_per_receiver_with_one_event_id_and_heard_after_com
 def test_a_rolled_back_change_is_neither_recorded_nor_heard(shop):
     charge = _charge()
     with pytest.raises(RuntimeError), transaction.atomic():
-        signals.send(signals.charge_status_changed, sender=Charge, charge=charge, status="x")
+        outbox.send(signals.charge_status_changed, sender=Charge, charge=charge, status="x")
         raise RuntimeError("the change failed")
     assert not Announcement.objects.exists() and shop.heard == []
 
@@ -124,7 +124,7 @@ def test_a_raising_receiver_is_run_again_alone_with_the_same_event_id(shop, capl
 def test_a_receiver_whose_process_died_is_run_again_once_the_lease_runs_out(shop, settings):
     charge = _charge()
     with transaction.atomic():  # the process dies between its commit and the receivers
-        signals.send(
+        outbox.send(
             signals.charge_status_changed,
             sender=Charge,
             charge=charge,
@@ -133,7 +133,9 @@ def test_a_receiver_whose_process_died_is_run_again_once_the_lease_runs_out(shop
         )
         transaction.get_connection().run_on_commit.clear()
     assert set(Announcement.objects.values_list("status", flat=True)) == {"running"}
-    assert announcements.due() == []  # the lease holds: the process may still be running
+    assert (
+        announcements.due_announcements() == []
+    )  # the lease holds: the process may still be running
     _lease_runs_out()
     assert periodic.run_periodic(["announcements"]).failed == {}
     assert set(Announcement.objects.values_list("status", flat=True)) == {"heard"}
@@ -195,7 +197,7 @@ def test_a_receiver_no_longer_connected_fails_its_run_and_a_new_one_hears_only_n
 
 def test_an_argument_that_cannot_be_stored_is_refused_at_once(shop):
     with pytest.raises(TypeError, match="'when' cannot be stored"):
-        signals.send(signals.charge_status_changed, sender=Charge, when=timezone.now())
+        outbox.send(signals.charge_status_changed, sender=Charge, when=timezone.now())
 
 
 def test_charge_returned_is_heard_live_and_not_recorded():
@@ -206,7 +208,7 @@ def test_charge_returned_is_heard_live_and_not_recorded():
 
     signals.charge_returned.connect(on_return, weak=False)
     try:
-        signals.send(signals.charge_returned, sender=Charge, charge=None, request=object())
+        outbox.send(signals.charge_returned, sender=Charge, charge=None, request=object())
     finally:
         signals.charge_returned.disconnect(on_return)
     assert len(got) == 1 and got[0]["event_id"] is not None
@@ -217,7 +219,9 @@ def test_heard_and_dismissed_rows_are_pruned_after_the_retention(shop):
     shop.failures = 1
     _change(_charge())
     Announcement.objects.filter(status="running").update(status="not_heard")
-    announcements.dismiss(list(Announcement.objects.values_list("pk", flat=True)), by="staff")
+    announcements.dismiss_announcements(
+        list(Announcement.objects.values_list("pk", flat=True)), by="staff"
+    )
     assert set(Announcement.objects.values_list("status", flat=True)) == {"heard", "dismissed"}
     Announcement.objects.update(created_at=timezone.now() - timedelta(days=400))
-    assert announcements.prune(older_than_days=90) == 2
+    assert announcements.prune_announcements(older_than_days=90) == 2

@@ -174,7 +174,7 @@ def test_items_without_an_id_are_reported_once_then_wait_for_staff(listing):
         assert "49 quarantined item(s) reported before wait for staff" in out
     assert QuarantinedItem.objects.filter(resolved_at__isnull=True).count() == 49
     # Staff dismiss them with a reason: nothing is said any more.
-    settled = services.mirror.quarantined.dismiss(
+    settled = services.mirror.dismiss_quarantined(
         QuarantinedItem.objects.all(), "the gateway's test data of 3 March", by="staff"
     )
     assert settled == 49
@@ -189,7 +189,7 @@ def test_a_dismissal_needs_a_reason(listing):
     listing["items"] = [{"status": "pending"}]
     services.sync_charges()
     with pytest.raises(ServiceError):
-        services.mirror.quarantined.dismiss(QuarantinedItem.objects.all(), "  ")
+        services.mirror.dismiss_quarantined(QuarantinedItem.objects.all(), "  ")
     assert QuarantinedItem.objects.get().resolved_at is None
 
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from django_paycharge.background import drain
+from django_paycharge import conf
+from django_paycharge.services.webhooks import drain
 
 
 class Clock:
@@ -26,5 +27,5 @@ def drain_clock(monkeypatch):
     clock = Clock()
     monkeypatch.setattr(drain, "_clock", clock)
     monkeypatch.setattr(drain, "_sleep", clock.sleep)
-    monkeypatch.setattr(drain, "_drain_covers", {})
+    monkeypatch.setattr(drain, "_drain_covers", conf.SettingsCache())
     return clock

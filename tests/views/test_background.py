@@ -10,9 +10,9 @@ import pytest
 from django.core.management import call_command
 from django.db import connection
 
-from django_paycharge import services, tasks
-from django_paycharge.background import drain
+from django_paycharge import queue, services, tasks
 from django_paycharge.models import Announcement, Charge, WebhookDelivery
+from django_paycharge.services.webhooks import DRAIN_WINDOW, drain, drains_deliveries
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -23,7 +23,7 @@ TOKEN = "whk-background-token"
 def background(settings, fake_gateway, drain_clock):
     settings.TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
     settings.PAYCHARGE = {**settings.PAYCHARGE, "WEBHOOK_AUTH_TOKENS": [TOKEN]}
-    assert tasks.background_enabled()
+    assert queue.background_enabled()
     return fake_gateway
 
 
@@ -55,7 +55,7 @@ def test_the_view_enqueues_and_the_worker_processes(background, client):
 
 def test_inline_mode_ignores_the_backend(background, client, settings):
     settings.PAYCHARGE = {**settings.PAYCHARGE, "TASKS": "inline"}
-    assert not tasks.background_enabled()
+    assert not queue.background_enabled()
     body = {"id": "d-inline", "event": "token_created", "data": {}}
     client.post(
         "/payments/webhook/",
@@ -73,7 +73,7 @@ def test_background_mode_without_a_backend_is_a_clear_error(settings):
     if hasattr(settings, "TASKS"):
         del settings.TASKS
     with pytest.raises(ConfigurationError, match="no task backend"):
-        tasks.background_enabled()
+        queue.background_enabled()
 
 
 @pytest.mark.parametrize(
@@ -86,7 +86,7 @@ def test_background_mode_without_a_backend_is_a_clear_error(settings):
 def test_auto_mode_does_not_count_immediate_or_dummy_backends(settings, backend):
     settings.TASKS = {"default": {"BACKEND": backend}}
     settings.PAYCHARGE = {**settings.PAYCHARGE, "TASKS": "auto"}
-    assert not tasks.background_enabled()
+    assert not queue.background_enabled()
 
 
 def post(client, body):
@@ -108,7 +108,7 @@ def _waiting_drains():
 
 
 def test_one_waiting_drain_task_serves_many_deliveries(background, client):
-    assert tasks.drains_deliveries()
+    assert drains_deliveries()
     for n in range(5):
         assert post(client, {"id": f"d-many-{n}", "event": "token_created", "data": {}}).json() == {
             "status": "ok",
@@ -131,7 +131,7 @@ def test_a_drain_that_already_started_counts_only_within_its_window(
     DBTaskResult.objects.update(status="RUNNING")
     post(client, {"id": "d-second", "event": "token_created", "data": {}})
     assert not _waiting_drains().exists()
-    drain_clock.now += tasks.DRAIN_WINDOW
+    drain_clock.now += DRAIN_WINDOW
     post(client, {"id": "d-third", "event": "token_created", "data": {}})
     assert _waiting_drains().count() == 1  # past the window: asked again, woke a new one
     call_command("db_worker", "--batch", "--interval", "0", verbosity=0)
@@ -155,7 +155,7 @@ def test_a_drain_ends_no_sooner_than_its_window_so_late_deliveries_are_taken(
     monkeypatch.setattr(drain, "_sleep", a_receiver_stores_one_meanwhile)
     started = drain_clock.now
     call_command("db_worker", "--batch", "--interval", "0", verbosity=0)
-    assert waits and drain_clock.now - started >= tasks.DRAIN_WINDOW
+    assert waits and drain_clock.now - started >= DRAIN_WINDOW
     assert set(WebhookDelivery.objects.values_list("status", flat=True)) == {"ignored"}
     assert not _waiting_drains().exists()  # one drain took both
 
@@ -199,10 +199,11 @@ def test_a_failing_webhook_received_receiver_still_answers_200(background, clien
         signals.webhook_received.disconnect(broken)
     assert response.status_code == 200
     assert WebhookDelivery.objects.get().status == "received"
-    # Queued with it, whatever the receiver did; the lease sweep runs the receiver again.
+    # Queued with it, whatever the receiver did; the announcements' lease sweep (the
+    # outbox's own task) runs the receiver again.
     paths = sorted(DBTaskResult.objects.values_list("task_path", flat=True))
     assert [p.rsplit(".", 1)[1] for p in paths] == [
-        "drain_webhook_deliveries", "sweep_webhook_leases", "sweep_webhook_leases",
+        "drain_webhook_deliveries", "sweep_announcement_leases", "sweep_announcement_leases",
     ]  # fmt: skip
     assert "broken of webhook_received failed (ValueError)" in caplog.text
     [row] = Announcement.objects.all()
@@ -219,8 +220,8 @@ def test_other_backends_are_told_after_the_delivery_committed(settings, client, 
         "TASKS": "background",
         "WEBHOOK_AUTH_TOKENS": [TOKEN],
     }
-    assert tasks.background_enabled()
-    assert not tasks.drains_deliveries()  # a task per delivery
+    assert queue.background_enabled()
+    assert not drains_deliveries()  # a task per delivery
     backend = type(tasks.process_webhook_delivery.get_backend())
     real_enqueue = backend.enqueue
     seen = []

@@ -17,7 +17,8 @@ from django.utils import timezone
 
 from django_paycharge import tasks
 from django_paycharge.models import WebhookDelivery
-from django_paycharge.services.webhooks import deliveries, leases
+from django_paycharge.outbox import leases
+from django_paycharge.services.webhooks import deliveries, drains_deliveries
 
 pytestmark = pytest.mark.django_db
 
@@ -197,7 +198,7 @@ def test_a_task_claim_schedules_a_sweep_for_when_its_lease_runs_out(hook, settin
     from django_tasks_db.models import DBTaskResult
 
     settings.TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
-    assert tasks.drains_deliveries()
+    assert drains_deliveries()
     delivery = stored()
     tasks.drain_webhook_deliveries.call()
     sweeps = DBTaskResult.objects.filter(

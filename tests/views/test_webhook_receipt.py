@@ -9,9 +9,9 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from django_paycharge import tasks
 from django_paycharge.models import WebhookDelivery
 from django_paycharge.services.mirror import inserts as _insert_once
+from django_paycharge.services.webhooks import DRAIN_WINDOW, drains_deliveries
 from django_paycharge.services.webhooks.deliveries import _ONCE
 
 pytestmark = pytest.mark.django_db
@@ -56,7 +56,7 @@ def test_a_delivery_costs_one_statement_while_a_drain_seen_waiting_covers_it(
 ):
     settings.TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
     settings.PAYCHARGE = {**settings.PAYCHARGE, "WEBHOOK_AUTH_TOKENS": [TOKEN]}
-    assert tasks.drains_deliveries()
+    assert drains_deliveries()
 
     def post(n):
         body = {"id": f"d-{n}", "event": "token_created", "data": {}}
@@ -73,12 +73,12 @@ def test_a_delivery_costs_one_statement_while_a_drain_seen_waiting_covers_it(
     # Within the window, the drain enqueued (or seen waiting) covers the next ones:
     # the insert alone. (A drain runs at least that long: test_background.)
     assert post(2) == ["INSERT"]
-    drain_clock.now += tasks.DRAIN_WINDOW / 2
+    drain_clock.now += DRAIN_WINDOW / 2
     assert post(3) == ["INSERT"]
     # After it: the insert and the check, nothing else while the drain waits.
-    drain_clock.now += tasks.DRAIN_WINDOW / 2
+    drain_clock.now += DRAIN_WINDOW / 2
     assert post(4) == ["INSERT", "SELECT"]
     # A repeat: no row inserted, the stored one read (and still covered: no check).
     assert post(4) == ["INSERT", "SELECT"]
-    drain_clock.now += tasks.DRAIN_WINDOW
+    drain_clock.now += DRAIN_WINDOW
     assert post(4) == ["INSERT", "SELECT", "SELECT"]

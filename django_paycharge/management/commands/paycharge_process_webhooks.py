@@ -13,7 +13,8 @@ from django.core.management.base import CommandError, CommandParser
 from django.utils import timezone
 
 from ...models import WebhookDelivery
-from ...services.webhooks import deliveries, leases
+from ...outbox import MAX_ATTEMPTS, claimant, give_up_exhausted, stuck
+from ...services.webhooks import pending_deliveries, process_delivery
 from ._base import PayChargeCommand
 
 
@@ -27,24 +28,24 @@ class Command(PayChargeCommand):
         parser.add_argument(
             "--failed",
             action="store_true",
-            help=f"Also retry failed deliveries (up to {deliveries.MAX_ATTEMPTS} attempts each).",
+            help=f"Also retry failed deliveries (up to {MAX_ATTEMPTS} attempts each).",
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
         counts: Counter[str] = Counter()
         now = timezone.now()
-        given_up = leases.give_up_exhausted(now)
-        stuck = WebhookDelivery.objects.filter(leases.stuck(now)).count()
-        by = leases.claimant("paycharge_process_webhooks")
-        for pk in deliveries.pending_deliveries(failed=options["failed"]):
-            counts[deliveries.process_delivery(pk, retry_failed=options["failed"], by=by)] += 1
+        given_up = give_up_exhausted(now)
+        taken_over = WebhookDelivery.objects.filter(stuck(now)).count()
+        by = claimant("paycharge_process_webhooks")
+        for pk in pending_deliveries(failed=options["failed"]):
+            counts[process_delivery(pk, retry_failed=options["failed"], by=by)] += 1
         summary = ", ".join(f"{status} {n}" for status, n in sorted(counts.items())) or "none"
         self.stdout.write(f"Webhook deliveries processed: {summary}.")
-        if stuck:
-            self.stdout.write(f"{stuck} were stuck (their worker died) and were taken over.")
+        if taken_over:
+            self.stdout.write(f"{taken_over} were stuck (their worker died) and were taken over.")
         if given_up:
             self.stdout.write(
-                f"{given_up} stuck deliveries had died {leases.MAX_ATTEMPTS} times and were "
+                f"{given_up} stuck deliveries had died {MAX_ATTEMPTS} times and were "
                 "left failed; reprocess them from the admin once the cause is fixed."
             )
         if counts["failed"] or given_up:

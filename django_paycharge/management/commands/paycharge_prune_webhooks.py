@@ -6,7 +6,7 @@ from typing import Any
 
 from django.core.management.base import CommandError, CommandParser
 
-from ...services.webhooks import deliveries
+from ...services.webhooks import prune_deliveries
 from ._base import PayChargeCommand
 
 
@@ -22,7 +22,7 @@ class Command(PayChargeCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         if options["older_than"] < 1:
             raise CommandError("--older-than must be at least 1 day.", returncode=2)
-        deleted, kept = deliveries.prune_deliveries(older_than_days=options["older_than"])
+        deleted, kept = prune_deliveries(older_than_days=options["older_than"])
         self.stdout.write(f"Deleted {deleted} webhook deliveries.")
         if kept:
             self.stdout.write(

@@ -8,6 +8,7 @@ flows import only the names below.
 from __future__ import annotations
 
 from .attempts import payment_attempt_key
+from .charge_requests import CREATE
 from .create import (
     MAX_MERCHANT_TRANSACTION_ID,
     MAX_STORED_INT,
@@ -19,9 +20,15 @@ from .create import (
 from .instructions import INSTRUCTED_TYPES, PaymentInstructions, payment_instructions
 from .issuer_tokens import fetch_issuer_token, fetch_three_ds_issuer_token
 from .outcomes import ChargeCheck, check_charge_request, send_charge_request
-from .payment_types import fill_payment_types, known_payment_type
+from .payment_types import (
+    fill_new_payment_types_task,
+    fill_payment_types,
+    fill_payment_types_task,
+    known_payment_type,
+)
 
 __all__ = [
+    "CREATE",
     "INSTRUCTED_TYPES",
     "MAX_MERCHANT_TRANSACTION_ID",
     "MAX_STORED_INT",
@@ -31,7 +38,9 @@ __all__ = [
     "create_charge",
     "fetch_issuer_token",
     "fetch_three_ds_issuer_token",
+    "fill_new_payment_types_task",
     "fill_payment_types",
+    "fill_payment_types_task",
     "has_nul",
     "idempotency_key_for",
     "known_payment_type",

@@ -14,7 +14,7 @@ from typing import Any
 
 from django.db import DatabaseError, router
 
-from ... import observe, signals
+from ... import observe, outbox, signals
 from ...client.types import Charge as RemoteCharge
 from ...exceptions import (
     APIError,
@@ -24,7 +24,7 @@ from ...exceptions import (
 )
 from ...models import OPEN_REQUEST_STATES, Charge, ChargeRequest, RequestState
 from ..clients import get_client
-from ..lifecycle import mark, register, request_name, succeed
+from ..lifecycle import mark, request_name, succeed
 from ..mirror import refresh_charge, store_remote_charge
 from ..retry import retry_transient
 from .new_charge import store_new_charge
@@ -76,7 +76,8 @@ class CreateKind:
         return ChargeRequestAbandonedError()
 
 
-CREATE = register(CreateKind())
+#: The create kind: what a checkout passes to the exactly-once machine with its request.
+CREATE = CreateKind()
 
 
 def store_created(request: ChargeRequest, remote: RemoteCharge) -> Charge:
@@ -127,7 +128,7 @@ def link_charge(request: ChargeRequest, charge: Charge) -> None:
             gateway_request_id=observe.request_id("POST"),
         )
         if moved:  # once per request, whoever stored it
-            signals.send(signals.charge_created, sender=Charge, charge=charge, using=alias)
+            outbox.send(signals.charge_created, sender=Charge, charge=charge, using=alias)
 
     alias = router.db_for_write(ChargeRequest)
     try:

@@ -8,7 +8,7 @@ from django.db import router, transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from ... import signals
+from ... import outbox, signals
 from ...exceptions import ChargeStateError, ConflictError, UnsupportedPaymentTypeError
 from ...models import Charge, ChargeStatus, IssuerToken, PaymentType
 from ..clients import get_client
@@ -94,7 +94,7 @@ def _store(charge: Charge, raw: dict[str, Any], payment_type: str, remote: Any) 
                 "fetched_at": timezone.now(),
             },
         )
-        signals.send(
+        outbox.send(
             signals.issuer_token_fetched,
             sender=Charge,
             using=alias,

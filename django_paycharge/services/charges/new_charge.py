@@ -25,7 +25,7 @@ from django.db import OperationalError, connections, router, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
 from django.utils import timezone
 
-from ... import observe, signals
+from ... import observe, outbox, signals
 from ...client.types import Charge as RemoteCharge
 from ...models import Charge, ChargeRequest
 from ..lifecycle import succeed, succeed_statement
@@ -75,7 +75,7 @@ def store_new_charge(request: ChargeRequest, remote: RemoteCharge) -> Charge | N
         charge: Charge = as_stored(Charge, pk, values, alias)
         _announce_new(charge, alias)
         if succeed(request, **{**links, "charge": charge}):  # once per request
-            signals.send(signals.charge_created, sender=Charge, charge=charge, using=alias)
+            outbox.send(signals.charge_created, sender=Charge, charge=charge, using=alias)
         return charge
 
     return retry_transient(write, using=alias)
@@ -125,9 +125,9 @@ _FROM_INSERT = (("charge", f"(SELECT {_PK} FROM new)"),)  # noqa: S608 - a colum
 def _announce_new(charge: Charge, alias: str) -> None:
     """What the sync announces for a charge it inserts (previous status: none)."""
     changes: dict[str, Any] = {"charge": charge, "previous_status": None}
-    signals.send(signals.charge_updated, sender=Charge, using=alias, **changes)
+    outbox.send(signals.charge_updated, sender=Charge, using=alias, **changes)
     if charge.status is not None:
-        signals.send(
+        outbox.send(
             signals.charge_status_changed,
             sender=Charge,
             using=alias,

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from ...client.vocabulary import UNPAID_FINAL_STATUSES
 from ...models import Charge, ChargeRequest
 from ..lifecycle import answer, check, send
-from . import charge_requests  # noqa: F401 - registers the create kind
+from .charge_requests import CREATE
 
 #: The machine's outcomes as a charge request's.
 _WORDS = {"done": "charged", "nothing_done": "not_charged"}
@@ -24,10 +24,9 @@ def send_charge_request(request: ChargeRequest, *, recorded: bool = False) -> Ch
     the request is ``failed``) or :class:`ChargeOutcomeUnknownError` (the request
     is ``abandoned``, in the same statement that records why: never sent again).
     ``recorded``: the request was committed with its first send counted
-    (see :func:`.exactly_once.ask`).
+    (see :func:`..lifecycle.ask`).
     """
-    charge: Charge = send(request, recorded=recorded)
-    return charge
+    return send(CREATE, request, recorded=recorded)
 
 
 def answer_settled_request(request: ChargeRequest) -> Charge:
@@ -35,8 +34,7 @@ def answer_settled_request(request: ChargeRequest) -> Charge:
 
     An abandoned request is never sent: it is checked (reads only) instead.
     """
-    charge: Charge = answer(request)
-    return charge
+    return answer(CREATE, request)
 
 
 @dataclass(frozen=True)
@@ -76,6 +74,6 @@ def check_charge_request(request: ChargeRequest | str) -> ChargeCheck | None:
         if found is None:
             return None
         request = found
-    outcome, charge = check(request)
+    outcome, charge = check(CREATE, request)
     fresh = ChargeRequest.objects.select_related("charge").get(pk=request.pk)
     return ChargeCheck(_WORDS.get(outcome, outcome), fresh, charge)

@@ -18,7 +18,7 @@ reads each distinct token once and remembers the answer in
 step); ``paycharge_sync --fill-payment-types N`` runs it from the command line.
 A new charge is stored without its payment type too (the customer should not
 wait for a second request at the checkout): with a task backend, a fill is
-woken for it (:func:`fill_later`). What needs the type at once asks
+woken for it (:func:`fill_later`: this flow's own task, sent here). What needs the type at once asks
 :func:`known_payment_type`, which reads that one token now.
 """
 
@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 
 from django.db.models import F, QuerySet
 from django.utils import timezone
@@ -34,9 +34,17 @@ from django.utils import timezone
 from ... import conf
 from ...exceptions import AuthenticationError, NotFoundError, PayChargeError
 from ...models import Charge, TransactionTokenInfo
+from ...queue import (
+    background_enabled,
+    background_task,
+    database_backend,
+    routed_task,
+    task_waiting,
+)
 from ..clients import get_client
 
 logger = logging.getLogger("django_paycharge.services")
+task_logger = logging.getLogger("django_paycharge.tasks")
 
 #: Tokens read per batch; one UPDATE per payment type and batch fills the charges.
 BATCH = 100
@@ -45,10 +53,6 @@ MAX_FAILURES_IN_A_ROW = 3
 
 State = TransactionTokenInfo.State
 
-#: Wakes a background fill of new charges' payment types (set by
-#: :mod:`django_paycharge.tasks`; it does nothing without a task backend).
-fill_waker: Callable[[], object] | None = None
-
 
 def fill_later(charge: Charge) -> None:
     """Have ``charge``'s payment type read in the background, off the caller's path.
@@ -56,10 +60,10 @@ def fill_later(charge: Charge) -> None:
     Without a task backend the periodic step fills it (and :func:`known_payment_type`
     reads it when needed at once). Never raises: the charge is stored either way.
     """
-    if fill_waker is None or charge.transaction_token_id is None:
+    if charge.transaction_token_id is None:
         return
     try:
-        fill_waker()
+        wake_fill()
     except Exception:  # a broker that is down: the periodic step fills it later
         logger.exception("Payment type of charge %s: no background fill woken", charge.gateway_id)
 
@@ -220,3 +224,38 @@ def _apply_known(account: str) -> int:
         token_id__in=_missing(account).values("transaction_token_id"),
     )
     return _fill(account, dict(known.values_list("token_id", "payment_type")))
+
+
+@background_task
+def fill_payment_types_task(account: str | None = None, limit: int = 500) -> int:
+    """Fill in the payment type of up to ``limit`` tokens' charges; returns how many."""
+    return fill_payment_types(account, limit=limit)
+
+
+@background_task
+def fill_new_payment_types_task(limit: int = 100) -> int:
+    """Fill in the payment type of new charges, every account's; woken after creates."""
+    return fill_new_payment_types(limit)
+
+
+def fill_new_payment_types(limit: int = 100) -> int:
+    """Fill in the payment type of new charges, every account's; how many."""
+    filled = 0
+    for name in conf.account_names():
+        try:
+            filled += fill_payment_types(name, limit=limit)
+        except PayChargeError as exc:  # one account's gateway trouble stops not the others
+            task_logger.warning("Payment types of account %s not filled: %s", name, exc)
+    return filled
+
+
+def wake_fill() -> None:
+    """After a create: a fill of new charges' payment types runs soon (inline: the periodic
+    step's). On django-tasks-db, only when no such task is waiting already: one that has
+    not started reads the charges after this one committed."""
+    if not background_enabled():
+        return
+    task = routed_task(fill_new_payment_types_task)
+    if database_backend(task) and task_waiting(task):
+        return
+    task.enqueue()

@@ -7,40 +7,46 @@ only the names below.
 
 from __future__ import annotations
 
-from .cancels import cancel_charge
-from .captures import capture_charge
+from .cancels import CANCEL, cancel_charge
+from .captures import CAPTURE, capture_charge
 from .exactly_once import (
     DONE,
-    KINDS,
+    Asked,
+    RequestKind,
+    Result,
+    Row,
     abandon,
     answer,
     ask,
     check,
-    kind_of,
     look_for,
-    register,
     send,
 )
-from .metadata_updates import update_charge_metadata
-from .refunds import refund_charge, refundable_amount
+from .metadata_updates import UPDATE, update_charge_metadata
+from .refunds import REFUND, refund_charge, refundable_amount
 from .request_rows import mark, outcome_unknown, request_name, succeed, succeed_statement
 
 __all__ = [
+    "CANCEL",
+    "CAPTURE",
     "DONE",
-    "KINDS",
+    "REFUND",
+    "UPDATE",
+    "Asked",
+    "RequestKind",
+    "Result",
+    "Row",
     "abandon",
     "answer",
     "ask",
     "cancel_charge",
     "capture_charge",
     "check",
-    "kind_of",
     "look_for",
     "mark",
     "outcome_unknown",
     "refund_charge",
     "refundable_amount",
-    "register",
     "request_name",
     "send",
     "succeed",

@@ -14,7 +14,6 @@ from ...exceptions import ChargeStateError
 from ...models import Cancel, Charge, ChargeActionRequest
 from ..clients import get_client
 from ..mirror import store_cancel, store_of
-from .exactly_once import register
 from .requests import LifecycleKind, act, find_made, reread, send_child
 
 
@@ -58,7 +57,7 @@ class CancelKind(LifecycleKind):
         return found
 
 
-CANCEL = register(CancelKind())
+CANCEL = CancelKind()
 
 
 def cancel_charge(

@@ -8,14 +8,13 @@ from typing import Any
 from django.db import router, transaction
 from django.utils.translation import gettext
 
-from ... import signals
+from ... import outbox, signals
 from ...client.lifecycle_params import capture_body, check_fields
 from ...client.vocabulary import ALREADY_CAPTURED, UNPAID_FINAL_STATUSES
 from ...exceptions import ChargeStateError, FieldError, InvalidParametersError
 from ...models import Charge, ChargeActionRequest
 from ..clients import get_client
 from ..mirror import store_of
-from .exactly_once import register
 from .request_rows import succeed
 from .requests import LifecycleKind, act, reread
 
@@ -78,7 +77,7 @@ class CaptureKind(LifecycleKind):
         alias = router.db_for_write(Charge)  # where refresh_charge stored ``fresh``
         with transaction.atomic(using=alias):
             if succeed(request):
-                signals.send(
+                outbox.send(
                     signals.charge_captured,
                     sender=Charge,
                     using=alias,
@@ -88,7 +87,7 @@ class CaptureKind(LifecycleKind):
         return fresh
 
 
-CAPTURE = register(CaptureKind())
+CAPTURE = CaptureKind()
 
 
 def capture_charge(

@@ -3,6 +3,8 @@
 Create, capture, cancel, refund and metadata update all take this path; a kind
 (:class:`RequestKind`) only says how to send its request, how to look for its
 result by reads, and which refusals may say an earlier send already did it.
+Each caller passes its kind with its request row; only recovery, which reads
+rows of every kind, maps a row to its kind (its one table, ``services/recovery.py``).
 
 1. The request row, with its idempotency key, is committed before anything is sent.
 2. It is sent with its key, and the answer is classified here, once for every
@@ -29,7 +31,7 @@ import logging
 import time
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any, Protocol, TypeVar
+from typing import Generic, Protocol, TypeVar, cast
 
 from django.db.models import F
 from django.utils import timezone
@@ -44,7 +46,7 @@ from ...exceptions import (
     RateLimitError,
     ServerError,
 )
-from ...models import OPEN_REQUEST_STATES, ChargeRequest, RequestState
+from ...models import OPEN_REQUEST_STATES, ChargeActionRequest, ChargeRequest, RequestState
 from .request_rows import (
     error_record,
     not_sent_from_record,
@@ -62,18 +64,29 @@ DONE, REFUSED, UNKNOWN, NOT_SENT = "done", "refused", "unknown", "not_sent"
 _UNKNOWN_STATUSES = frozenset({408, 425, 429})
 
 
-class RequestKind(Protocol):
-    """What one kind of request adds to the machine (a strategy; see ``KINDS``)."""
+#: A request row of the machine: a charge's create, or a request on a charge made already.
+Row = TypeVar("Row", bound=ChargeRequest | ChargeActionRequest)
+RowIn = TypeVar("RowIn", bound=ChargeRequest | ChargeActionRequest, contravariant=True)
+#: What a kind's request makes (a charge, a refund, a cancel).
+Result = TypeVar("Result")
+ResultOut = TypeVar("ResultOut", covariant=True)
+
+
+class RequestKind(Protocol[RowIn, ResultOut]):
+    """What one kind of request adds to the machine (a strategy its callers pass in)."""
 
     #: ``create``, ``capture``, ``cancel``, ``refund`` or ``update``.
-    name: str
-    #: Recorded as an abandoned request's outcome once it is known that nothing came of it.
-    nothing_done: str
+    @property
+    def name(self) -> str: ...
 
-    def send(self, request: Any) -> Any:
+    #: Recorded as an abandoned request's outcome once it is known that nothing came of it.
+    @property
+    def nothing_done(self) -> str: ...
+
+    def send(self, request: RowIn) -> ResultOut:
         """Send the request with its key; store and link the result; return it (or raise)."""
 
-    def find(self, request: Any) -> Any | None:
+    def find(self, request: RowIn) -> ResultOut | None:
         """Look for the request's result by reads only; store and link it when found.
 
         None when the reads found nothing; raises when they could not be made.
@@ -82,33 +95,17 @@ class RequestKind(Protocol):
     def done_before(self, exc: APIError) -> bool:
         """Whether this refusal may say that an earlier send already did the work."""
 
-    def stored(self, request: Any) -> Any | None:
+    def stored(self, request: RowIn) -> ResultOut | None:
         """The result of a request that succeeded (None when it cannot be had any more)."""
 
-    def refusal(self, request: Any, exc: PayChargeError) -> PayChargeError:
+    def refusal(self, request: RowIn, exc: PayChargeError) -> PayChargeError:
         """The error a caller gets for the gateway's refusal ``exc``."""
 
-    def unknown_error(self, request: Any, exc: PayChargeError | None) -> PayChargeError:
+    def unknown_error(self, request: RowIn, exc: PayChargeError | None) -> PayChargeError:
         """The error a caller gets when the outcome is unknown (``outcome == "unknown"``)."""
 
-    def abandoned_error(self, request: Any) -> PayChargeError:
+    def abandoned_error(self, request: RowIn) -> PayChargeError:
         """The error a caller gets for an abandoned request that did nothing."""
-
-
-K = TypeVar("K", bound=RequestKind)
-#: Every kind by name, filled by the kinds' modules when they are imported.
-KINDS: dict[str, RequestKind] = {}
-
-
-def register(kind: K) -> K:
-    """Add ``kind`` to :data:`KINDS` (each kind's module does, when imported)."""
-    KINDS[kind.name] = kind
-    return kind
-
-
-def kind_of(request: Any) -> RequestKind:
-    """The kind of a request row: a charge request creates; an action request says its kind."""
-    return KINDS["create" if isinstance(request, ChargeRequest) else request.kind]
 
 
 def outcome_of(exc: PayChargeError) -> str:
@@ -134,23 +131,26 @@ def outcome_of(exc: PayChargeError) -> str:
 
 
 @dataclass(frozen=True)
-class Asked:
+class Asked(Generic[Row, Result]):
     """What asking the gateway with a request's key came to: exactly one field is set."""
 
-    result: Any = None
+    result: Result | None = None
     refused: PayChargeError | None = None
     unknown: PayChargeError | None = None
     #: Nothing was processed (:data:`NOT_SENT`): the request is ``not_sent``.
     not_sent: PayChargeError | None = None
-    #: Another process moved the request out of the open states first.
-    settled: Any = None
+    #: Another process moved the request out of the open states first (the row read again).
+    settled: Row | None = None
 
 
-@observe.traced(
-    "paycharge.charge_request",
-    lambda r, **_: {"charge_request": request_name(r), "kind": kind_of(r).name},
-)
-def ask(request: Any, *, budget: float, recorded: bool = False) -> Asked:
+def _scope(kind: RequestKind[Row, Result], request: Row, **_: object) -> dict[str, str]:
+    return {"charge_request": request_name(request), "kind": kind.name}
+
+
+@observe.traced("paycharge.charge_request", _scope)
+def ask(
+    kind: RequestKind[Row, Result], request: Row, *, budget: float, recorded: bool = False
+) -> Asked[Row, Result]:
     """Send ``request`` with its key; while the answer is unknown, ask again for ``budget`` s.
 
     Each round is the client's own attempt with its retries; rounds are spaced by
@@ -160,7 +160,6 @@ def ask(request: Any, *, budget: float, recorded: bool = False) -> Asked:
     request, made ``unknown`` with its first send counted): its first round
     sends without another write.
     """
-    kind = kind_of(request)
     account = conf.get_account(request.account)
     backoff = Backoff(account.backoff_base, account.backoff_max, jitter="equal")
     deadline = time.monotonic() + budget
@@ -199,7 +198,9 @@ def ask(request: Any, *, budget: float, recorded: bool = False) -> Asked:
         time.sleep(pause)
 
 
-def _refused(request: Any, kind: RequestKind, exc: PayChargeError) -> Asked:
+def _refused(
+    request: Row, kind: RequestKind[Row, Result], exc: PayChargeError
+) -> Asked[Row, Result]:
     """Record a refusal, unless reading shows the work was done; raises if it cannot read."""
     if isinstance(exc, APIError) and kind.done_before(exc):
         found = kind.find(request)  # the refusal may be about our own earlier send
@@ -215,7 +216,9 @@ def _refused(request: Any, kind: RequestKind, exc: PayChargeError) -> Asked:
     return Asked(refused=refusal)
 
 
-def _not_sent(request: Any, kind: RequestKind, exc: PayChargeError) -> Asked:
+def _not_sent(
+    request: Row, kind: RequestKind[Row, Result], exc: PayChargeError
+) -> Asked[Row, Result]:
     """Record that nothing was processed: final, never asked about again by recovery."""
     record = error_record(exc, NOT_SENT)
     if not update_request(request, OPEN_REQUEST_STATES, state=State.NOT_SENT, error=record):
@@ -231,7 +234,7 @@ def _not_sent(request: Any, kind: RequestKind, exc: PayChargeError) -> Asked:
     return Asked(not_sent=exc)
 
 
-def send(request: Any, *, recorded: bool = False) -> Any:
+def send(kind: RequestKind[Row, Result], request: Row, *, recorded: bool = False) -> Result:
     """Send a committed request (asking again while unknown); abandon it if it stays unknown.
 
     Returns the result, or raises: the gateway's refusal (``outcome ==
@@ -239,25 +242,25 @@ def send(request: Any, *, recorded: bool = False) -> Any:
     error (the request is ``abandoned``, in the same statement that records
     why: never sent again). ``recorded``: see :func:`ask`.
     """
-    kind = kind_of(request)
-    asked = ask(request, budget=conf.get_seconds("CREATE_SETTLE_SECONDS"), recorded=recorded)
+    budget = conf.get_seconds("CREATE_SETTLE_SECONDS")
+    asked = ask(kind, request, budget=budget, recorded=recorded)
     if asked.refused is not None:
         raise asked.refused
     if asked.not_sent is not None:
         raise asked.not_sent
     if asked.settled is not None:
-        return answer(asked.settled)
+        return answer(kind, asked.settled)
     if asked.unknown is None:
-        return asked.result
-    found = look_for(request)  # a read: the answer may have been lost, not the work
+        return cast(Result, asked.result)  # exactly one field is set: this one
+    found = look_for(kind, request)  # a read: the answer may have been lost, not the work
     if found is not None:
         return found
-    if not abandon(request, asked.unknown, reason=kind.name):
-        return answer(reload(request))  # settled meanwhile by another process
+    if not abandon(kind, request, asked.unknown, reason=kind.name):
+        return answer(kind, reload(request))  # settled meanwhile by another process
     raise kind.unknown_error(request, asked.unknown) from asked.unknown
 
 
-def answer(request: Any) -> Any:
+def answer(kind: RequestKind[Row, Result], request: Row) -> Result:
     """The answer for a request asked for again: its result, or the error it ended with.
 
     An open request is sent; an abandoned one is never sent, only looked for. A create
@@ -265,29 +268,29 @@ def answer(request: Any) -> Any:
     update that was not sent raises its error again: make it anew, with a new key, so
     that the charge's checks (another in flight, what is left) are made again.
     """
-    kind = kind_of(request)
     if request.state == State.NOT_SENT:
         if kind.name != "create":
             raise not_sent_from_record(request.error)
         update_request(request, (State.NOT_SENT,), state=State.PENDING, attempts=0)
-        return answer(reload(request))
+        return answer(kind, reload(request))
     if request.state in OPEN_REQUEST_STATES:
-        return send(request)
+        return send(kind, request)
     if request.state == State.SUCCEEDED:
         result = kind.stored(request)
         if result is not None:
             return result
     if request.state == State.FAILED:
         raise refusal_from_record(request.error)
-    outcome, result = check(request)
+    outcome, result = check(kind, request)
     if outcome == DONE:
-        return result
+        # None only when a succeeded request's result is gone from the mirror (as before).
+        return cast(Result, result)
     if outcome == "nothing_done":
         raise kind.abandoned_error(request)
     raise kind.unknown_error(request, None)
 
 
-def check(request: Any) -> tuple[str, Any]:
+def check(kind: RequestKind[Row, Result], request: Row) -> tuple[str, Result | None]:
     """A request's outcome as far as it can be known now (reads only), and its result.
 
     ``done``, ``refused``, ``not_sent`` (nothing was processed), ``pending`` (being
@@ -297,7 +300,6 @@ def check(request: Any) -> tuple[str, Any]:
     request is looked for; once ``CHARGE_REQUEST_GRACE`` has passed since it
     was last sent and nothing was found, that is recorded for good.
     """
-    kind = kind_of(request)
     request = reload(request)
     if request.state == State.SUCCEEDED:
         return DONE, kind.stored(request)
@@ -323,13 +325,12 @@ def check(request: Any) -> tuple[str, Any]:
     # Past the grace, nothing was done: recorded so that it is never looked for again.
     record = {**error, "outcome": kind.nothing_done, "checked_at": now.isoformat()}
     if not update_request(request, (State.ABANDONED,), error=record):
-        return check(request)  # found meanwhile by another process
+        return check(kind, request)  # found meanwhile by another process
     return "nothing_done", None
 
 
-def look_for(request: Any) -> Any | None:
+def look_for(kind: RequestKind[Row, Result], request: Row) -> Result | None:
     """The request's result if reads find it now; None if not found or not readable."""
-    kind = kind_of(request)
     try:
         return kind.find(request)
     except PayChargeError as exc:
@@ -337,9 +338,10 @@ def look_for(request: Any) -> Any | None:
         return None
 
 
-def abandon(request: Any, exc: PayChargeError | None, *, reason: str) -> bool:
+def abandon(
+    kind: RequestKind[Row, Result], request: Row, exc: PayChargeError | None, *, reason: str
+) -> bool:
     """Move an open request to ``abandoned`` (never sent again); False if it had left them."""
-    kind = kind_of(request)
     record = error_record(exc, UNKNOWN) if exc is not None else {"outcome": UNKNOWN}
     record["abandoned"] = reason
     if request.sent_at is None and request.attempts == 0:
@@ -355,7 +357,7 @@ def abandon(request: Any, exc: PayChargeError | None, *, reason: str) -> bool:
     return moved
 
 
-def _mark_sent(request: Any) -> bool:
+def _mark_sent(request: Row) -> bool:
     """Record a send, only while the request is open: the gate that abandonment closes."""
     now = timezone.now()
     moved = update_request(

@@ -16,7 +16,6 @@ from ...exceptions import ChargeStateError
 from ...models import Charge, ChargeActionRequest
 from ..clients import get_client
 from ..mirror import store_of, store_remote_charge
-from .exactly_once import register
 from .requests import LifecycleKind, act, reread
 
 
@@ -56,7 +55,7 @@ class UpdateKind(LifecycleKind):
         return found
 
 
-UPDATE = register(UpdateKind())
+UPDATE = UpdateKind()
 
 
 def update_charge_metadata(

@@ -32,7 +32,6 @@ from ...exceptions import (
 from ...models import COUNTED_REFUND_STATUSES, Charge, ChargeActionRequest, Refund
 from ..clients import get_client
 from ..mirror import store_of, store_refund
-from .exactly_once import register
 from .request_rows import outcome_unknown
 from .requests import LifecycleKind, act, find_made, send_child
 
@@ -91,7 +90,7 @@ class RefundKind(LifecycleKind):
         return found
 
 
-REFUND = register(RefundKind())
+REFUND = RefundKind()
 
 
 def refundable_amount(charge: Charge) -> int:

@@ -169,9 +169,9 @@ def act(
             if request is None:
                 raise
     if request is not None:
-        return answer(request)
+        return answer(kind, request)
     request, new = open_request(kind, charge, given, idempotency_key, requested_by)
-    return send(request, recorded=True) if new else answer(request)
+    return send(kind, request, recorded=True) if new else answer(kind, request)
 
 
 def existing_request(

@@ -12,11 +12,13 @@ from .inserts import as_stored, bound_cursor, insert_once, insert_statement
 from .lifecycle_store import recount_refunds_total, store_cancel, store_refund
 from .quarantined import (
     Report,
+    dismiss_quarantined,
     mark_reported,
     quarantine,
     readable_alone,
     report,
     retry_quarantined,
+    store_quarantined_by_id,
 )
 from .reads import refresh_charge, store_of, store_remote_charge, wait_for_charge
 from .rows import EncodedJSON, charge_row
@@ -37,6 +39,7 @@ __all__ = [
     "as_stored",
     "bound_cursor",
     "charge_row",
+    "dismiss_quarantined",
     "insert_once",
     "insert_statement",
     "mark_reported",
@@ -50,6 +53,7 @@ __all__ = [
     "statements",
     "store_cancel",
     "store_of",
+    "store_quarantined_by_id",
     "store_refund",
     "store_remote_charge",
     "upsert_charges",

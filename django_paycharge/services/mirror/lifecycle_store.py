@@ -7,7 +7,7 @@ so a stale read never takes a refund back to ``pending``. Storing a refund
 also moves its charge's ``refunds_total`` by what the refund now adds to the
 successful total (an increment, so concurrent refunds of one charge add up;
 this is the one writer of that column). Signals go through
-:func:`django_paycharge.signals.send`: once the change is committed on the
+:func:`django_paycharge.outbox.send`: once the change is committed on the
 alias it was written to, and a failing receiver is logged and never undoes it.
 """
 
@@ -21,7 +21,7 @@ from django.db.models import F, OuterRef, QuerySet, Subquery, Sum, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from ... import signals
+from ... import outbox, signals
 from ...client.lifecycle_types import Cancel as RemoteCancel
 from ...client.lifecycle_types import Refund as RemoteRefund
 from ...client.vocabulary import operation_rank
@@ -117,11 +117,11 @@ def store_refund(remote: RemoteRefund, *, charge: Charge) -> Refund:
             charges = Charge.objects.using(alias).filter(pk=charge.pk)
             charges.update(refunds_total=F("refunds_total") + change)
         if created:
-            signals.send(
+            outbox.send(
                 signals.refund_created, sender=Refund, using=alias, refund=refund, charge=charge
             )
         if created or previous != refund.status:
-            signals.send(
+            outbox.send(
                 signals.refund_status_changed,
                 sender=Refund,
                 using=alias,
@@ -141,7 +141,7 @@ def store_cancel(remote: RemoteCancel, *, charge: Charge) -> Cancel:
         cancel, before = _upsert(Cancel, remote.id, _values(Cancel, remote, charge))
         previous = getattr(before, "status", None)
         if cancel.status == "successful" and previous != "successful":
-            signals.send(
+            outbox.send(
                 signals.charge_canceled, sender=Charge, using=alias, charge=charge, cancel=cancel
             )
     result: Cancel = cancel

@@ -19,7 +19,7 @@ refund whose charge is not mirrored yet). ``paycharge_sync``'s exit status is
 for the last two only, and the command then marks the items reported
 (:func:`mark_reported`): an item without an id can never be stored from its
 payload, so it is said once and then waits for staff, who settle it in the
-admin (:func:`store_from_gateway` with the id they found, or :func:`dismiss`
+admin (:func:`store_quarantined_by_id` with the id they found, or :func:`dismiss_quarantined`
 with a reason that is kept). Other syncs (the admin's, the periodic one) count
 them without marking them, so the command still reports them.
 """
@@ -210,14 +210,14 @@ def mark_reported(account: str, *resources: str) -> int:
     return waiting.update(reported_at=timezone.now())
 
 
-def dismiss(items: QuerySet[QuarantinedItem], reason: str, *, by: str = "") -> int:
+def dismiss_quarantined(items: QuerySet[QuarantinedItem], reason: str, *, by: str = "") -> int:
     """Settle unresolved ``items`` as dismissed, keeping ``reason``; returns how many."""
     if not reason.strip():
         raise ServiceError(gettext("Say why the items are dismissed: the reason is kept."))
     return _resolve(items, QuarantinedItem.Resolution.DISMISSED, note=reason.strip(), by=by)
 
 
-def store_from_gateway(
+def store_quarantined_by_id(
     item: QuarantinedItem, charge_id: uuid.UUID | str, *, by: str = ""
 ) -> Charge:
     """Settle a quarantined charge by reading it from the gateway by the id staff found.

@@ -8,7 +8,7 @@ read never takes a status backwards, even when another process wrote the row
 after our lock). Unchanged rows are not rewritten, nor even encoded.
 
 Signals are recorded in the page's transaction, once per row that really
-changed, and heard after it commits (:func:`django_paycharge.signals.send`).
+changed, and heard after it commits (:func:`django_paycharge.outbox.send`).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from django.db.backends.base.base import BaseDatabaseWrapper
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from ... import signals
+from ... import outbox, signals
 from ...client import Charge as RemoteCharge
 from ...client.parsing import ShapeError
 from ...client.types import Rejected
@@ -288,7 +288,7 @@ def _send_signals(
             continue
         # Recorded per receiver: one failing receiver stops neither the others nor the
         # signals of the page's other charges, and is run again until it returns.
-        signals.send(
+        outbox.send(
             signals.charge_updated,
             sender=Charge,
             using=alias,
@@ -296,7 +296,7 @@ def _send_signals(
             previous_status=old_status,
         )
         if old_status != charge.status:
-            signals.send(
+            outbox.send(
                 signals.charge_status_changed,
                 sender=Charge,
                 using=alias,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from .children import LIFECYCLE_EVENTS, apply_lifecycle_event, sync_charge_children, sync_refunds
 from .read import Progress, SyncResult
-from .run import sync_charges
+from .run import sync_charges, sync_charges_task
 
 __all__ = [
     "LIFECYCLE_EVENTS",
@@ -17,5 +17,6 @@ __all__ = [
     "apply_lifecycle_event",
     "sync_charge_children",
     "sync_charges",
+    "sync_charges_task",
     "sync_refunds",
 ]

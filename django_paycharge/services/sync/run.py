@@ -24,6 +24,7 @@ import os
 import socket
 import uuid
 from datetime import datetime, timedelta
+from typing import Any
 
 from django.db import transaction
 from django.db.models import Max, Min, QuerySet
@@ -35,6 +36,7 @@ from ...client import PayChargeClient
 from ...client.vocabulary import FINAL_RANK
 from ...exceptions import ConfigurationError, NotFoundError, PayChargeError, SyncInProgressError
 from ...models import Charge, QuarantinedItem, SyncCheckpoint, SyncWindow
+from ...queue import background_task
 from ..clients import get_client
 from ..mirror import readable_alone, report, retry_quarantined, upsert_charges
 from .lock import account_lock
@@ -259,3 +261,16 @@ def _refresh_one_by_one(
             continue
         result.add_page(1, upsert_charges([remote], account=account))
     return True
+
+
+@background_task
+def sync_charges_task(account: str | None = None) -> dict[str, Any]:
+    """Run an incremental sync of one account's charges; returns its counts."""
+    try:
+        return sync_charges(account).as_dict()
+    except SyncInProgressError as exc:
+        # The sync already running does this task's work: nothing failed.
+        logging.getLogger("django_paycharge.tasks").info(
+            "Sync of account %s skipped: %s", account or conf.DEFAULT_ACCOUNT, exc
+        )
+        return {"skipped": str(exc)}

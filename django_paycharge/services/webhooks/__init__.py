@@ -1,30 +1,63 @@
-"""Deliveries: webhook deliveries received and processed, announcements heard, their leases.
+"""Deliveries: webhook deliveries received, sent on and processed; webhook configurations.
 
-Both are at least once under a lease; the webhook configurations are mirrored
-here too. Other flows import only the names below.
+Processing is at least once under a lease (:mod:`django_paycharge.outbox`); the
+flow defines and sends its own tasks (:mod:`.drain`). Other flows and entry
+points import only the names below.
 """
 
 from __future__ import annotations
 
-# The modules too: the background machinery and the admin drive deliveries,
-# announcements and their leases step by step.
-from . import announcements, deliveries, leases
 from .configs import (
     configured_tokens,
     delivery_token_matches,
     matches_auth_token,
     sync_webhooks,
 )
-from .deliveries import process_delivery, store_delivery
+from .deliveries import (
+    BUSY,
+    MAX_ATTEMPTS,
+    MISSING,
+    current_status,
+    pending_deliveries,
+    process_claimed,
+    process_delivery,
+    prune_deliveries,
+    store_delivery,
+)
+from .dispatch import dispatch_delivery, handoff
+from .drain import (
+    DELIVERY_RETRY_BACKOFF,
+    DRAIN_BATCH,
+    DRAIN_WINDOW,
+    drain_webhook_deliveries,
+    drains_deliveries,
+    process_webhook_delivery,
+    sweep_webhook_leases,
+    wake_drain,
+)
 
 __all__ = [
-    "announcements",
+    "BUSY",
+    "DELIVERY_RETRY_BACKOFF",
+    "DRAIN_BATCH",
+    "DRAIN_WINDOW",
+    "MAX_ATTEMPTS",
+    "MISSING",
     "configured_tokens",
-    "deliveries",
+    "current_status",
     "delivery_token_matches",
-    "leases",
+    "dispatch_delivery",
+    "drain_webhook_deliveries",
+    "drains_deliveries",
+    "handoff",
     "matches_auth_token",
+    "pending_deliveries",
+    "process_claimed",
     "process_delivery",
+    "process_webhook_delivery",
+    "prune_deliveries",
     "store_delivery",
+    "sweep_webhook_leases",
     "sync_webhooks",
+    "wake_drain",
 ]

@@ -126,12 +126,7 @@ def _upsert(remote: RemoteWebhook, account: str, now: datetime, store: uuid.UUID
 
 
 # account -> digests of its configured tokens (built once per process and settings).
-_configured: dict[str, conf.WebhookTokens] = {}
-
-
-@conf.on_settings_reset
-def _forget_configured_tokens() -> None:
-    _configured.clear()
+_configured: conf.SettingsCache[str, conf.WebhookTokens] = conf.SettingsCache()
 
 
 def configured_tokens(account: str) -> conf.WebhookTokens:
@@ -140,11 +135,12 @@ def configured_tokens(account: str) -> conf.WebhookTokens:
     Cached: the receiver checks them on every delivery. Raises
     :class:`ConfigurationError` when they are malformed.
     """
-    found = _configured.get(account)
+    configured = _configured.current()
+    found = configured.get(account)
     if found is None:
         tokens = conf.webhook_auth_tokens(account)
         digests = tuple(token_digest(t) for t in tokens.tokens)
-        found = _configured[account] = conf.WebhookTokens(account, digests, tokens.inherited)
+        found = configured[account] = conf.WebhookTokens(account, digests, tokens.inherited)
     return found
 
 

@@ -18,19 +18,18 @@ from django.db.models import Q
 from django.utils import timezone
 from django.utils.translation import gettext
 
-from ... import observe, signals
+from ... import observe, outbox, signals
 from ...client import ShapeError, parse_charge
 from ...exceptions import NotFoundError, PayChargeError
 from ...models import WebhookDelivery
 from ..mirror import insert_once, refresh_charge
 from ..sync import LIFECYCLE_EVENTS, apply_lifecycle_event
-from . import leases
 from .body import MalformedDelivery, read_payload, storable, storable_value
 
 logger = logging.getLogger("django_paycharge.webhooks")
 
 _DROPPED_HEADERS = {"authorization", "cookie", "proxy-authorization"}
-MAX_ATTEMPTS = leases.MAX_ATTEMPTS
+MAX_ATTEMPTS = outbox.MAX_ATTEMPTS
 #: The fields of the unique constraint that keeps one row per delivery.
 _ONCE = ("account", "dedupe_key")
 #: What process_delivery returns besides a status: another worker holds a live claim.
@@ -77,7 +76,7 @@ def store_delivery(
             pk = insert_once(WebhookDelivery, values, conflict=_ONCE)
             if pk is not None:
                 delivery = WebhookDelivery(pk=pk, **values)
-                signals.send(
+                outbox.send(
                     signals.webhook_received, sender=WebhookDelivery, using=alias, delivery=delivery
                 )
     else:
@@ -160,11 +159,11 @@ def process_delivery(
     when another worker holds a live claim on it, ``"missing"`` when there
     is no such delivery. Errors are recorded on the delivery, not raised: the
     caller (a view, a task, a command) must never fail because of one.
-    ``by`` names the claimant (see :func:`.leases.claimant`); ``on_claimed`` is
+    ``by`` names the claimant (see :func:`django_paycharge.outbox.claimant`); ``on_claimed`` is
     called with the claimed delivery before it is processed.
     """
-    by = by or leases.claimant("process_delivery")
-    delivery = leases.claim(delivery_pk, by=by, retry_failed=retry_failed, force=force)
+    by = by or outbox.claimant("process_delivery")
+    delivery = outbox.claim(delivery_pk, by=by, retry_failed=retry_failed, force=force)
     if delivery is None:
         return current_status(delivery_pk)
     if on_claimed is not None:
@@ -195,14 +194,14 @@ def process_claimed(delivery: WebhookDelivery) -> str:
         logger.exception("Processing webhook delivery %s failed", delivery.pk)
         update.update(status=WebhookDelivery.Status.FAILED, last_error=_describe(exc))
     except BaseException:  # shutting down: give the claim back, someone takes it at once
-        leases.release(delivery)
+        outbox.release(delivery)
         raise
     else:
         if charge is None:
             update["status"] = WebhookDelivery.Status.IGNORED
         else:
             update.update(status=WebhookDelivery.Status.PROCESSED, charge=charge)
-    if not leases.finish(delivery, **update):
+    if not outbox.finish(delivery, **update):
         logger.warning(
             "Webhook delivery %s: the lease ran out while it was processed and another run "
             "took it over; its result is the one kept",
@@ -249,16 +248,16 @@ def pending_deliveries(*, failed: bool = False, before: datetime | None = None) 
     then, so a periodic sweep leaves alone what a worker is about to take.
     Stuck ones are included whatever their age (their lease already says
     their worker is gone); those whose every attempt died are left failed
-    first (see :func:`.leases.give_up_exhausted`).
+    first (see :func:`django_paycharge.outbox.give_up_exhausted`).
     """
     now = timezone.now()
-    leases.give_up_exhausted(now)
+    outbox.give_up_exhausted(now)
     waiting = Q(status=WebhookDelivery.Status.RECEIVED)
     retry = Q(status=WebhookDelivery.Status.FAILED, attempts__lt=MAX_ATTEMPTS)
     if before is not None:
         waiting &= Q(received_at__lt=before)
         retry &= Q(processed_at__lt=before)
-    query = waiting | (leases.stuck(now) & Q(attempts__lt=MAX_ATTEMPTS))
+    query = waiting | (outbox.stuck(now) & Q(attempts__lt=MAX_ATTEMPTS))
     if failed:
         query |= retry
     pks = WebhookDelivery.objects.filter(query).order_by("received_at").values_list("pk", flat=True)

@@ -1,10 +1,10 @@
 """Django's Tasks framework, whichever is installed, and our tasks bound to the configured backend.
 
 ``django.tasks`` on Django 6, the ``django-tasks`` backport on 5.2, or none (our
-tasks can then only be called). :func:`background_task` makes a task and
-records it by its function's name, so that the mechanism here can send
-``django_paycharge.tasks``' tasks without importing that module (it stands
-above this package and imports it).
+tasks can then only be called). Each flow makes its own tasks with
+:func:`background_task`, in its own module, and sends them itself; a task is
+known to queues by its public path, ``django_paycharge.tasks.<name>``
+(:data:`PUBLIC_MODULE` re-exports every one).
 """
 
 from __future__ import annotations
@@ -88,34 +88,24 @@ class _Unbound(_InlineOnly):
     enqueue = using = get_backend = _unavailable
 
 
-#: function name -> the task made of it (``django_paycharge.tasks`` makes them at import;
-#: the app's ``ready()`` imports that module in every process)
-MADE: dict[str, BackgroundTask[..., Any]] = {}
-
-
-def task_named(name: str) -> BackgroundTask[..., Any]:
-    """The task made of the function ``name`` (one of ``django_paycharge.tasks``)."""
-    try:
-        return MADE[name]
-    except KeyError:
-        raise LookupError(
-            f"No task {name!r}: django_paycharge.tasks is not imported (is the app installed?)"
-        ) from None
+#: The module every task is found in by workers, queued rows and Celery messages: its
+#: public path (``django_paycharge/tasks.py`` re-exports each task under its name).
+PUBLIC_MODULE = "django_paycharge.tasks"
 
 
 def background_task(func: Callable[P, T]) -> BackgroundTask[P, T]:
-    """Make ``func`` a task; the backend finds it again by module and function name.
+    """Make ``func`` a task, known to queues as ``django_paycharge.tasks.<its name>``.
 
-    Every send binds the task to the backend and queue configured then
-    (:func:`routed`). The object made here is what a worker finds by that
-    name, and making it validates it against a backend: it is made on the
-    configured one, never on Django's ``default`` alias and queue, which a
-    shop's ``TASKS`` may not have (that crashed every ``manage.py`` command).
-    It is recorded in :data:`MADE` for :func:`task_named`.
+    The flow that defines the task sends it (:func:`routed`); a worker finds it
+    again by that public path, whichever module defines it, so moving a task
+    never changes what queued rows name. Every send binds the task to the
+    backend and queue configured then. Making it validates it against a
+    backend: it is made on the configured one, never on Django's ``default``
+    alias and queue, which a shop's ``TASKS`` may not have (that crashed every
+    ``manage.py`` command).
     """
-    made = _make(func)
-    MADE[func.__name__] = made
-    return made
+    func.__module__ = PUBLIC_MODULE
+    return _make(func)
 
 
 def _make(func: Callable[P, T]) -> BackgroundTask[P, T]:

@@ -27,8 +27,8 @@ from django.db.models import F, Min, Model, Q
 from django.utils import timezone
 from django.utils.translation import gettext
 
-from ... import conf, observe
-from ...models import WebhookDelivery
+from .. import conf, observe
+from ..models import WebhookDelivery
 
 #: Claims of one delivery (its first processing included) before it is left failed.
 MAX_ATTEMPTS = 5

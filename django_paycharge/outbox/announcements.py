@@ -1,6 +1,6 @@
 """Announcements, at least once to the end: each receiver runs until it returns.
 
-:func:`django_paycharge.signals.send` comes here. Inside the transaction that
+:func:`django_paycharge.outbox.send` comes here. Inside the transaction that
 makes the change, one :class:`~django_paycharge.models.Announcement` row is
 written per receiver connected then, all with one event id, each already
 claimed with a lease (:mod:`.leases`) by the process that made the change.
@@ -8,8 +8,9 @@ After the commit that process runs the receivers. One that returns is
 marked heard; one that raises keeps its claim until a back-off runs out
 (never later than the lease for the first retry), and one whose process
 dies keeps it until the lease runs out. Either way whoever takes over
-stuck rows runs that receiver again, and only that one: a deferred task,
-the lease sweep, ``paycharge_periodic`` (see ``background/``).
+stuck rows runs that receiver again, and only that one: a deferred
+``hear_announcement`` task, the ``sweep_announcement_leases`` task on
+django-tasks-db (both defined and sent here), ``paycharge_periodic``.
 After :attr:`Announcement.LEASE_ATTEMPTS` runs it is left "not heard",
 shown in the admin with its error, and counted by ``paycharge_periodic``.
 
@@ -29,17 +30,18 @@ from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
-from asgiref.sync import async_to_sync
 from django.apps import apps
-from django.db import models, router, transaction
+from django.db import router, transaction
 from django.dispatch import Signal
 from django.utils import timezone
 from django.utils.translation import gettext
 
-from ... import conf
-from ...client.backoff import Backoff
-from ...models import Announcement
+from .. import conf, signals
+from ..client.backoff import Backoff
+from ..models import Announcement
+from ..queue import background_enabled, background_task, ensure_run_after, on_database, routed
 from . import leases
+from .receivers import decode, encode, receivers_of
 
 logger = logging.getLogger("django_paycharge.signals")
 
@@ -50,40 +52,6 @@ Status = Announcement.Status
 RETRY_BASE = 10.0
 RETRY_CAP = 3600.0
 RETRY_BACKOFF = Backoff(RETRY_BASE, RETRY_CAP)
-
-#: Called with ``(pk, when)`` once a receiver failed and is due again then;
-#: ``background/dispatch.py`` sets it to wake a worker at that time (without it the periodic
-#: sweep takes the row).
-retry_scheduler: Callable[[int, datetime], object] | None = None
-#: Called with the lease's end before a receiver first runs: ``background/dispatch.py`` makes
-#: sure a sweep is due then on django-tasks-db, where it costs one query.
-lease_watcher: Callable[[datetime], object] | None = None
-
-Receivers = list[tuple[str, Callable[..., Any]]]
-
-
-def receivers_of(signal: Signal, sender: Any) -> Receivers:
-    """The receivers ``signal`` runs for ``sender`` now, each with its dotted name.
-
-    Two receivers of one name (lambdas of one module) are told apart by
-    their order: ``name#2``.
-    """
-    # Django lists a signal's live receivers (sender filter, dead weak
-    # references dropped) only through this method; send_robust uses it too.
-    sync, asynchronous = signal._live_receivers(sender)
-    named: Receivers = []
-    seen: Counter[str] = Counter()
-    for receiver in [*sync, *(async_to_sync(r) for r in asynchronous)]:
-        base = _name(getattr(receiver, "awaitable", receiver))
-        seen[base] += 1
-        named.append((base if seen[base] == 1 else f"{base}#{seen[base]}", receiver))
-    return named
-
-
-def _name(receiver: Any) -> str:
-    module = getattr(receiver, "__module__", None)
-    name = getattr(receiver, "__qualname__", None) or type(receiver).__qualname__
-    return f"{module}.{name}"[:255] if module else str(name)[:255]
 
 
 def announce(
@@ -129,10 +97,11 @@ def announce(
 
 
 def _watch(lease_until: datetime) -> None:
-    if lease_watcher is None:
-        return
+    # Only where it is one query: a receiver's process that dies on django-tasks-db
+    # is then run again by the lease sweep, cron or not (as for deliveries).
     try:
-        lease_watcher(lease_until)
+        if on_database(sweep_announcement_leases):
+            ensure_run_after(sweep_announcement_leases, lease_until)
     except Exception:  # the periodic sweep takes over stuck rows anyway
         logger.exception("Could not schedule the sweep of announcements")
 
@@ -190,11 +159,10 @@ def _failed(row: Announcement, exc: Exception) -> str:
     except Exception:  # the claim's lease still runs out: the row is run again then
         logger.exception("Announcement %s: its failure could not be recorded", row.pk)
         return str(Status.PROCESSING)
-    if retry_scheduler is not None:
-        try:
-            retry_scheduler(row.pk, due)
-        except Exception:  # the periodic sweep takes it instead
-            logger.exception("Could not schedule the next run of announcement %s", row.pk)
+    try:
+        schedule(row.pk, due)
+    except Exception:  # the periodic sweep takes it instead
+        logger.exception("Could not schedule the next run of announcement %s", row.pk)
     return str(Status.PROCESSING)
 
 
@@ -217,8 +185,6 @@ def hear(pk: int, *, by: str, force: bool = False) -> str:
 
 def hear_claimed(row: Announcement) -> str:
     """Run a claimed row's receiver with its arguments rebuilt (rows read afresh)."""
-    from ... import signals  # the signals module sends through this one
-
     signal = signals.SIGNALS.get(row.signal)
     try:
         sender = apps.get_model(row.sender)
@@ -247,7 +213,7 @@ def hear_due(*, by: str, limit: int = 200) -> dict[str, int]:
     return dict(counts)
 
 
-def due() -> list[int]:
+def due_announcements() -> list[int]:
     """Rows to run again now (their process died, or the back-off ran out), oldest first."""
     now = timezone.now()
     leases.give_up_exhausted(now, model=Announcement)
@@ -255,7 +221,7 @@ def due() -> list[int]:
     return list(query.values_list("pk", flat=True))
 
 
-def next_due() -> datetime | None:
+def next_announcement_due() -> datetime | None:
     """When the earliest running or backing-off row is due again (None: none is)."""
     return leases.next_expiry(Announcement)
 
@@ -266,13 +232,13 @@ def count_not_heard() -> int:
     return Announcement.objects.filter(status=Status.FAILED).count()
 
 
-def dismiss(pks: list[int], *, by: str) -> int:
+def dismiss_announcements(pks: list[int], *, by: str) -> int:
     """Leave rows that are not heard as dismissed by staff (``by``); how many."""
     rows = Announcement.objects.filter(pk__in=pks, status=Status.FAILED)
     return rows.update(status=Status.DISMISSED, claimed_by=by[:200])
 
 
-def prune(*, older_than_days: int) -> int:
+def prune_announcements(*, older_than_days: int) -> int:
     """Delete heard and dismissed rows announced more than ``older_than_days`` ago; how many."""
     cutoff = timezone.now() - timedelta(days=older_than_days)
     old = Announcement.objects.filter(
@@ -282,31 +248,51 @@ def prune(*, older_than_days: int) -> int:
     return deleted
 
 
-def encode(kwargs: Mapping[str, Any]) -> dict[str, Any]:
-    """The receiver's arguments as stored: plain values, and rows by model and key."""
-    stored: dict[str, Any] = {}
-    for key, value in kwargs.items():
-        if isinstance(value, models.Model):
-            stored[key] = {"model": value._meta.label_lower, "pk": value.pk}
-        elif value is None or isinstance(value, str | int | float | bool):
-            stored[key] = value
-        else:
-            raise TypeError(f"Announced argument {key!r} cannot be stored: {type(value)!r}")
-    return stored
+# The outbox's own tasks: the deferred run of one receiver, and on django-tasks-db the
+# lease sweep of announcements (one task, scheduled once for whatever is due first).
 
 
-def decode(stored: Mapping[str, Any], using: str) -> dict[str, Any]:
-    """The receiver's arguments again, rows read now from ``using``."""
-    kwargs: dict[str, Any] = {}
-    for key, value in stored.items():
-        if isinstance(value, dict):
-            model = apps.get_model(value["model"])
-            try:
-                value = model._default_manager.using(using).get(pk=value["pk"])
-            except model.DoesNotExist:
-                raise LookupError(
-                    gettext("The %(model)s %(pk)s announced no longer exists.")
-                    % {"model": model._meta.verbose_name, "pk": value["pk"]}
-                ) from None
-        kwargs[key] = value
-    return kwargs
+@background_task
+def hear_announcement(announcement_pk: int) -> str:
+    """Run one announcement's receiver again; its status after."""
+    return hear(announcement_pk, by=leases.claimant("hear_announcement task"))
+
+
+@background_task
+def sweep_announcement_leases() -> dict[str, int]:
+    """Run the receivers due again (their lease or back-off ran out); again while rows wait."""
+    return sweep_announcements("sweep_announcement_leases task")
+
+
+def sweep_announcements(label: str) -> dict[str, int]:
+    """Run the receivers due now, and make sure the sweep runs again when the next one is due
+    (django-tasks-db); counts by status after."""
+    heard = hear_due(by=leases.claimant(label))
+    expiry = next_announcement_due()
+    if expiry is not None and on_database(sweep_announcement_leases):
+        ensure_run_after(sweep_announcement_leases, expiry)
+    return heard
+
+
+def schedule(announcement_pk: int, due: datetime) -> None:
+    """Wake a worker when a failed receiver is due again (inline: the periodic sweep does).
+
+    On django-tasks-db the lease sweep, scheduled once for whatever is due
+    first, runs it; elsewhere a deferred task of its own.
+    """
+    if not background_enabled():
+        return
+    if on_database(sweep_announcement_leases):
+        ensure_run_after(sweep_announcement_leases, due)
+        return
+    task = routed(hear_announcement)
+    if task.get_backend().supports_defer:
+        task.using(run_after=due + timedelta(seconds=1)).enqueue(announcement_pk)
+
+
+def dispatch_announcement(announcement_pk: int) -> None:
+    """Run an announcement's receiver again: on our task backend, or inline without one."""
+    if background_enabled():
+        routed(hear_announcement).enqueue(announcement_pk)
+    else:
+        hear(announcement_pk, by=leases.claimant("inline hearing"))

@@ -1,4 +1,5 @@
-"""With django-tasks-db the deliveries table is the queue, and tasks only wake it."""
+"""The webhook flow's tasks: a delivery processed on a worker, and with django-tasks-db
+the deliveries table as the queue, which tasks only wake (drains, lease sweeps)."""
 
 from __future__ import annotations
 
@@ -9,14 +10,22 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
 
-from django.db import router
 from django.utils import timezone
 
-from .. import conf
-from ..client.backoff import Backoff
-from ..models import WebhookDelivery
-from ..services.webhooks import deliveries, leases
-from .framework import BackgroundTask, backend_alias, background_enabled, routed, task_named
+from ... import conf
+from ...client.backoff import Backoff
+from ...models import WebhookDelivery
+from ...outbox import claim_next, claimant, give_up_exhausted, next_expiry, sweep_announcements
+from ...queue import (
+    BackgroundTask,
+    background_task,
+    ensure_run_after,
+    on_database,
+    routed,
+    routed_task,
+    task_waiting,
+)
+from .deliveries import MAX_ATTEMPTS, process_claimed, process_delivery
 
 logger = logging.getLogger("django_paycharge.tasks")
 
@@ -29,7 +38,7 @@ logger = logging.getLogger("django_paycharge.tasks")
 # A drain that has not started reads the deliveries table after that commit, so
 # it sees the delivery; a running one may not, which is why it does not count.
 # A drain claims waiting and stuck deliveries one at a time (leased claims, see
-# services.webhooks.leases) until none is left.
+# django_paycharge.outbox.leases) until none is left.
 #
 # One check serves a burst. A receiver that saw a drain waiting at time t (its own
 # monotonic clock, read before it asked) skips the check for DRAIN_WINDOW after t:
@@ -53,40 +62,62 @@ DRAIN_BATCH = 200
 DRAIN_WINDOW = 0.05
 
 # Monotonic time until which the drain seen waiting covers new deliveries, by routed task.
-_drain_covers: dict[int, float] = {}
+_drain_covers: conf.SettingsCache[int, float] = conf.SettingsCache()
 
 _clock: Callable[[], float] = time.monotonic
 
 _sleep: Callable[[float], object] = time.sleep
 
 
+@background_task
+def process_webhook_delivery(delivery_pk: int, retry_failed: bool = False) -> str:
+    """Process one stored webhook delivery; retried later (deferred) when it failed."""
+    return process_then_retry_later(delivery_pk, retry_failed)
+
+
+@background_task
+def drain_webhook_deliveries() -> dict[str, int]:
+    """Process waiting and stuck deliveries until none is left (django-tasks-db)."""
+    return drain("drain_webhook_deliveries task", hold=DRAIN_WINDOW)
+
+
+@background_task
+def sweep_webhook_leases() -> dict[str, int]:
+    """Take over deliveries and receivers whose lease ran out; again while claims remain."""
+    return sweep_leases()
+
+
 def drains_deliveries() -> bool:
     """Whether deliveries go through drain tasks: work goes to django-tasks-db."""
-    return background_enabled() and database_backend(routed_drain())
-
-
-# (task, backend alias, queue) -> the task routed there. Routing a task validates
-# it anew each time, which the receiver (and the checkout) would pay on every call.
-_routed_tasks: dict[tuple[int, str, str], BackgroundTask[..., Any]] = {}
+    return on_database(drain_webhook_deliveries)
 
 
 def routed_drain() -> BackgroundTask[[], Any]:
-    return routed_task(task_named("drain_webhook_deliveries"))
+    return routed_task(drain_webhook_deliveries)
 
 
-def routed_task(task: BackgroundTask[..., Any]) -> BackgroundTask[..., Any]:
-    key = (id(task), backend_alias(), str(conf.get_setting("TASK_QUEUE")))
-    if key not in _routed_tasks:
-        _routed_tasks[key] = routed(task)
-    return _routed_tasks[key]
+def process_then_retry_later(delivery_pk: int, retry_failed: bool = False) -> str:
+    """A delivery task's work: claim and process it, and retry it later when it failed."""
+    status = process_delivery(
+        delivery_pk,
+        retry_failed=retry_failed,
+        by=claimant("process_webhook_delivery task"),
+        on_claimed=ensure_sweep_for if drains_deliveries() else None,
+    )
+    if status == "failed":
+        retry_later(delivery_pk)
+    return status
 
 
-def database_backend(drain: BackgroundTask[[], Any]) -> bool:
-    try:
-        from django_tasks_db.backend import DatabaseBackend
-    except ImportError:
-        return False
-    return isinstance(drain.get_backend(), DatabaseBackend)
+def sweep_leases() -> dict[str, int]:
+    """The lease sweep's work: stuck deliveries, receivers due; again while claims remain."""
+    counts = drain("sweep_webhook_leases task")
+    heard = sweep_announcements("sweep_webhook_leases task")
+    counts.update({f"announcements_{status}": n for status, n in heard.items()})
+    expiry = next_expiry()
+    if expiry is not None:
+        ensure_sweep(expiry)
+    return counts
 
 
 def wake_drain(drain: BackgroundTask[[], Any] | None = None, *, recent: bool = True) -> None:
@@ -97,28 +128,24 @@ def wake_drain(drain: BackgroundTask[[], Any] | None = None, *, recent: bool = T
     """
     task = drain or routed_drain()
     asked = _clock()
-    if recent and asked < _drain_covers.get(id(task), 0.0):
+    covers = _drain_covers.current()
+    if recent and asked < covers.get(id(task), 0.0):
         return  # a drain seen waiting moments ago reads the table after this commit
     if not task_waiting(task):
         task.enqueue()
-    _drain_covers[id(task)] = asked + DRAIN_WINDOW
-
-
-@conf.on_settings_reset
-def _forget_drains() -> None:
-    _drain_covers.clear()
+    covers[id(task)] = asked + DRAIN_WINDOW
 
 
 def drain(label: str, *, hold: float = 0.0) -> dict[str, int]:
     """Claim and process deliveries until none is left; ``hold``: not before that many
     seconds have passed since it started (see ``DRAIN_WINDOW``)."""
-    by = leases.claimant(label)
+    by = claimant(label)
     started = _clock()
     counts: Counter[str] = Counter()
-    leases.give_up_exhausted(timezone.now())
+    give_up_exhausted(timezone.now())
     taken = 0
     while taken < DRAIN_BATCH:
-        delivery = leases.claim_next(by=by)
+        delivery = claim_next(by=by)
         if delivery is None:
             left = started + hold - _clock()
             if left <= 0:
@@ -127,7 +154,7 @@ def drain(label: str, *, hold: float = 0.0) -> dict[str, int]:
             continue
         taken += 1
         ensure_sweep_for(delivery)
-        status = deliveries.process_claimed(delivery)
+        status = process_claimed(delivery)
         counts[status] += 1
         if status == "failed":
             retry_later(delivery.pk)
@@ -149,27 +176,7 @@ def ensure_sweep_for(delivery: WebhookDelivery) -> None:
 
 def ensure_sweep(expiry: datetime) -> None:
     """Make sure a sweep runs soon after ``expiry`` (one due earlier schedules itself again)."""
-    due = expiry + timedelta(seconds=1)
-    task = routed(task_named("sweep_webhook_leases"))
-    if not task_waiting(task, due=due):
-        task.using(run_after=due).enqueue()
-
-
-def task_waiting(task: Any, due: datetime | None = None) -> bool:
-    """Whether ``task`` is queued in django-tasks-db and not started (due by ``due``, if given).
-
-    Through django-tasks-db's model: its queryset's ``ready()`` also asks that the
-    task be due now, and a deferred sweep is waiting long before that.
-    """
-    from django_tasks_db.models import DBTaskResult
-
-    ready = DBTaskResult._meta.get_field("status").get_default()  # how a queued task starts out
-    waiting = DBTaskResult.objects.using(router.db_for_write(DBTaskResult)).filter(
-        status=ready, task_path=task.module_path, backend_name=task.backend
-    )
-    if due is not None:
-        waiting = waiting.filter(run_after__lte=due)
-    return waiting.exists()
+    ensure_run_after(sweep_webhook_leases, expiry)
 
 
 #: A failed delivery's retry (full jitter: deliveries that failed together, while
@@ -179,10 +186,10 @@ DELIVERY_RETRY_BACKOFF = Backoff(base=5.0, cap=300.0)
 
 def retry_later(delivery_pk: int) -> None:
     attempts = WebhookDelivery.objects.filter(pk=delivery_pk).values_list("attempts", flat=True)
-    done = attempts.first() or deliveries.MAX_ATTEMPTS
-    if done >= deliveries.MAX_ATTEMPTS:
+    done = attempts.first() or MAX_ATTEMPTS
+    if done >= MAX_ATTEMPTS:
         return
-    task = routed(task_named("process_webhook_delivery"))
+    task = routed(process_webhook_delivery)
     # Without deferral a retry would run at once, in a loop: leave it to
     # ``paycharge_process_webhooks --failed`` (and the periodic sweep) instead.
     if not task.get_backend().supports_defer:

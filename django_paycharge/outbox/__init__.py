@@ -1,0 +1,67 @@
+"""The outbox, below the mirror: changes announced at least once, and the leases it runs on.
+
+A change the shop may act on is recorded with the change (:func:`send`) and
+handed to each receiver after the commit until it returns; webhook deliveries
+and announcements are claimed under the same leases (:mod:`.leases`). The
+services call it; it calls only the queue adapter, the models and below.
+"""
+
+from __future__ import annotations
+
+from .announcements import (
+    RETRY_BASE,
+    backoff,
+    count_not_heard,
+    dismiss_announcements,
+    dispatch_announcement,
+    due_announcements,
+    hear,
+    hear_announcement,
+    hear_due,
+    next_announcement_due,
+    prune_announcements,
+    sweep_announcement_leases,
+    sweep_announcements,
+)
+from .leases import (
+    MAX_ATTEMPTS,
+    claim,
+    claim_next,
+    claimant,
+    finish,
+    give_up_exhausted,
+    hold,
+    next_expiry,
+    release,
+    stuck,
+    waiting,
+)
+from .send import send
+
+__all__ = [
+    "MAX_ATTEMPTS",
+    "RETRY_BASE",
+    "backoff",
+    "claim",
+    "claim_next",
+    "claimant",
+    "count_not_heard",
+    "dismiss_announcements",
+    "dispatch_announcement",
+    "due_announcements",
+    "finish",
+    "give_up_exhausted",
+    "hear",
+    "hear_announcement",
+    "hear_due",
+    "hold",
+    "next_announcement_due",
+    "next_expiry",
+    "prune_announcements",
+    "release",
+    "send",
+    "stuck",
+    "sweep_announcement_leases",
+    "sweep_announcements",
+    "waiting",
+]

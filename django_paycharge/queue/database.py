@@ -1,0 +1,68 @@
+"""django-tasks-db, where the tasks table can be asked: is a task waiting, and is it that backend.
+
+Several flows avoid a task per event there: they enqueue one only when none has
+started yet (a task that has not started reads the tables after the caller's
+commit), or schedule a deferred run only when none is due by then.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.db import router
+
+from .. import conf
+from .framework import BackgroundTask, backend_alias, background_enabled, routed
+
+# (task, backend alias, queue) -> the task routed there. Routing a task validates
+# it anew each time, which the receiver (and the checkout) would pay on every call.
+_routed_tasks: dict[tuple[int, str, str], BackgroundTask[..., Any]] = {}
+
+
+def routed_task(task: BackgroundTask[..., Any]) -> BackgroundTask[..., Any]:
+    """``task`` routed to the configured backend and queue, made once per pair."""
+    key = (id(task), backend_alias(), str(conf.get_setting("TASK_QUEUE")))
+    if key not in _routed_tasks:
+        _routed_tasks[key] = routed(task)
+    return _routed_tasks[key]
+
+
+def database_backend(task: BackgroundTask[..., Any]) -> bool:
+    """Whether ``task`` (routed) goes to django-tasks-db."""
+    try:
+        from django_tasks_db.backend import DatabaseBackend
+    except ImportError:
+        return False
+    return isinstance(task.get_backend(), DatabaseBackend)
+
+
+def on_database(task: BackgroundTask[..., Any]) -> bool:
+    """Whether work goes to the task backend, and that backend is django-tasks-db."""
+    return background_enabled() and database_backend(routed_task(task))
+
+
+def task_waiting(task: Any, due: datetime | None = None) -> bool:
+    """Whether ``task`` is queued in django-tasks-db and not started (due by ``due``, if given).
+
+    Through django-tasks-db's model: its queryset's ``ready()`` also asks that the
+    task be due now, and a deferred sweep is waiting long before that.
+    """
+    from django_tasks_db.models import DBTaskResult
+
+    ready = DBTaskResult._meta.get_field("status").get_default()  # how a queued task starts out
+    waiting = DBTaskResult.objects.using(router.db_for_write(DBTaskResult)).filter(
+        status=ready, task_path=task.module_path, backend_name=task.backend
+    )
+    if due is not None:
+        waiting = waiting.filter(run_after__lte=due)
+    return waiting.exists()
+
+
+def ensure_run_after(task: BackgroundTask[[], Any], expiry: datetime) -> None:
+    """Make sure ``task`` runs soon after ``expiry`` on django-tasks-db (one query when it
+    is already due by then; a run due earlier schedules itself again)."""
+    due = expiry + timedelta(seconds=1)
+    routed_to = routed(task)
+    if not task_waiting(routed_to, due=due):
+        routed_to.using(run_after=due).enqueue()
