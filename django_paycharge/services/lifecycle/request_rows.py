@@ -202,8 +202,6 @@ def outcome_unknown(nothing_done: str) -> Q:
     # without the key, and would leave out the very rows whose outcome nobody recorded.
     # ``outcome__isnull``: the record has no such key (Django's spelling of it).
     unsettled = (
-        Q(error__isnull=True)
-        | Q(error__outcome__isnull=True)
-        | ~Q(error__outcome=nothing_done)
+        Q(error__isnull=True) | Q(error__outcome__isnull=True) | ~Q(error__outcome=nothing_done)
     )
     return Q(state__in=OPEN_REQUEST_STATES) | (Q(state=RequestState.ABANDONED) & unsettled)
