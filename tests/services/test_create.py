@@ -356,14 +356,15 @@ def test_a_callers_key_finds_its_request_on_either_insert(
 
 
 def test_a_charge_the_mirror_holds_already_is_linked_not_inserted_again(fake_gateway, card_token):
-    from django_paycharge.services.charges.charge_requests import store_created
-    from django_paycharge.services.charges.new_charge import store_new_charge
+    from django_paycharge.services.charges.charge_requests import _link, store_created
+    from django_paycharge.services.mirror import insert_new_charge
 
     fields = {"transaction_token_id": card_token, "amount": 1500, "currency": "JPY"}
     remote = services.get_client().charges.create(**fields, idempotency_key=uuid.uuid4())
     stored = services.store_remote_charge(remote, account="default")  # a webhook came first
     request = ChargeRequest.objects.create(params=fields, state="unknown", attempts=1)
-    assert store_new_charge(request, remote) is None  # nothing written
+    link = _link(request, remote)
+    assert insert_new_charge(remote, account="default", link=link) is None  # nothing written
     request.refresh_from_db()
     assert (request.state, request.charge_id) == ("unknown", None)
     assert store_created(request, remote).pk == stored.pk

@@ -13,6 +13,7 @@ from datetime import timedelta
 from typing import Any
 
 from django.db import DatabaseError, router
+from django.db.backends.base.base import BaseDatabaseWrapper
 
 from ... import observe, outbox, signals
 from ...client.types import Charge as RemoteCharge
@@ -24,10 +25,9 @@ from ...exceptions import (
 )
 from ...models import OPEN_REQUEST_STATES, Charge, ChargeRequest, RequestState
 from ..clients import get_client
-from ..lifecycle import mark, request_name, succeed
-from ..mirror import refresh_charge, store_remote_charge
+from ..lifecycle import mark, request_name, succeed, succeed_statement
+from ..mirror import NEW_CHARGE_ID, Link, insert_new_charge, refresh_charge, store_remote_charge
 from ..retry import retry_transient
-from .new_charge import store_new_charge
 from .payment_types import fill_later
 
 logger = logging.getLogger("django_paycharge.services")
@@ -83,9 +83,10 @@ CREATE = CreateKind()
 def store_created(request: ChargeRequest, remote: RemoteCharge) -> Charge:
     """Store the charge the gateway made for ``request``; link them; send ``charge_created``.
 
-    A new charge takes one short transaction (:mod:`.new_charge`); one the
-    mirror holds already (a webhook or a read came first) goes through the
-    guarded upsert. Its payment type is read later, off the caller's path
+    A new charge is inserted by the mirror with the request's link, in one
+    short transaction (:func:`..mirror.insert_new_charge`); one the mirror
+    holds already (a webhook or a read came first) goes through the guarded
+    upsert. Its payment type is read later, off the caller's path
     (:func:`.payment_types.fill_later`). The write is retried through
     transient database errors (the gateway said yes: a locked SQLite file
     must not turn that into an error page). If it still fails, the charge's
@@ -93,7 +94,7 @@ def store_created(request: ChargeRequest, remote: RemoteCharge) -> Charge:
     and ``paycharge_recover`` reads that charge (never creates another).
     """
     try:
-        charge = store_new_charge(request, remote)
+        charge = insert_new_charge(remote, account=request.account, link=_link(request, remote))
         if charge is None:
             charge = store_remote_charge(remote, account=request.account)
             link_charge(request, charge)
@@ -110,6 +111,27 @@ def store_created(request: ChargeRequest, remote: RemoteCharge) -> Charge:
     if not charge.payment_type:
         fill_later(charge)
     return charge
+
+
+def _link(request: ChargeRequest, remote: RemoteCharge) -> Link:
+    """``request`` marked succeeded with the new charge ``remote``, with the insert."""
+    links = {
+        "charge": None,  # the inserted row's id
+        "charge_gateway_id": remote.id,
+        # The answer that created it: logs, rows and traces join on its request id.
+        "gateway_request_id": observe.request_id("POST"),
+    }
+
+    def write(charge: Charge) -> None:
+        if succeed(request, **{**links, "charge": charge}):  # once per request
+            alias = router.db_for_write(Charge)
+            outbox.send(signals.charge_created, sender=Charge, charge=charge, using=alias)
+
+    def statement(connection: BaseDatabaseWrapper, alias: str) -> tuple[str, list[Any]]:
+        expressions = (("charge", NEW_CHARGE_ID),)
+        return succeed_statement(request, links, connection, alias, expressions=expressions)
+
+    return Link(write, statement, announces=(signals.charge_created,))
 
 
 def link_charge(request: ChargeRequest, charge: Charge) -> None:

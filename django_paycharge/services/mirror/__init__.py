@@ -2,14 +2,17 @@
 
 Every flow that read something from the gateway stores it through this package:
 the guarded upsert (never a status moving backwards) and its statements per
-database, one-statement inserts, refunds and cancels, the quarantine. Other
+database, a checkout's new charge in one insert, one-statement inserts, refunds
+and cancels, the quarantine; and what is announced when a charge is written
+(:mod:`.announced`, the one place that says it). Other
 flows import only the names below.
 """
 
 from __future__ import annotations
 
-from .inserts import as_stored, bound_cursor, insert_once, insert_statement
+from .inserts import as_stored, bound_cursor, insert_once
 from .lifecycle_store import recount_refunds_total, store_cancel, store_refund
+from .new_charge import NEW_CHARGE_ID, Link, insert_new_charge
 from .quarantined import (
     Report,
     dismiss_quarantined,
@@ -21,7 +24,6 @@ from .quarantined import (
     store_quarantined_by_id,
 )
 from .reads import refresh_charge, store_of, store_remote_charge, wait_for_charge
-from .rows import EncodedJSON, charge_row
 from .upsert import (
     UpsertResult,
     WriteCounts,
@@ -32,16 +34,16 @@ from .upsert import (
 )
 
 __all__ = [
-    "EncodedJSON",
+    "NEW_CHARGE_ID",
+    "Link",
     "Report",
     "UpsertResult",
     "WriteCounts",
     "as_stored",
     "bound_cursor",
-    "charge_row",
     "dismiss_quarantined",
+    "insert_new_charge",
     "insert_once",
-    "insert_statement",
     "mark_reported",
     "prepare_page",
     "quarantine",

@@ -8,7 +8,8 @@ read never takes a status backwards, even when another process wrote the row
 after our lock). Unchanged rows are not rewritten, nor even encoded.
 
 Signals are recorded in the page's transaction, once per row that really
-changed, and heard after it commits (:func:`django_paycharge.outbox.send`).
+changed, and heard after it commits (:mod:`.announced`, what every charge
+writer of the mirror says).
 """
 
 from __future__ import annotations
@@ -25,7 +26,6 @@ from django.db.backends.base.base import BaseDatabaseWrapper
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from ... import outbox, signals
 from ...client import Charge as RemoteCharge
 from ...client.parsing import ShapeError
 from ...client.types import Rejected
@@ -34,6 +34,7 @@ from ...exceptions import ConfigurationError
 from ...models import Charge
 from . import postgresql as _upsert_postgresql
 from . import sqlite as _upsert_sqlite
+from .announced import announce_charges, charges_heard
 from .rows import charge_row, json_row, raw_digest
 
 __all__ = [
@@ -273,34 +274,12 @@ def _write(prepared: PreparedCharges, *, last: bool) -> tuple[UpsertResult, list
 def _send_signals(
     events: list[tuple[Any, str | None]], loaded: dict[Any, Charge] | None, alias: str
 ) -> None:
-    receivers = signals.charge_updated.has_listeners(
-        Charge
-    ) or signals.charge_status_changed.has_listeners(Charge)
-    if not events or not receivers:
+    if not events or not charges_heard():
         return
     # Read from the alias just written: a replica could still hold the old rows.
     charges = loaded or Charge.objects.using(alias).in_bulk(
         [gid for gid, _ in events], field_name="gateway_id"
     )
-    for gid, old_status in events:
-        charge = charges.get(gid)
-        if charge is None:
-            continue
-        # Recorded per receiver: one failing receiver stops neither the others nor the
-        # signals of the page's other charges, and is run again until it returns.
-        outbox.send(
-            signals.charge_updated,
-            sender=Charge,
-            using=alias,
-            charge=charge,
-            previous_status=old_status,
-        )
-        if old_status != charge.status:
-            outbox.send(
-                signals.charge_status_changed,
-                sender=Charge,
-                using=alias,
-                charge=charge,
-                previous_status=old_status,
-                status=charge.status,
-            )
+    announce_charges(
+        ((charges[gid], old_status) for gid, old_status in events if gid in charges), alias
+    )
