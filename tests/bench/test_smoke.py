@@ -205,12 +205,15 @@ def test_the_webhook_benchmark_starts_its_worker_at_the_priority_asked(nice, pol
 
 
 @pytest.mark.own_database  # run_bench: SQLite and the benchmark's settings
-def test_the_csv_benchmark_exports_with_both_variants_and_reports():
+def test_the_csv_benchmark_exports_with_refunds_against_its_floor_and_reports():
     out = run_bench(
-        "bench.csv_export", "--n", "60", "--small", "30", "--rounds", "1", "--sqlite-only"
+        "bench.csv_export",
+        *("--n", "60", "--small", "30", "--rounds", "1", "--refunds", "0.3", "--sqlite-only"),
     )
     assert "Admin CSV export of every charge: 60 rows" in out
-    assert "ours / baseline peak" in out
+    assert "| 30% (18) " in out  # the mirror carries its refunds
+    assert "ours, after" in out
+    assert "values_list" in out
 
 
 @pytest.mark.django_db
