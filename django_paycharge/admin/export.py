@@ -1,17 +1,15 @@
 """CSV export of the charge changelist, as filtered, for reconciliation.
 
-Streamed: rows are read in chunks from a database cursor and written out as
-they come, so memory stays flat however many charges match (``bench/run
-csv`` measures it at 100,000). On PostgreSQL the server writes the whole file,
-by ``COPY ... (FORMAT csv)``, with the same cells in SQL (:mod:`._export_sql`),
-and Python passes its bytes on; elsewhere every cell is written here. Lines
-end with ``\n``. Amounts are exact: minor units, and the same amount as a
-decimal with the currency's ISO-4217 decimals. Each charge says where its money
-is: its refund state, the amount refunded (successful refunds) and, for a
-successful charge, what is left to refund (``services.refundable_amount``,
-asked only for the charges with refunds or refund requests: the others have
-their whole charged amount left). No raw payload, no credential, no bank
-account number.
+One path on every database: rows are read in chunks from a database cursor
+(``values_list``) and written out here as they come, so memory stays flat
+however many charges match (``bench/run csv`` measures it). Lines end with
+``\n``. Amounts are exact: minor units, and the same amount as a decimal with
+the currency's ISO-4217 decimals. A text from outside never starts a formula
+(:func:`neutral`, the one spelling of that rule). Each charge says where its
+money is: its refund state, the amount refunded (its stored ``refunds_total``,
+as in every list) and, for a successful charge, what is left to refund
+(``services.refundable_amounts``: a few grouped queries a chunk, never one a
+row). No raw payload, no credential, no bank account number.
 """
 
 from __future__ import annotations
@@ -19,24 +17,17 @@ from __future__ import annotations
 import csv
 import itertools
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from django.db import connections
-from django.db.models import Exists, F, OuterRef, QuerySet
+from django.db import connections, transaction
+from django.db.models import QuerySet
 from django.http import StreamingHttpResponse
 from django.utils import timezone
 
 from .. import services
-from ..models import (
-    Charge,
-    ChargeActionRequest,
-    Refund,
-    RefundState,
-    refund_state,
-)
+from ..models import Charge, refund_state
 from ..money import to_major
-from . import _export_sql
 
 #: (CSV header, model field). Amount columns are followed by their decimal form.
 COLUMNS: tuple[tuple[str, str], ...] = (
@@ -66,12 +57,16 @@ REFUND_COLUMNS = (
     "left_to_refund",
     "left_to_refund_decimal",
 )
-_REFUNDED = "export_refunded"
-_ACTIVITY = "refund_activity"
 CHUNK = 2000
 # A spreadsheet runs a cell that starts with one of these as a formula ("CSV injection"):
 # text from outside (metadata, merchant ids) gets a leading apostrophe instead.
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+NEUTRAL_PREFIX = "'"
+
+
+def neutral(text: str) -> str:
+    """``text`` as a cell a spreadsheet shows and never runs: the one spelling of the rule."""
+    return NEUTRAL_PREFIX + text if text.startswith(FORMULA_START) else text
 
 
 # json.dumps(value, ensure_ascii=False, sort_keys=True), without building an encoder a call.
@@ -86,7 +81,7 @@ class _Echo:
 
 
 # The csv module's line end is \r\n, which makes it quote a cell with a \r or a \n in it
-# (as COPY does); the lines end with \n, as COPY's do.
+# (with "\n" alone, a lone \r would go unquoted); the lines then end with \n.
 _WRITE = csv.writer(_Echo()).writerow
 
 
@@ -103,107 +98,95 @@ def header() -> list[str]:
     return [*names, *REFUND_COLUMNS]
 
 
-def _text(value: Any) -> str:
+def _json(value: Any) -> str:
+    """A JSON value's cell: an object or an array as JSON (it starts with ``{`` or ``[``),
+    true and false as JSON, a string or a number as its text, neutralised; null as nothing."""
     if value is None:
         return ""
-    if isinstance(value, dict | list | bool):  # JSON's true, not Python's True
-        value = _JSON(value)
-    elif hasattr(value, "isoformat"):
-        return str(value.isoformat())
-    text = str(value)
-    return "'" + text if text.startswith(FORMULA_START) else text
+    if isinstance(value, dict | list | bool):
+        return _JSON(value)
+    return neutral(str(value))
 
 
-def row(values: dict[str, Any], left: int | None = None) -> list[str]:
-    """One charge's cells, in :func:`header`'s order (``left``: left to refund, if known)."""
-    cells: list[str] = []
+#: What each row is read as: :data:`COLUMNS`' fields, then these.
+_FIELDS = (*(field for _name, field in COLUMNS), "pk", "refunds_total")
+_AT = {field: at for at, field in enumerate(_FIELDS)}
+
+
+Maker = Callable[[Sequence[Any]], str]
+
+
+def _maker(at: int, kind: str) -> Maker:
+    """How the cell of the field at ``at`` of a row is made, by the field's kind."""
+    if kind in ("CharField", "TextField"):  # a text from outside
+        return lambda row: "" if row[at] is None else neutral(row[at])
+    if kind == "JSONField":
+        return lambda row: _json(row[at])
+    if kind == "DateTimeField":
+        return lambda row: "" if row[at] is None else row[at].isoformat()
+    if kind in ("UUIDField", "BigIntegerField"):  # hex digits and hyphens; a whole number
+        return lambda row: "" if row[at] is None else str(row[at])
+    raise ValueError(f"no cell for a {kind}")
+
+
+def _major(at: int, currency: int) -> Maker:
+    return lambda row: "" if row[at] is None else str(to_major(row[at], row[currency]))
+
+
+def _cell_makers() -> list[Maker]:
+    """For each cell of :data:`COLUMNS` (amounts: two), how it is made from a row."""
+    makers: list[Maker] = []
     for _name, field in COLUMNS:
-        value = values[field]
+        at = _AT[field]
+        makers.append(_maker(at, Charge._meta.get_field(field).get_internal_type()))
         if field in _AMOUNTS:
-            cells.append("" if value is None else str(int(value)))
-            currency = values[field.replace("_amount", "_currency")]
-            cells.append("" if value is None else str(to_major(value, currency)))
-        else:
-            cells.append(_text(value))
-    return cells + _refund_cells(values, left)
+            makers.append(_major(at, _AT[field.replace("_amount", "_currency")]))
+    return makers
 
 
-def _refund_cells(values: dict[str, Any], left: int | None) -> list[str]:
-    """The cells of :data:`REFUND_COLUMNS` (amounts in the charged currency)."""
-    refunded = int(values.get(_REFUNDED) or 0)
-    currency = values["charged_currency"] or values["requested_currency"]
-    cells = [refund_state(values["charged_amount"], refunded)]
-    cells += [str(refunded), str(to_major(refunded, currency))]
-    cells += ["", ""] if left is None else [str(left), str(to_major(left, currency))]
-    return cells
+_MAKERS = _cell_makers()
+_STATUS, _PK, _CHARGED, _REFUNDED = (
+    _AT[name] for name in ("status", "pk", "charged_amount", "refunds_total")
+)
+_CHARGED_CURRENCY, _REQUESTED_CURRENCY = _AT["charged_currency"], _AT["requested_currency"]
+
+
+def _row(values: Sequence[Any], left: dict[int, int]) -> list[str]:
+    """One charge's cells, in :func:`header`'s order (``left``: what is left to refund of
+    the successful charges, by pk)."""
+    cells = [make(values) for make in _MAKERS]
+    refunded = int(values[_REFUNDED] or 0)
+    currency = values[_CHARGED_CURRENCY] or values[_REQUESTED_CURRENCY]
+    cells += [
+        refund_state(values[_CHARGED], refunded),
+        str(refunded),
+        str(to_major(refunded, currency)),
+    ]
+    remaining = left.get(values[_PK])
+    if remaining is None:
+        return [*cells, "", ""]
+    return [*cells, str(remaining), str(to_major(remaining, currency))]
 
 
 def lines(queryset: QuerySet[Charge]) -> Iterator[bytes]:
-    """The CSV text of ``queryset`` in UTF-8, a chunk of lines at a time, from a cursor."""
+    """The CSV text of ``queryset`` in UTF-8, a chunk of lines at a time, from a cursor.
+
+    One transaction (on PostgreSQL in one snapshot where it begins here): what is
+    left to refund, asked a chunk at a time, is of the same moment as the rows.
+    """
     yield _line(header()).encode()
-    queryset = _with_refunds(queryset)
-    if connections[queryset.db].vendor == "postgresql":
-        yield from _copied_lines(queryset)
-        return
-    fields = [field for _name, field in COLUMNS]
-    fields += ["pk", _REFUNDED, _ACTIVITY]
-    rows: Iterator[dict[str, Any]] = queryset.values(*fields).iterator(chunk_size=CHUNK)
-    while batch := list(itertools.islice(rows, CHUNK)):
-        left = _left_to_refund(batch, queryset.db)
-        yield "".join(_line(row(v, left.get(v["pk"]))) for v in batch).encode()
-
-
-_STATES = (RefundState.REFUNDED.value, RefundState.PARTIALLY_REFUNDED.value)
-
-
-def _copied_lines(queryset: QuerySet[Charge]) -> Iterator[bytes]:
-    """PostgreSQL: every line written by the server (``_export_sql``)."""
-    cells = _export_sql.cells_sql(COLUMNS, _AMOUNTS, FORMULA_START)
-
-    def sql(asked: bool) -> list[str]:
-        return cells + _export_sql.refund_sql(_STATES, _REFUNDED, _ACTIVITY, asked)
-
-    fields = [field for _name, field in COLUMNS]
-    fields += ["pk", "status", "charged_amount", "charged_currency", "requested_currency"]
-    fields += [_REFUNDED, _ACTIVITY]
-    yield from _export_sql.copy_csv(queryset, sql, fields, _asked_left(queryset), CHUNK)
-
-
-def _asked_left(queryset: QuerySet[Charge]) -> Iterator[list[tuple[int, int]]]:
-    """What is left to refund of the successful charges of ``queryset`` with refund
-    activity, in batches of (pk, amount)."""
-    busy = queryset.filter(status="successful", **{_ACTIVITY: True}).order_by()
-    pks = busy.values_list("pk", flat=True).iterator(chunk_size=CHUNK)
-    while batch := list(itertools.islice(pks, CHUNK)):
-        yield list(_refundable(batch, queryset.db).items())
-
-
-def _with_refunds(queryset: QuerySet[Charge]) -> QuerySet[Charge]:
-    """``queryset`` with each charge's refunded total (its stored ``refunds_total``, as in
-    every list) and whether it has refund activity."""
-    refunds = Refund.objects.filter(charge=OuterRef("pk"))
-    requests = ChargeActionRequest.objects.filter(
-        charge=OuterRef("pk"), kind=ChargeActionRequest.Kind.REFUND
-    )
-    return queryset.annotate(
-        **{_REFUNDED: F("refunds_total"), _ACTIVITY: Exists(refunds) | Exists(requests)}
-    )
-
-
-def _refundable(pks: list[int], using: str) -> dict[int, int]:
-    """What is left to refund of the charges ``pks`` (``services.refundable_amount``)."""
-    charges = Charge.objects.using(using).in_bulk(pks) if pks else {}
-    return {pk: services.refundable_amount(charge) for pk, charge in charges.items()}
-
-
-def _left_to_refund(batch: Iterable[dict[str, Any]], using: str) -> dict[int, int]:
-    """What is left to refund of each successful charge of ``batch``, by pk."""
-    successful = [v for v in batch if v["status"] == "successful"]
-    left = _refundable([v["pk"] for v in successful if v[_ACTIVITY]], using)
-    for values in successful:
-        if not values[_ACTIVITY]:
-            left[values["pk"]] = int(values["charged_amount"] or 0)  # nothing refunded or asked
-    return left
+    alias = queryset.db
+    connection = connections[alias]
+    outer = connection.in_atomic_block
+    with transaction.atomic(using=alias):
+        if connection.vendor == "postgresql" and not outer:
+            with connection.cursor() as cursor:
+                cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+        rows: Iterator[Sequence[Any]] = queryset.values_list(*_FIELDS).iterator(chunk_size=CHUNK)
+        while batch := list(itertools.islice(rows, CHUNK)):
+            successful = {v[_PK]: v[_CHARGED] for v in batch if v[_STATUS] == "successful"}
+            left = services.refundable_amounts(successful, using=alias)
+            yield "".join(_line(_row(values, left)) for values in batch).encode()
 
 
 def csv_response(queryset: QuerySet[Charge]) -> StreamingHttpResponse:

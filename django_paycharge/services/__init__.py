@@ -27,6 +27,7 @@ from .lifecycle import (
     capture_charge,
     refund_charge,
     refundable_amount,
+    refundable_amounts,
     update_charge_metadata,
 )
 from .mirror import (
@@ -73,6 +74,7 @@ __all__ = [
     "refresh_charge",
     "refund_charge",
     "refundable_amount",
+    "refundable_amounts",
     "reset_clients",
     "retry_transient",
     "send_charge_request",

@@ -23,7 +23,7 @@ from .exactly_once import (
     send,
 )
 from .metadata_updates import UPDATE, update_charge_metadata
-from .refunds import REFUND, refund_charge, refundable_amount
+from .refunds import REFUND, refund_charge, refundable_amount, refundable_amounts
 from .request_rows import mark, outcome_unknown, request_name, succeed, succeed_statement
 
 __all__ = [
@@ -47,6 +47,7 @@ __all__ = [
     "outcome_unknown",
     "refund_charge",
     "refundable_amount",
+    "refundable_amounts",
     "request_name",
     "send",
     "succeed",
