@@ -114,7 +114,7 @@ def test_the_installation_guide_takes_payments_in_a_browser(project: Project, br
     wait_for_paid(project, page, three_ds)
 
     # 3-D Secure failed, and a declined card: the reason, and a way to try again.
-    for number, reason in ((CARD_THREE_DS, ""), (CARD_DECLINED, "card declined")):
+    for number, reason in ((CARD_THREE_DS, "(3-D Secure)"), (CARD_DECLINED, "card declined")):
         order = new_order(project, 2000)
         pay_by_card(project, page, order, number)
         if number == CARD_THREE_DS:
