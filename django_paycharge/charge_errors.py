@@ -18,10 +18,15 @@ from django.utils.translation import gettext_lazy as _
 
 from . import conf
 
-#: The codes the gateway's documentation names, with what they mean.
+#: The codes the gateway's documentation names, with what they mean. Each meaning reads
+#: alone (staff: "358: ...") and inside the customer's sentence ("did not go through: ...").
+#: 356 and 358 are the 3-D Secure codes the gateway's SDKs name (their error tables map them
+#: to "card not enrolled in 3-D Secure" and "3-D Secure could not be completed").
 ERROR_CODES: dict[int, Any] = {
     306: _("card declined"),
     330: _("insufficient funds"),
+    356: _("the card is not registered for its issuer's identity check (3-D Secure)"),
+    358: _("the card issuer's identity check (3-D Secure) could not be completed"),
 }
 
 

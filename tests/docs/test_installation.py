@@ -89,9 +89,9 @@ def test_the_installation_guide_takes_payments_in_a_browser(project: Project, br
                 sync_outputs.append(output)
     assert set(project.running) == {"gateway", "shop"}
     assert "Webhook configurations: 1 read" in sync_outputs[-1]
-    assert any("3 passed" in output for output in project.outputs)  # the guide's tests
+    assert any("4 passed" in output for output in project.outputs)  # the guide's tests
     # ...which need none of the gateway's variables, as the guide says (a CI runner).
-    assert "3 passed" in project.run(f"env {WITHOUT_GATEWAY} python -m pytest shop/tests.py")
+    assert "4 passed" in project.run(f"env {WITHOUT_GATEWAY} python -m pytest shop/tests.py")
     shop, page = project.url("shop"), browser_page
     broken = []  # failed loads (the browser's own favicon request aside)
     page.on(
@@ -114,7 +114,7 @@ def test_the_installation_guide_takes_payments_in_a_browser(project: Project, br
     wait_for_paid(project, page, three_ds)
 
     # 3-D Secure failed, and a declined card: the reason, and a way to try again.
-    for number, reason in ((CARD_THREE_DS, ""), (CARD_DECLINED, "card declined")):
+    for number, reason in ((CARD_THREE_DS, "(3-D Secure)"), (CARD_DECLINED, "card declined")):
         order = new_order(project, 2000)
         pay_by_card(project, page, order, number)
         if number == CARD_THREE_DS:
