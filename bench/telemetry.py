@@ -65,11 +65,12 @@ def _setup() -> None:
 
 def _use(name: str) -> None:
     from django.conf import settings
+    from django.test.signals import setting_changed
 
-    from django_paycharge import observe
-
-    settings.PAYCHARGE = {**settings.PAYCHARGE, "TELEMETRY": SETTINGS.get(name, [])}
-    observe._reset()  # what a settings change does
+    value = {**settings.PAYCHARGE, "TELEMETRY": SETTINGS.get(name, [])}
+    settings.PAYCHARGE = value
+    # What a settings change tells the app (override_settings sends it too).
+    setting_changed.send(sender=None, setting="PAYCHARGE", value=value, enter=True)
 
 
 def _clients(base_url: str) -> dict[str, Any]:
