@@ -19,7 +19,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from django.db import IntegrityError, models, router, transaction
+from django.db import IntegrityError, connections, models, router, transaction
 from django.db.models import OuterRef, QuerySet, Subquery, Sum, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
@@ -103,11 +103,11 @@ def _count_refunds(charges: QuerySet[Charge]) -> int:
     the sum of the rows it saw before waiting.) SQLite has one writer at a time.
     Must run in a transaction; returns how many charges were updated.
     """
-    locked = list(
-        charges.order_by("pk").select_for_update(no_key=True).values_list("pk", flat=True)
-    )
-    if not locked:
-        return 0
+    if connections[charges.db].features.has_select_for_update:
+        # Streamed, not kept: a recount of every charge holds no list of them.
+        locking = charges.order_by("pk").select_for_update(no_key=True).values_list("pk")
+        for _ in locking.iterator(chunk_size=2000):
+            pass
     totals = (
         Refund.objects.using(charges.db)
         .filter(charge=OuterRef("pk"), status="successful")
@@ -116,8 +116,7 @@ def _count_refunds(charges: QuerySet[Charge]) -> int:
         .annotate(total=Sum("amount"))
         .values("total")
     )
-    locked_charges = Charge.objects.using(charges.db).filter(pk__in=locked)
-    return int(locked_charges.update(refunds_total=Coalesce(Subquery(totals), Value(0))))
+    return int(charges.update(refunds_total=Coalesce(Subquery(totals), Value(0))))
 
 
 def recount_refunds_total(charges: QuerySet[Charge] | None = None) -> int:
