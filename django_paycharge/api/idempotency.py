@@ -14,7 +14,10 @@
   ``Idempotency-Status: retrieved_idempotent_response`` (the gateway's own words).
 - The same key with another request: 409 ``idempotency_key_reused``.
 - The same key while the first request still runs: 409
-  ``idempotency_key_in_progress``, with ``Retry-After``.
+  ``idempotency_key_in_progress``, with ``Retry-After``. A first request
+  that died keeps its key for :data:`STALE`, unless the service's request
+  row behind the key has ended (settled by ``paycharge_recover``, say): then
+  the same request runs again and the service's key finds that row's outcome.
 
 Keys are scoped by the decorator's ``purpose`` and the caller (the user, or
 "anonymous"): the same key from two users is two keys. An anonymous caller
@@ -41,7 +44,12 @@ from rest_framework.response import Response
 
 from ..client.validation import validate_idempotency_key
 from ..exceptions import FieldError, InvalidParametersError
-from ..models import ApiIdempotencyRecord
+from ..models import (
+    OPEN_REQUEST_STATES,
+    ApiIdempotencyRecord,
+    ChargeActionRequest,
+    ChargeRequest,
+)
 from ..models.fit import without_nul
 from ..services import retry_transient
 from .errors import error_response
@@ -77,7 +85,10 @@ def idempotent(purpose: str) -> Callable[[Method], Method]:
                     [FieldError(HEADER, _("must be 1 to 255 printable ASCII characters"))],
                 )
             scope, digest = _scope(request, purpose), _digest(key)
-            verdict, record = retry_transient(lambda: _claim(scope, digest, fingerprint))
+            service_key = _service_key(scope, key)
+            verdict, record = retry_transient(
+                lambda: _claim(scope, digest, fingerprint, service_key)
+            )
             if verdict != "run":
                 return _answer_without_running(verdict, record)
             try:
@@ -118,7 +129,21 @@ def caller_key(request: Request, purpose: str) -> str | None:
     key = _valid_key(raw) if raw is not None else None
     if key is None:
         return None
-    return "api-" + _digest(f"{_scope(request, purpose)}\n{key}")
+    return _service_key(_scope(request, purpose), key)
+
+
+def _service_key(scope: str, key: str) -> str:
+    return "api-" + _digest(f"{scope}\n{key}")
+
+
+def _request_ended(service_key: str) -> bool:
+    """Whether the service's request row made with this key has ended (not being sent, and
+    recovery will not send it): the request that made it is not running any more."""
+    ended = {"state__in": OPEN_REQUEST_STATES}
+    return (
+        ChargeActionRequest.objects.filter(idempotency_key=service_key).exclude(**ended).exists()
+        or ChargeRequest.objects.filter(caller_key=service_key).exclude(**ended).exists()
+    )
 
 
 def _answer_without_running(verdict: str, record: ApiIdempotencyRecord) -> Response:
@@ -143,8 +168,16 @@ def _answer_without_running(verdict: str, record: ApiIdempotencyRecord) -> Respo
     return response
 
 
-def _claim(scope: str, digest: str, fingerprint: str) -> tuple[str, ApiIdempotencyRecord]:
-    """``run`` (this request now owns the key), ``replay``, ``reused`` or ``in_progress``."""
+def _claim(
+    scope: str, digest: str, fingerprint: str, service_key: str
+) -> tuple[str, ApiIdempotencyRecord]:
+    """``run`` (this request now owns the key), ``replay``, ``reused`` or ``in_progress``.
+
+    A record in progress is taken over after :data:`STALE`, or as soon as the service's
+    request row behind the key has ended: the first request died (or is answering that
+    very outcome), and running the same request again with the same service key answers
+    the row's outcome without sending anything twice.
+    """
     now = timezone.now()
     record, created = ApiIdempotencyRecord.objects.get_or_create(
         scope=scope, key_digest=digest, defaults={"fingerprint": fingerprint}
@@ -153,7 +186,10 @@ def _claim(scope: str, digest: str, fingerprint: str) -> tuple[str, ApiIdempoten
         _purge(now)
         return "run", record
     expired = record.created_at < now - RETENTION
-    stale = record.status_code is None and record.created_at < now - STALE
+    stale = record.status_code is None and (
+        record.created_at < now - STALE
+        or (record.fingerprint == fingerprint and _request_ended(service_key))
+    )
     if expired or (stale and record.fingerprint == fingerprint):
         # Taken over by one request only: the update matches the row as it was read.
         taken = ApiIdempotencyRecord.objects.filter(

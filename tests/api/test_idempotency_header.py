@@ -85,6 +85,7 @@ def test_a_key_still_running_is_a_409_with_retry_after(staff, gateway, token):
     assert post(staff, body, "k-run").status_code == 201
     # The same key's first request still running (a slow create in another process):
     ApiIdempotencyRecord.objects.update(status_code=None, response=None)
+    ChargeRequest.objects.update(state="unknown")  # sent, not answered yet
     busy = post(staff, body, "k-run")
     assert_error(busy, 409, "idempotency_key_in_progress")
     assert busy["Retry-After"] == "1"
@@ -92,6 +93,22 @@ def test_a_key_still_running_is_a_409_with_retry_after(staff, gateway, token):
     ApiIdempotencyRecord.objects.update(created_at=timezone.now() - timedelta(minutes=10))
     taken = post(staff, body, "k-run")
     assert taken.status_code == 201 and len(gateway.charges) == 1
+
+
+def test_a_key_whose_create_has_ended_is_not_blocked_by_a_request_that_died(staff, gateway, token):
+    """A first request that died with its record in progress: once its create has ended
+    (here answered; ``paycharge_recover`` settles it the same way), the same key and body
+    answer that charge at once, not 409 for minutes; another body is still refused."""
+    body = {"transaction_token_id": token, "amount": 1200, "currency": "JPY"}
+    first = post(staff, body, "k-died")
+    ApiIdempotencyRecord.objects.update(status_code=None, response=None)
+    assert ChargeRequest.objects.get().state == "succeeded"
+    other = post(staff, {**body, "amount": 1300}, "k-died")
+    assert_error(other, 409, "idempotency_key_reused")
+    again = post(staff, body, "k-died")
+    assert again.status_code == 201, again.content
+    assert again.json()["id"] == first.json()["id"] and len(gateway.charges) == 1
+    assert again["Idempotency-Status"] == "successfully_stored"
 
 
 def test_keys_are_per_caller(settings, gateway, token, db):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -216,11 +217,17 @@ def test_the_same_key_from_another_operator_is_another_request(gateway, operator
 def test_an_action_still_running_answers_409_in_progress(gateway, operator):
     charge = gateway_charge(gateway)
     headers = {"HTTP_IDEMPOTENCY_KEY": "cancel-while-running"}
-    # As if a first request with this key and body were still running (no answer kept yet).
+    # As if a first request with this key and body were still running (no answer kept yet,
+    # its request sent and not answered yet).
     first = operator.post(url(charge, "cancels"), {}, format="json", **headers)
     ApiIdempotencyRecord.objects.update(status_code=None, response=None)
+    ChargeActionRequest.objects.update(state="unknown")
     running = operator.post(url(charge, "cancels"), {}, format="json", **headers)
     assert_error(running, 409, "idempotency_key_in_progress")
+    # Once that request has ended (answered, or settled by recovery), the key is not blocked.
+    ChargeActionRequest.objects.update(state="succeeded")
+    ended = operator.post(url(charge, "cancels"), {}, format="json", **headers)
+    assert ended.status_code == 201 and ended.json() == first.json()
     assert first.status_code == 201 and len(gateway.state.cancels) == 1
 
 
@@ -237,3 +244,38 @@ def test_a_refused_body_echoing_a_nul_is_kept_and_replayed(gateway, operator):
     assert again["Idempotency-Status"] == "retrieved_idempotent_response"
     assert again.json()["errors"][0]["field"] == "metadata.size\ufffd"
     assert not gateway.state.refunds
+
+
+def test_after_a_crash_mid_refund_and_its_recovery_the_same_key_answers_the_refund(
+    gateway, operator, monkeypatch
+):
+    """The process dies after the gateway refunded, before anything was answered: the key's
+    record is left in progress. Once ``paycharge_recover`` has settled the request, the same
+    key and body answer the refund (never sent again), not 409 ``idempotency_key_in_progress``."""
+    charge = gateway_charge(gateway)
+    headers = {"HTTP_IDEMPOTENCY_KEY": "order-9-refund-crash"}
+    body = {"amount": 400}
+
+    def the_process_dies(*args: Any, **kwargs: Any) -> None:
+        raise SystemExit("the worker was killed")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(
+            "django_paycharge.services.lifecycle.refunds.store_refund", the_process_dies
+        )
+        with pytest.raises(SystemExit):
+            operator.post(url(charge, "refunds"), body, format="json", **headers)
+    assert len(gateway.state.refunds) == 1 and not Refund.objects.exists()
+    assert ApiIdempotencyRecord.objects.get().status_code is None  # left in progress
+    assert ChargeActionRequest.objects.get().state in ChargeActionRequest.OPEN_STATES
+    services.recover_requests(older_than=timedelta(0))
+    assert ChargeActionRequest.objects.get().state == "succeeded"
+    posts = len([r for r in gateway.requests_log if r["method"] == "POST"])
+    again = operator.post(url(charge, "refunds"), body, format="json", **headers)
+    assert again.status_code == 201, again.content
+    assert again.json()["amount"] == 400 and again.json()["id"] in gateway.state.refunds
+    assert len([r for r in gateway.requests_log if r["method"] == "POST"]) == posts
+    assert len(gateway.state.refunds) == 1 and Refund.objects.count() == 1
+    replayed = operator.post(url(charge, "refunds"), body, format="json", **headers)
+    assert replayed.json() == again.json()
+    assert replayed["Idempotency-Status"] == "retrieved_idempotent_response"

@@ -3,16 +3,20 @@ refunds (``store_refund``), whoever stores them and in whatever order."""
 
 from __future__ import annotations
 
+import threading
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 import pytest
+from django.db import connection
 from django.db.models import Sum
 
-from django_paycharge import services
+from django_paycharge import outbox, services
 from django_paycharge.client.lifecycle_parsing import parse_refund
 from django_paycharge.models import Charge, Refund, with_refunded_amounts
 from django_paycharge.services.mirror.lifecycle_store import store_refund
+from tests.waiting import join, wait_event, wait_until
 
 from .test_lifecycle_races import run_together
 
@@ -117,3 +121,88 @@ def test_refunds_written_by_other_means_are_counted_again_and_every_view_agrees(
     listed = with_refunded_amounts(Charge.objects.filter(pk=paid.pk)).get()
     assert paid.refunded_amount == listed.refunded_amount == 500
     assert services.recount_refunds_total(Charge.objects.filter(pk=other.pk)) == 1
+
+
+@pytest.mark.django_db
+def test_a_refund_listed_under_another_charge_moves_its_amount_with_it(fake_gateway, paid):
+    """The gateway lists one refund under two charges: the row moves, and both totals follow
+    the rows (the old charge gives the amount up, the new one gains it)."""
+    token = fake_gateway.create_transaction_token("card")["id"]
+    other = services.create_charge(transaction_token_id=token, amount=1000, currency="JPY")
+    refund = remote_refund(paid, 300, "successful")
+    store_refund(refund, charge=paid)
+    store_refund(remote_refund(other, 100, "successful"), charge=other)
+    assert (stored_total(paid), stored_total(other)) == (300, 100)
+    moved = parse_refund({**refund.raw, "charge_id": str(other.gateway_id)})
+    store_refund(moved, charge=other)
+    assert Refund.objects.get(gateway_id=refund.id).charge_id == other.pk
+    assert (stored_total(paid), stored_total(other)) == (0, 400)
+    # Moving back while it succeeds at last: pending, then successful under the first charge.
+    pending = remote_refund(other, 50, "pending")
+    store_refund(pending, charge=other)
+    done = parse_refund({**pending.raw, "status": "successful", "charge_id": str(paid.gateway_id)})
+    store_refund(done, charge=paid)
+    assert (stored_total(paid), stored_total(other)) == (50, 400)
+    for charge in (paid, other):
+        assert stored_total(charge) == counted_total(charge)
+
+
+def _waiting_on_a_lock() -> bool:
+    """Another connection of this database waits on a lock (PostgreSQL)."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+            " AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()"
+        )
+        row = cursor.fetchone()
+    return bool(row and row[0])
+
+
+@pytest.mark.skipif("connection.vendor != 'postgresql'", reason="runs in the PostgreSQL pass")
+@pytest.mark.django_db(transaction=True)
+def test_a_recount_racing_an_uncommitted_refund_keeps_its_amount(fake_gateway, monkeypatch):
+    """READ COMMITTED: a recount that starts while a refund's transaction is still open must
+    not store a sum taken before that refund committed (it stored 0)."""
+    token = fake_gateway.create_transaction_token("card")["id"]
+    charge = services.create_charge(transaction_token_id=token, amount=1000, currency="JPY")
+    written, release = threading.Event(), threading.Event()
+    send = outbox.send
+
+    def hold_the_transaction_open(*args: Any, **kwargs: Any) -> None:
+        if kwargs.get("refund") is not None and not written.is_set():
+            written.set()  # the refund's row and its charge's total are written, uncommitted
+            wait_event(release, "the recount to wait on the refund's transaction")
+        send(*args, **kwargs)
+
+    monkeypatch.setattr(outbox, "send", hold_the_transaction_open)
+    results: dict[str, Any] = {}
+
+    def in_thread(name: str, call: Callable[[], Any]) -> threading.Thread:
+        def run() -> None:
+            try:
+                results[name] = call()
+            except Exception as exc:  # asserted on below
+                results[name] = exc
+            finally:
+                connection.close()
+
+        thread = threading.Thread(target=run, name=name)
+        thread.start()
+        return thread
+
+    refunding = in_thread(
+        "refund", lambda: store_refund(remote_refund(charge, 300, "successful"), charge=charge)
+    )
+    try:
+        wait_event(written, "the refund's row to be written")
+        recounting = in_thread(
+            "recount", lambda: services.recount_refunds_total(Charge.objects.filter(pk=charge.pk))
+        )
+        wait_until(_waiting_on_a_lock, "the recount to wait on the refund's lock")
+    finally:
+        release.set()
+    join(refunding, "the refund's transaction")
+    join(recounting, "the recount")
+    assert isinstance(results["refund"], Refund), results
+    assert results["recount"] == 1, results
+    assert stored_total(charge) == counted_total(charge) == 300

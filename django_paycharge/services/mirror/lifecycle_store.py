@@ -4,9 +4,12 @@ Several paths store the same refund at the same moment (the service's own
 answer, a ``refund_finished`` webhook, a sync): each store locks the row (or
 loses the insert race and then locks it), and a status only moves forward,
 so a stale read never takes a refund back to ``pending``. Storing a refund
-also moves its charge's ``refunds_total`` by what the refund now adds to the
-successful total (an increment, so concurrent refunds of one charge add up;
-this is the one writer of that column). Signals go through
+also sets its charge's ``refunds_total`` (and the charge's it was listed under
+before, when the gateway moved it) to the sum of its successful refunds, counted
+after the row is written and with the charge locked (:func:`_count_refunds`, the
+one writer of that column): the last transaction to commit counts every refund
+committed before it and its own, so concurrent refunds and a recount add up on
+PostgreSQL's READ COMMITTED too. Signals go through
 :func:`django_paycharge.outbox.send`: once the change is committed on the
 alias it was written to, and a failing receiver is logged and never undoes it.
 """
@@ -16,8 +19,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from django.db import IntegrityError, models, router, transaction
-from django.db.models import F, OuterRef, QuerySet, Subquery, Sum, Value
+from django.db import IntegrityError, connections, models, router, transaction
+from django.db.models import OuterRef, QuerySet, Subquery, Sum, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
@@ -82,23 +85,32 @@ def _upsert(model: type[Any], gateway_id: Any, values: dict[str, Any]) -> tuple[
     return row, before
 
 
-def _refunded(refund: Refund | None) -> int:
-    """What ``refund`` adds to its charge's ``refunds_total``."""
-    if refund is None or refund.status != "successful":
-        return 0
-    return refund.amount or 0
+def _counted(refund: Refund | None) -> tuple[Any, int] | None:
+    """Where ``refund`` counts in a ``refunds_total`` (its charge, its amount), None if not."""
+    if refund is None or refund.status != "successful" or not refund.amount:
+        return None
+    return refund.charge_id, refund.amount
 
 
-def recount_refunds_total(charges: QuerySet[Charge] | None = None) -> int:
-    """Set ``refunds_total`` of ``charges`` (all by default) from their successful refunds.
+def _count_refunds(charges: QuerySet[Charge]) -> int:
+    """Set ``refunds_total`` of ``charges`` to the sum of their successful refunds.
 
-    For refund rows written other than by :func:`store_refund`, which keeps the
-    column itself: a shop's fixtures, scripts or data migrations. One UPDATE of
-    every charge given; returns how many were updated.
+    The charges are locked first (``FOR NO KEY UPDATE``, in the order of their
+    keys; it does not wait for a refund's insert, which holds only a key share),
+    and the sum is taken by the next statement: on PostgreSQL's READ COMMITTED,
+    that statement sees every refund committed by a writer the lock waited for.
+    (One ``UPDATE ... SET = (SELECT SUM ...)`` that waits on the lock would write
+    the sum of the rows it saw before waiting.) SQLite has one writer at a time.
+    Must run in a transaction; returns how many charges were updated.
     """
-    charges = Charge.objects.all() if charges is None else charges
+    if connections[charges.db].features.has_select_for_update:
+        # Streamed, not kept: a recount of every charge holds no list of them.
+        locking = charges.order_by("pk").select_for_update(no_key=True).values_list("pk")
+        for _ in locking.iterator(chunk_size=2000):
+            pass
     totals = (
-        Refund.objects.filter(charge=OuterRef("pk"), status="successful")
+        Refund.objects.using(charges.db)
+        .filter(charge=OuterRef("pk"), status="successful")
         .order_by()
         .values("charge")
         .annotate(total=Sum("amount"))
@@ -107,15 +119,31 @@ def recount_refunds_total(charges: QuerySet[Charge] | None = None) -> int:
     return int(charges.update(refunds_total=Coalesce(Subquery(totals), Value(0))))
 
 
+def recount_refunds_total(charges: QuerySet[Charge] | None = None) -> int:
+    """Set ``refunds_total`` of ``charges`` (all by default) from their successful refunds.
+
+    For refund rows written other than by :func:`store_refund`, which keeps the
+    column itself: a shop's fixtures, scripts or data migrations. Locks every
+    charge given, then one UPDATE of them (see :func:`_count_refunds`: a refund
+    stored meanwhile is counted); returns how many were updated.
+    """
+    charges = Charge.objects.all() if charges is None else charges
+    with transaction.atomic(using=charges.db):
+        return _count_refunds(charges)
+
+
 def store_refund(remote: RemoteRefund, *, charge: Charge) -> Refund:
     """Insert or move forward the mirror of one refund of ``charge``; signals after commit."""
     alias = router.db_for_write(Refund)
     with transaction.atomic(using=alias):
         refund, before = _upsert(Refund, remote.id, _values(Refund, remote, charge))
         created, previous = before is None, getattr(before, "status", None)
-        if change := _refunded(refund) - _refunded(before):
-            charges = Charge.objects.using(alias).filter(pk=charge.pk)
-            charges.update(refunds_total=F("refunds_total") + change)
+        # Counted again when the row changes a total: it counts now or counted before, for
+        # another amount or under another charge (the gateway may list it under two).
+        if _counted(refund) != _counted(before):
+            moved_from = getattr(before, "charge_id", refund.charge_id)
+            charges = Charge.objects.using(alias).filter(pk__in={refund.charge_id, moved_from})
+            _count_refunds(charges)
         if created:
             outbox.send(
                 signals.refund_created, sender=Refund, using=alias, refund=refund, charge=charge
