@@ -27,7 +27,7 @@ from django_paycharge.services.problems import settings_digest
 
 from .conftest import charge_row
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("no_owner_problems")]
 
 #: 2026-03-09 15:30 UTC: 00:30 on the 10th in Tokyo, 08:30 on the 9th in Los Angeles (PDT).
 NOW = datetime(2026, 3, 9, 15, 30, tzinfo=UTC)

@@ -11,7 +11,7 @@ from django.utils import timezone
 from django_paycharge.models import OwnerProblem
 from django_paycharge.services.problems import settings_digest
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("no_owner_problems")]
 
 
 def problem(account: str, kind: str, *, digest: str | None = None, ago: float = 0) -> None:

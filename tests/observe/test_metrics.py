@@ -17,7 +17,7 @@ from django_paycharge.models import Charge, WebhookDelivery
 from django_paycharge.services.webhooks.deliveries import process_delivery, store_delivery
 from django_paycharge.views.metrics import metrics
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("no_owner_problems")]
 
 CHARGE_ROUTE = "/stores/{id}/charges/{id}"
 

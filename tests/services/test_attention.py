@@ -18,7 +18,7 @@ from django_paycharge.services.attention import needs_attention
 from django_paycharge.views.metrics import metrics
 from tests.admin.conftest import charge_row
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("no_owner_problems")]
 
 DASHBOARD = "/admin/django_paycharge/dashboard/"
 KINDS = ("capture", "cancel", "refund", "update")

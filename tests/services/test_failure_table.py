@@ -27,7 +27,7 @@ from django_paycharge.exceptions import (
 )
 from django_paycharge.models import ChargeActionRequest, ChargeRequest, OwnerProblem
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("no_owner_problems")]
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "services.md"
 UNREACHABLE = "https://unreachable.paycharge.test"
