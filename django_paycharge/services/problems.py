@@ -18,12 +18,13 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db import DatabaseError, router, transaction
+from django.db import DatabaseError, connections, router, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
@@ -35,6 +36,9 @@ logger = logging.getLogger("django_paycharge.services")
 
 #: How long after it was last met a problem still counts.
 CURRENT_FOR = timedelta(hours=1)
+#: How long recording a problem waits for its row on PostgreSQL (another open transaction
+#: holding it): a record is worth little against a thread that would wait for ever.
+LOCK_WAIT = "250ms"
 
 Kind = OwnerProblem.Kind
 
@@ -82,7 +86,7 @@ def record(
     alias = router.db_for_write(OwnerProblem)
     try:
         # Its own savepoint: a caller's transaction survives a failed write.
-        with transaction.atomic(using=alias):
+        with transaction.atomic(using=alias), _waiting_briefly(connections[alias]):
             updated = OwnerProblem.objects.filter(account=account, kind=kind).update(
                 count=F("count") + 1, **values
             )
@@ -91,7 +95,28 @@ def record(
                     account=account, kind=kind, count=1, first_seen_at=now, **values
                 )
     except DatabaseError:
+        # The log line and the metric above have told the owner already.
         logger.exception("Owner problem of account %s not recorded", account)
+
+
+@contextmanager
+def _waiting_briefly(connection: Any) -> Iterator[None]:
+    """Inside the record's savepoint: on PostgreSQL, wait at most LOCK_WAIT for its row.
+
+    A gateway call can fail on a thread of its own (a sync's read-ahead) while the thread
+    that waits for it holds the problem's row in its open transaction (it met the same
+    problem first): waiting for that row would wait for ever. Past the wait the savepoint
+    rolls back, which also undoes the setting; kept, the setting is put back."""
+    if connection.vendor != "postgresql":
+        yield
+        return
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT current_setting('lock_timeout')")
+        (before,) = cursor.fetchone()
+        cursor.execute("SELECT set_config('lock_timeout', %s, true)", [LOCK_WAIT])
+    yield
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT set_config('lock_timeout', %s, true)", [before])
 
 
 def current(now: datetime | None = None) -> Q:
