@@ -24,6 +24,7 @@ def test_a_problem_met_on_a_thread_while_the_waiting_one_holds_its_row_does_not_
         finally:
             connections.close_all()
 
+    OwnerProblem.objects.all().delete()  # one an earlier test's thread committed
     with transaction.atomic():
         problems.record("default", "credentials", status=401, code="INVALID_CREDENTIALS")
         reader = threading.Thread(target=on_another_thread, name="read-ahead")
