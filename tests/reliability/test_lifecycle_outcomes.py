@@ -188,7 +188,9 @@ def test_abandoned_then_a_late_success(fake_gateway, settings, reliability_recor
     damage.update({"sent_after_abandoned": 0, "staff_told_refused": 0})
     for kind in KINDS:
         charge = new_charge(fake_gateway, kind)
-        fake_gateway.add_fault("POST", path_of(kind), action="latency", latency=1.2, count=1)
+        # Ten times the settle budget: a loaded host's slower attempts must not reach the
+        # answer within the budget (a CI run at load did, at 1.2 s: four times it).
+        fake_gateway.add_fault("POST", path_of(kind), action="latency", latency=3.0, count=1)
         key = f"late-{uuid.uuid4()}"
         told = attempt(kind, charge, key)
         damage["staff_told_refused"] += told is None or told.outcome != "unknown"
@@ -216,7 +218,7 @@ def test_abandoned_then_a_late_success(fake_gateway, settings, reliability_recor
         cases += 1
     reliability_record(
         "Abandonment, then a late success",
-        "the gateway takes 1.2 s, the read time-out is 0.1 s and the settle budget 0.3 s: the "
+        "the gateway takes 3 s, the read time-out is 0.1 s and the settle budget 0.3 s: the "
         "request is abandoned and the caller told the outcome is unknown; the same key again, "
         "a second full refund with a new key; then paycharge_recover once the gateway is done",
         cases,
