@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from tests import hypothesis_profiles, pyc_warmup
+from tests.waiting import browser_context
 
 hypothesis_profiles.load()
 SLOW_FOLDERS = frozenset({"reliability", "example", "docs", "queues", "bench", "gates"})
@@ -175,7 +176,7 @@ def chromium() -> Iterator[Any]:
 @pytest.fixture
 def browser_page(chromium: Any) -> Iterator[Any]:
     """A fresh page (own cookies); ``page.console_errors`` collects console errors."""
-    context = chromium.new_context(java_script_enabled=True)
+    context = browser_context(chromium, java_script_enabled=True)
     page = context.new_page()
     page.console_errors = []
     page.on(
@@ -188,7 +189,7 @@ def browser_page(chromium: Any) -> Iterator[Any]:
 @pytest.fixture
 def browser_page_no_js(chromium: Any) -> Iterator[Any]:
     """A page with JavaScript disabled (for ``<noscript>`` fallbacks)."""
-    context = chromium.new_context(java_script_enabled=False)
+    context = browser_context(chromium, java_script_enabled=False)
     page = context.new_page()
     yield page
     context.close()

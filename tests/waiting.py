@@ -18,7 +18,8 @@ The ways to wait: :func:`wait_until` (a condition), :func:`wait_exit` and
 :func:`finish` (a process's end), :func:`run` (a command to its end),
 :func:`join` (a thread), :func:`wait_event` (another thread's event),
 :func:`wait_url` (a server answering), :func:`wait_deliveries` (the fake
-gateway's webhooks sent). tests/gates/test_no_load_verdicts.py fails on a
+gateway's webhooks sent), :func:`browser_context` (Playwright's waits, guarded the
+same way). tests/gates/test_no_load_verdicts.py fails on a
 deadline of its own (a clock reading plus anything) anywhere in tests/ but here.
 """
 
@@ -165,6 +166,16 @@ def wait_event(
     started = time.monotonic()
     if not event.wait(guard):
         _fail(f"still waiting for {what}", started, diagnose, guard)
+
+
+def browser_context(chromium: Any, **options: Any) -> Any:
+    """A new Playwright context whose waits (clicks, selectors, navigations) guard at GUARD.
+
+    Playwright's own default of 30 s is a deadline a loaded host reaches.
+    """
+    context = chromium.new_context(**options)
+    context.set_default_timeout(GUARD * 1000)
+    return context
 
 
 def port_open(port: int, host: str = "127.0.0.1") -> bool:

@@ -18,7 +18,7 @@ from django.contrib.auth.models import Permission, User
 
 from django_paycharge import services
 from django_paycharge.models import Refund
-from tests.waiting import GUARD
+from tests.waiting import GUARD, browser_context
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 PASSWORD = "cashier-pw-4821"
@@ -120,7 +120,9 @@ def test_the_japanese_charge_page_of_a_refunded_charge(
         timeout=GUARD,
     )
     services.refund_charge(charge, amount=500, reason="customer_request")
-    context = chromium.new_context(locale="ja-JP", extra_http_headers={"Accept-Language": "ja"})
+    context = browser_context(
+        chromium, locale="ja-JP", extra_http_headers={"Accept-Language": "ja"}
+    )
     page = context.new_page()
     page.set_viewport_size({"width": 1600, "height": 1200})
     charge_page = f"/admin/django_paycharge/charge/{charge.pk}/change/"

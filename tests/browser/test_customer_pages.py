@@ -18,6 +18,7 @@ from django_paycharge.access import session_owns_charge
 from django_paycharge.money import format_money
 
 from ..test_i18n import english_detector
+from ..waiting import browser_context
 
 pytestmark = [
     pytest.mark.browser,
@@ -74,7 +75,7 @@ def charges(fake_gateway_server, settings) -> dict[str, Any]:
 
 
 def open_page(chromium: Any, language: str, *, javascript: bool = True) -> Iterator[Any]:
-    context = chromium.new_context(locale=LANGUAGES[language], java_script_enabled=javascript)
+    context = browser_context(chromium, locale=LANGUAGES[language], java_script_enabled=javascript)
     try:
         yield context.new_page()
     finally:

@@ -30,7 +30,7 @@ from django_paycharge.testing import (
 
 from ..test_i18n import PO as APP_CATALOG
 from ..test_i18n import english_detector
-from ..waiting import GUARD
+from ..waiting import GUARD, browser_context
 from .demo_process import REPO, Demo
 
 # The demo installs its own Django into its own virtualenv: the version matrix of
@@ -212,7 +212,7 @@ def test_bank_transfer_shows_the_account_and_the_webhook_marks_it_paid(
     bank = page.context.new_page()
     bank.goto(f"{demo.shop_url}/demo/bank/{public_id}/")
     bank.click("#demo-bank-pay")
-    bank.wait_for_selector("#demo-bank-result[data-state=done]")
+    bank.wait_for_selector("#demo-bank-result[data-state=done]", timeout=TIMEOUT_MS)
     page.locator("#order-status[data-status=paid]").wait_for(timeout=TIMEOUT_MS)
     assert page.locator("#order-status").inner_text() == "Paid"
 
@@ -239,8 +239,10 @@ def test_konbini_waits_for_the_store_payment(demo: Demo, browser_page: Any) -> N
     assert page.locator(".paycharge-deadline time").count() == 1
     assert "buyer@example.com" in page.locator(".paycharge-number-source").inner_text()
     page.click("#demo-bank-link")
+    page.wait_for_url(re.compile(r"/demo/bank/"), timeout=TIMEOUT_MS)
+    # The button is enabled by its script: the click waits for it, not a blind time.
     page.click("#demo-bank-pay")
-    page.wait_for_selector("#demo-bank-result[data-state=done]")
+    page.wait_for_selector("#demo-bank-result[data-state=done]", timeout=TIMEOUT_MS)
     page.click("#back-to-order")
     page.locator("#order-status[data-status=paid]").wait_for(timeout=TIMEOUT_MS)
     state = order_state(demo, public_id)
@@ -440,7 +442,7 @@ SHOP_CATALOG = REPO / "example_project" / "shop" / "locale" / "ja" / "LC_MESSAGE
 @pytest.fixture
 def japanese(chromium: Any) -> Any:
     """A browser whose language is Japanese (its own cookies)."""
-    context = chromium.new_context(locale="ja-JP")
+    context = browser_context(chromium, locale="ja-JP")
     page = context.new_page()
     page.console_errors = []
     page.on("console", lambda m: page.console_errors.append(m.text) if m.type == "error" else None)
@@ -471,10 +473,12 @@ def test_a_japanese_customer_reads_japanese_only(demo: Demo, japanese: Any) -> N
     assert page.locator(".paycharge-store").inner_text() == "セブン-イレブン"
     assert english_on(page) == []
     page.click("#demo-bank-link")
+    page.wait_for_url(re.compile(r"/demo/bank/"), timeout=TIMEOUT_MS)
     assert page.locator("h1").inner_text() == "デモ用コンビニ"
     assert english_on(page) == []
+    # The button is enabled by its script: the click waits for it, not a blind time.
     page.click("#demo-bank-pay")
-    page.wait_for_selector("#demo-bank-result[data-state=done]")
+    page.wait_for_selector("#demo-bank-result[data-state=done]", timeout=TIMEOUT_MS)
     page.click("#back-to-order")
     page.locator("#order-status[data-status=paid]").wait_for(timeout=TIMEOUT_MS)
     assert english_on(page) == []
@@ -499,7 +503,8 @@ def test_an_order_opened_in_another_browser_gets_a_page_with_a_way_back(
     buy(browser_page, demo)
     pay(browser_page, "card", card_number=CARD_SUCCESS)
     public_id = landed_order_id(browser_page)
-    context = chromium.new_context(locale=locale)  # another browser: none of the first's cookies
+    # Another browser: none of the first's cookies.
+    context = browser_context(chromium, locale=locale)
     try:
         other = context.new_page()
         response = other.goto(f"{demo.shop_url}/orders/{public_id}/")

@@ -4,6 +4,8 @@
   const button = document.getElementById("demo-bank-pay");
   const result = document.getElementById("demo-bank-result");
   if (!button) return;
+  // The button comes disabled: a click before this script ran would do nothing.
+  button.disabled = false;
   button.addEventListener("click", async function () {
     button.disabled = true;
     let ok = false;
