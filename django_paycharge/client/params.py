@@ -162,6 +162,20 @@ def fields_body(params: Any, required: frozenset[str], checker: Checker) -> dict
     return body
 
 
+def fields_from_wire(cls: Any, body: Mapping[str, Any]) -> dict[str, Any]:
+    """The inverse of :func:`fields_body`: the field values of the parameters dataclass
+    ``cls`` read from a JSON body at their ``wire`` paths (``None`` when absent or when an
+    enclosing object is not one). Nothing is checked; unknown keys are ignored."""
+    values: dict[str, Any] = {}
+    for f in dataclasses.fields(cls):
+        *outer, inner = (f.metadata["wire"] or f.name).split(".")
+        node: Any = body
+        for key in outer:
+            node = node.get(key) if isinstance(node, Mapping) else None
+        values[f.name] = node.get(inner) if isinstance(node, Mapping) else None
+    return values
+
+
 def wire_name(name: str) -> str:
     """The dotted path in the gateway's JSON of the :class:`ChargeCreateParams` field ``name``
     (``"ip_address"`` -> ``"client_metadata.ip_address"``), the name of its errors."""
