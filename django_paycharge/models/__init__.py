@@ -30,6 +30,7 @@ from .refunds import (
     refunded_amount,
     with_refunded_amounts,
 )
+from .subscriptions import ScheduledPayment, Subscription, SubscriptionStatus
 from .sync import SyncCheckpoint, SyncWindow
 from .tokens import TransactionTokenInfo
 from .webhooks import WebhookConfiguration, WebhookDelivery
@@ -57,6 +58,9 @@ __all__ = [
     "RefundReason",
     "RefundState",
     "RequestState",
+    "ScheduledPayment",
+    "Subscription",
+    "SubscriptionStatus",
     "SyncCheckpoint",
     "SyncWindow",
     "TransactionTokenInfo",
