@@ -30,7 +30,12 @@ from .refunds import (
     refunded_amount,
     with_refunded_amounts,
 )
-from .subscriptions import ScheduledPayment, Subscription, SubscriptionStatus
+from .subscriptions import (
+    ScheduledPayment,
+    Subscription,
+    SubscriptionRequest,
+    SubscriptionStatus,
+)
 from .sync import SyncCheckpoint, SyncWindow
 from .tokens import TransactionTokenInfo
 from .webhooks import WebhookConfiguration, WebhookDelivery
@@ -60,6 +65,7 @@ __all__ = [
     "RequestState",
     "ScheduledPayment",
     "Subscription",
+    "SubscriptionRequest",
     "SubscriptionStatus",
     "SyncCheckpoint",
     "SyncWindow",

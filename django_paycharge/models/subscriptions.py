@@ -15,7 +15,7 @@ from django.db import models
 from django.db.models import QuerySet
 from django.utils.translation import gettext_lazy as _
 
-from .charges import Charge
+from .charges import OPEN_REQUEST_STATES, Charge, RequestState
 from .payload import PayloadEncoder
 
 
@@ -145,3 +145,59 @@ class ScheduledPayment(models.Model):
 
     def __str__(self) -> str:
         return f"{self.due_date} {self.amount} {self.currency or ''}".strip()
+
+
+class SubscriptionRequest(models.Model):
+    """A new subscription, or a change of one, committed with its idempotency key first.
+
+    Driven by the one exactly-once machine (``services.lifecycle.exactly_once``) like
+    :class:`ChargeRequest` and :class:`ChargeActionRequest`: a lost answer or a crash is
+    asked again with the same key, or looked for by reads, never made twice.
+    """
+
+    class Kind(models.TextChoices):
+        CREATE = "subscription_create", _("New subscription")
+        SUSPEND = "subscription_suspend", _("Suspend")
+        RESUME = "subscription_resume", _("Resume")
+        CANCEL = "subscription_cancel", _("Cancel")
+        CHANGE_CARD = "subscription_card", _("Change the card")
+
+    State = RequestState
+    OPEN_STATES = OPEN_REQUEST_STATES
+
+    kind = models.CharField(_("kind"), max_length=32, choices=Kind.choices)
+    # Text: a caller's own key is kept as sent (as for charge action requests).
+    idempotency_key = models.CharField(_("idempotency key"), max_length=255, unique=True)
+    account = models.CharField(_("account"), max_length=64, default="default")
+    params = models.JSONField(_("request parameters"), encoder=PayloadEncoder)
+    state = models.CharField(
+        _("state"), max_length=16, choices=State.choices, default=State.PENDING
+    )
+    #: The subscription changed, or the one the create made once stored.
+    subscription = models.ForeignKey(
+        Subscription,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="requests",
+        verbose_name=_("subscription"),
+    )
+    requested_by = models.CharField(_("requested by"), max_length=150, blank=True)
+    attempts = models.PositiveIntegerField(_("attempts"), default=0)
+    sent_at = models.DateTimeField(_("last sent at"), null=True, blank=True)
+    error = models.JSONField(_("error"), null=True, blank=True, encoder=PayloadEncoder)
+    created_at = models.DateTimeField(_("created at"), auto_now_add=True)
+    updated_at = models.DateTimeField(_("updated at"), auto_now=True)
+
+    class Meta:
+        verbose_name = _("subscription request")
+        verbose_name_plural = _("subscription requests")
+        indexes = [models.Index(fields=["state", "created_at"], name="paycharge_subreq_state")]
+        permissions = [
+            ("suspend_subscription", _("Can suspend subscriptions")),
+            ("resume_subscription", _("Can resume subscriptions")),
+            ("cancel_subscription", _("Can cancel subscriptions")),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.get_kind_display()} {self.idempotency_key} ({self.get_state_display()})"
