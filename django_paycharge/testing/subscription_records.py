@@ -117,7 +117,8 @@ class SubscriptionRecord:
     metadata: Json = field(default_factory=dict)
     status: str = "unverified"
     mode: str = "test"
-    cancel_on_next_payment: bool = False
+    #: Suspended with ``termination_mode=on_next_payment``: takes effect on the next due day.
+    suspend_on_next_payment: bool = False
     payments: list[PaymentRecord] = field(default_factory=list)
 
     @property

@@ -13,7 +13,8 @@ Payments: the first is charged right after the create answer (or after
 schedules the next one a period later, a decline makes it ``unpaid``. Later
 payments are charged when :meth:`SubscriptionRules.move_clock` moves the
 subscriptions' clock past their due date (again at ``retry_interval`` after a
-decline); the last payment of a fixed plan completes the subscription. Events:
+decline); the last payment of a fixed plan completes the subscription; a suspend
+``on_next_payment`` takes effect on the next due day instead of its charge. Events:
 ``subscription_created``, ``_payment``, ``_failure``, ``_suspended``,
 ``_canceled``, ``_completed``, their ``data`` the subscription.
 """
@@ -30,7 +31,6 @@ from typing import TYPE_CHECKING, Any
 from ..client.params import fields_from_wire
 from ..client.subscription_params import SubscriptionCreateParams
 from ..client.subscription_vocabulary import (
-    CANCEL,
     CHANGE_TOKEN,
     NEXT_STATUS,
     SUBSCRIPTION_TOKEN_TYPE,
@@ -201,8 +201,8 @@ class SubscriptionRules:
             events: list[str] = []
             if action == CHANGE_TOKEN:
                 sub.token = self._subscription_token(sub, body.get("transaction_token_id"))
-            elif action == CANCEL and self._cancel_mode(sub, body) == "on_next_payment":
-                sub.cancel_on_next_payment = True
+            elif action == SUSPEND and self._suspend_mode(body) == "on_next_payment":
+                sub.suspend_on_next_payment = True
             else:
                 sub.status = NEXT_STATUS[action]
                 events = {SUSPEND: ["subscription_suspended"], UNSUSPEND: []}.get(
@@ -214,9 +214,11 @@ class SubscriptionRules:
         self.sender.send(deliveries)
         return data
 
-    def _cancel_mode(self, sub: SubscriptionRecord, body: Json) -> str:
-        given = (body.get("schedule_settings") or {}).get("termination_mode")
-        return str(given or sub.schedule.get("termination_mode") or "immediate")
+    def _suspend_mode(self, body: Json) -> str:
+        """When a suspension takes effect (the official SDKs' suspend body): now by default."""
+        settings = body.get("schedule_settings")
+        given = settings.get("termination_mode") if isinstance(settings, dict) else None
+        return str(given or "immediate")
 
     def _subscription_token(self, sub: SubscriptionRecord, token_id: Any) -> TransactionToken:
         token = self.tokens.get(token_id) if isinstance(token_id, str) else None
@@ -269,10 +271,11 @@ class SubscriptionRules:
             payment = sub.next_payment()
             if payment is None or sub.status in ("suspended", "canceled", "completed"):
                 return
-            if sub.cancel_on_next_payment:
-                sub.status, sub.updated = "canceled", self.clock()
+            if sub.suspend_on_next_payment:
+                sub.status, sub.updated = "suspended", self.clock()
+                sub.suspend_on_next_payment = False
                 deliveries = self.record_deliveries(
-                    sub.store, ["subscription_canceled"], sub.to_json()
+                    sub.store, ["subscription_suspended"], sub.to_json()
                 )
             else:
                 charge = self._payment_charge(sub, payment)

@@ -289,12 +289,14 @@ def test_changes_go_to_their_routes(client: PayChargeClient, rsps: responses.Req
     assert client.subscriptions.suspend(STORE, SUB).status == "suspended"
     assert client.subscriptions.unsuspend(STORE, SUB).status == "unpaid"
     client.subscriptions.change_token(STORE, SUB, transaction_token_id=TOKEN)
-    client.subscriptions.cancel(STORE, SUB, termination_mode="immediate")
-    token_call, cancel_call = rsps.calls[2].request, rsps.calls[3].request
+    client.subscriptions.suspend(STORE, SUB, termination_mode="on_next_payment")
+    client.subscriptions.cancel(STORE, SUB)
+    token_call, later, cancel_call = (c.request for c in rsps.calls[2:5])
     assert json.loads(token_call.body or b"") == {"transaction_token_id": TOKEN}
-    assert json.loads(cancel_call.body or b"") == {
-        "schedule_settings": {"termination_mode": "immediate"}
+    assert json.loads(later.body or b"") == {
+        "schedule_settings": {"termination_mode": "on_next_payment"}
     }
+    assert (cancel_call.method, cancel_call.body) == ("DELETE", None)  # the SDKs send no body
     assert all("Idempotency-Key" in c.request.headers for c in rsps.calls)
 
 

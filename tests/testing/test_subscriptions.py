@@ -133,15 +133,16 @@ def test_transitions_and_their_guards(fake: FakeGateway, client: PayChargeClient
     assert "subscription_suspended" in events(fake) and events(fake)[-1] == "subscription_canceled"
 
 
-def test_cancel_on_next_payment_waits_for_the_due_day(
+def test_suspend_on_next_payment_waits_for_the_due_day(
     fake: FakeGateway, client: PayChargeClient
 ) -> None:
     sub = subscribe(fake, client)
-    client.subscriptions.cancel(STORE, sub.id, termination_mode="on_next_payment")
+    client.subscriptions.suspend(STORE, sub.id, termination_mode="on_next_payment")
     assert client.subscriptions.retrieve(STORE, sub.id).status == "current"
     fake.move_clock(dt.timedelta(days=32))
-    assert client.subscriptions.retrieve(STORE, sub.id).status == "canceled"
-    assert len(list(client.subscriptions.charges(STORE, sub.id))) == 1
+    assert client.subscriptions.retrieve(STORE, sub.id).status == "suspended"
+    assert len(list(client.subscriptions.charges(STORE, sub.id))) == 1  # not charged
+    assert events(fake)[-1] == "subscription_suspended"
 
 
 def test_create_refuses_a_one_time_token_and_bad_bodies(

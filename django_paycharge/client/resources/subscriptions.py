@@ -101,11 +101,23 @@ class Subscriptions:
         store_id: uuid.UUID | str,
         subscription_id: uuid.UUID | str,
         *,
+        termination_mode: str | None = None,
         idempotency_key: str | uuid.UUID | None = None,
     ) -> Subscription:
-        """Stop charging a ``current`` or ``unpaid`` subscription (``PATCH .../suspend``)."""
+        """Stop charging a ``current`` or ``unpaid`` subscription (``PATCH .../suspend``).
+
+        ``termination_mode``: ``immediate`` (the gateway's default) suspends now,
+        ``on_next_payment`` on the next payment's day; sent as
+        ``schedule_settings.termination_mode`` (the official SDKs' suspend body).
+        """
         path = self._path(store_id, subscription_id, "/suspend")
-        return self._change(path, idempotency_key, None, Checker())
+        checker = Checker()
+        body = None
+        if termination_mode is not None:
+            field = "schedule_settings.termination_mode"
+            mode = checker.check(validate_termination_mode, termination_mode, field)
+            body = {"schedule_settings": {"termination_mode": mode}}
+        return self._change(path, idempotency_key, body, checker)
 
     def unsuspend(
         self,
@@ -137,26 +149,15 @@ class Subscriptions:
         store_id: uuid.UUID | str,
         subscription_id: uuid.UUID | str,
         *,
-        termination_mode: str | None = None,
         idempotency_key: str | uuid.UUID | None = None,
     ) -> None:
-        """Cancel (``DELETE .../subscriptions/{id}``); read it afterwards to see ``canceled``.
-
-        ``termination_mode`` (``immediate`` or ``on_next_payment``) is sent as
-        ``schedule_settings.termination_mode``, the shape the Node SDK's suspend sends; the
-        SDKs' own DELETE sends no body (the mode set at creation then applies).
-        """
+        """Cancel for good (``DELETE .../subscriptions/{id}``, no body: the official SDKs
+        send none); the answer is empty, read the subscription to see it ``canceled``."""
         path = self._path(store_id, subscription_id)
         checker = Checker()
         key = request_key(checker, idempotency_key)
-        body = None
-        if termination_mode is not None:
-            mode = checker.check(
-                validate_termination_mode, termination_mode, "schedule_settings.termination_mode"
-            )
-            body = {"schedule_settings": {"termination_mode": mode}}
         checker.raise_if_any()
-        self._transport.request("DELETE", path, _nothing, body=body, idempotency_key=key)
+        self._transport.request("DELETE", path, _nothing, idempotency_key=key)
 
     def payments(
         self,

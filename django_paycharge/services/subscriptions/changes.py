@@ -67,11 +67,18 @@ def _change(
 def suspend_subscription(
     subscription: Subscription,
     *,
+    termination_mode: str | None = None,
     idempotency_key: uuid.UUID | str | None = None,
     requested_by: str = "",
 ) -> Subscription:
-    """Stop charging a ``current`` or ``unpaid`` subscription; it becomes ``suspended``."""
-    return _change(SUSPEND_KIND, SUSPEND, subscription, {}, idempotency_key, requested_by)
+    """Stop charging a ``current`` or ``unpaid`` subscription; it becomes ``suspended`` at
+    once (``immediate``, the gateway's default) or on its next payment's day
+    (``on_next_payment``)."""
+    params: dict[str, Any] = {}
+    if termination_mode is not None:
+        field = "termination_mode"
+        params[field] = validate_termination_mode(termination_mode, field)
+    return _change(SUSPEND_KIND, SUSPEND, subscription, params, idempotency_key, requested_by)
 
 
 def resume_subscription(
@@ -87,17 +94,11 @@ def resume_subscription(
 def cancel_subscription(
     subscription: Subscription,
     *,
-    termination_mode: str | None = None,
     idempotency_key: uuid.UUID | str | None = None,
     requested_by: str = "",
 ) -> Subscription:
-    """Cancel a subscription that has not ended: at once (``immediate``), or at its next
-    payment (``on_next_payment``); without a mode, the one it was created with."""
-    params: dict[str, Any] = {}
-    if termination_mode is not None:
-        field = "termination_mode"
-        params[field] = validate_termination_mode(termination_mode, field)
-    return _change(CANCEL_SUBSCRIPTION, CANCEL, subscription, params, idempotency_key, requested_by)
+    """Cancel a subscription that has not ended, for good (``DELETE``: it cannot be resumed)."""
+    return _change(CANCEL_SUBSCRIPTION, CANCEL, subscription, {}, idempotency_key, requested_by)
 
 
 def change_subscription_card(

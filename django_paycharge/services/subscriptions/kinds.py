@@ -158,9 +158,16 @@ class SuspendKind(ChangeKind):
     done_status = frozenset({"suspended"})
     done_before_codes = frozenset({FORBIDDEN_PARAMETER})  # already suspended
 
+    def shows_done(self, subscription: Subscription, request: SubscriptionRequest) -> bool:
+        # Suspended on the next payment's day: nothing a read can show before then.
+        return subscription.status in self.done_status
+
     def call(self, client: PayChargeClient, request: SubscriptionRequest) -> Any:
+        mode = request.params.get("termination_mode")
         key = request.idempotency_key
-        return client.subscriptions.suspend(*_ids(request), idempotency_key=key)
+        return client.subscriptions.suspend(
+            *_ids(request), termination_mode=mode, idempotency_key=key
+        )
 
 
 class ResumeKind(ChangeKind):
@@ -179,9 +186,7 @@ class CancelKind(ChangeKind):
     done_before_codes = frozenset({SUBSCRIPTION_ALREADY_ENDED})  # our first DELETE did it
 
     def call(self, client: PayChargeClient, request: SubscriptionRequest) -> Any:
-        mode = request.params.get("termination_mode")
-        key = request.idempotency_key
-        client.subscriptions.cancel(*_ids(request), termination_mode=mode, idempotency_key=key)
+        client.subscriptions.cancel(*_ids(request), idempotency_key=request.idempotency_key)
         return None
 
 
