@@ -150,6 +150,10 @@ class _Schedule:
     termination_mode: str | None = field(
         metadata=rule(validate_termination_mode, _schedule("termination_mode")), default=None
     )
+    subscription_plan: Mapping[str, Any] | None = field(
+        metadata=rule(validate_subscription_plan), default=None
+    )
+    only_direct_currency: bool | None = field(metadata=rule(validate_bool), default=None)
 
     def _checked_body(self, required: frozenset[str], checker: Checker | None) -> dict[str, Any]:
         c = checker or Checker()
@@ -171,11 +175,7 @@ class SubscriptionCreateParams(_Schedule):
     """
 
     transaction_token_id: uuid.UUID | str = field(metadata=rule(validate_uuid))
-    subscription_plan: Mapping[str, Any] | None = field(
-        metadata=rule(validate_subscription_plan), default=None
-    )
     descriptor: str | None = field(metadata=rule(validate_descriptor), default=None)
-    only_direct_currency: bool | None = field(metadata=rule(validate_bool), default=None)
     metadata: Mapping[str, Any] | None = field(metadata=rule(validate_metadata), default=None)
     three_ds_mode: str | None = field(
         metadata=rule(validate_three_ds_mode, "three_ds.mode"), default=None
