@@ -15,7 +15,8 @@ from django_paycharge.exceptions import (
     SubscriptionStateError,
 )
 from django_paycharge.models import Subscription, SubscriptionRequest
-from django_paycharge.services.subscriptions.kinds import CREATE_SUBSCRIPTION
+from django_paycharge.services.lifecycle import send
+from django_paycharge.services.subscriptions.kinds import CREATE_SUBSCRIPTION, SUSPEND
 
 pytestmark = pytest.mark.django_db
 
@@ -118,3 +119,29 @@ def test_scheduled_payments_and_simulation(fake_gateway) -> None:
     assert made.charges().count() == 0  # charges are mirrored by their own reads
     plan = services.simulate_plan(payment_type="card", **PLAN)
     assert len(plan) == 12 and plan[0].amount == 1000
+
+
+def test_two_staff_suspending_at_once_make_one_change(fake_gateway) -> None:
+    made = services.create_subscription(transaction_token_id=token(fake_gateway), **PLAN)
+    # Staff B read "current" and committed a request; staff A's suspend went through first.
+    late = SubscriptionRequest.objects.create(
+        kind=SUSPEND.name,
+        idempotency_key="staff-b",
+        params={},
+        subscription=made,
+        state="unknown",
+        attempts=1,
+    )
+    assert services.suspend_subscription(made, idempotency_key="staff-a").status == "suspended"
+    # B's send is refused (already suspended): a read shows the change it asked for.
+    assert send(SUSPEND, late, recorded=True).status == "suspended"
+    assert SubscriptionRequest.objects.get(pk=late.pk).state == "succeeded"
+    assert len(sent(fake_gateway, "PATCH", "/suspend")) == 2
+
+
+def test_a_lost_suspend_answer_is_asked_again_with_its_key(fake_gateway) -> None:
+    made = services.create_subscription(transaction_token_id=token(fake_gateway), **PLAN)
+    fake_gateway.add_fault("PATCH", r"/suspend$", action="drop_after", count=1)
+    assert services.suspend_subscription(made).status == "suspended"
+    patches = sent(fake_gateway, "PATCH", "/suspend")
+    assert len(patches) == 2 and len({p["headers"]["idempotency-key"] for p in patches}) == 1
