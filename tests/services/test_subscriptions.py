@@ -10,6 +10,7 @@ import pytest
 
 from django_paycharge import services
 from django_paycharge.exceptions import (
+    APIError,
     IdempotencyKeyReusedError,
     InvalidParametersError,
     SubscriptionStateError,
@@ -145,3 +146,13 @@ def test_a_lost_suspend_answer_is_asked_again_with_its_key(fake_gateway) -> None
     assert services.suspend_subscription(made).status == "suspended"
     patches = sent(fake_gateway, "PATCH", "/suspend")
     assert len(patches) == 2 and len({p["headers"]["idempotency-key"] for p in patches}) == 1
+
+
+def test_a_refusal_of_the_gateway_is_final(fake_gateway) -> None:
+    one_time = str(fake_gateway.create_transaction_token()["id"])
+    with pytest.raises(APIError) as refused:
+        services.create_subscription(transaction_token_id=one_time, **PLAN)
+    assert (refused.value.code, refused.value.outcome) == ("NOT_SUBSCRIPTION_TOKEN", "refused")
+    request = SubscriptionRequest.objects.get()
+    assert request.state == "failed" and request.subscription is None
+    assert services.recover_requests(older_than=timedelta(0)).settled == 0
