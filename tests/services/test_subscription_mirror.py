@@ -13,7 +13,12 @@ from django_paycharge import services
 from django_paycharge.client import parse_subscription
 from django_paycharge.client.subscription_parsing import parse_scheduled_payment
 from django_paycharge.client.types import Rejected
-from django_paycharge.models import QuarantinedItem, ScheduledPayment, Subscription
+from django_paycharge.models import (
+    QuarantinedItem,
+    ScheduledPayment,
+    Subscription,
+    WebhookDelivery,
+)
 from django_paycharge.services.mirror import (
     store_scheduled_payment,
     store_scheduled_payments,
@@ -104,8 +109,9 @@ def test_charges_linked_and_webhooks_update_the_mirror(fake_gateway) -> None:
     assert row.status == "current"  # read again from the gateway: the body named only the id
     assert row.store_id is not None
     [remote_charge] = client.subscriptions.charges(row.store_id, created.id)
-    services.refresh_charge(remote_charge.id, remote_charge.store_id)
+    # The renewal's charge came with the payment event, and the delivery links it.
     assert [c.gateway_id for c in row.charges()] == [remote_charge.id]
+    assert WebhookDelivery.objects.get(pk=delivery.pk).charge == row.charges().get()
     client.subscriptions.suspend(row.store_id, created.id)
     again = {**event, "id": str(uuid.uuid4()), "event": "subscription_suspended"}
     delivery, _ = store_delivery(body=json.dumps(again).encode(), headers={}, account="default")

@@ -26,6 +26,7 @@ from .quarantined import (
 )
 from .reads import refresh_charge, store_of, store_remote_charge, wait_for_charge
 from .subscriptions import (
+    refresh_latest_charge,
     refresh_subscription,
     store_scheduled_payment,
     store_scheduled_payments,
@@ -58,6 +59,7 @@ __all__ = [
     "readable_alone",
     "recount_refunds_total",
     "refresh_charge",
+    "refresh_latest_charge",
     "refresh_subscription",
     "report",
     "retry_quarantined",

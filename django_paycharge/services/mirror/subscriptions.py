@@ -25,12 +25,13 @@ from ...client.subscription_types import Subscription as RemoteSubscription
 from ...client.subscription_vocabulary import subscription_status_rank
 from ...client.types import Rejected
 from ...exceptions import PayChargeError
-from ...models import QuarantinedItem, ScheduledPayment, Subscription
+from ...models import Charge, QuarantinedItem, ScheduledPayment, Subscription
 from ...models.fit import fit_row, without_nul
 from ..clients import get_client
 from ..retry import retry_transient
 from .lifecycle_store import _upsert
 from .quarantined import quarantine
+from .reads import store_remote_charge
 
 
 def _raw(value: Any) -> Any:
@@ -172,3 +173,13 @@ def refresh_subscription(
     name, sub_uuid, store = subscription_place(subscription_id, store_id, account)
     remote = get_client(name).subscriptions.retrieve(store, sub_uuid)
     return store_subscription(remote, account=name)
+
+
+def refresh_latest_charge(subscription: Subscription) -> Charge | None:
+    """Read the subscription's newest charge (a renewal's, after its payment event) and
+    mirror it; None when it has none yet. One request: the first page only."""
+    name, sub_id, store = subscription_place(
+        subscription.gateway_id, subscription.store_id, subscription.account
+    )
+    latest = next(iter(get_client(name).subscriptions.charges(store, sub_id, limit=10)), None)
+    return store_remote_charge(latest, account=name) if latest is not None else None

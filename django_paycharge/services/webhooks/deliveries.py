@@ -23,7 +23,7 @@ from ...client import ShapeError, parse_charge, parse_subscription
 from ...client.subscription_vocabulary import SUBSCRIPTION_EVENTS
 from ...exceptions import NotFoundError, PayChargeError
 from ...models import Charge, WebhookDelivery
-from ..mirror import insert_once, refresh_charge, refresh_subscription
+from ..mirror import insert_once, refresh_charge, refresh_latest_charge, refresh_subscription
 from ..sync import LIFECYCLE_EVENTS, apply_lifecycle_event
 from .body import MalformedDelivery, read_payload, storable, storable_value
 
@@ -218,7 +218,7 @@ def _apply(delivery: WebhookDelivery, payload: dict[str, Any]) -> Any:
     if event in LIFECYCLE_EVENTS:  # refund_finished, cancel_finished
         return apply_lifecycle_event(delivery.account, event, payload.get("data"))
     if event in SUBSCRIPTION_EVENTS:
-        return _subscription_event(delivery.account, payload.get("data"))
+        return _subscription_event(delivery.account, event, payload.get("data"))
     if not event.startswith("charge_"):
         logger.info("Webhook event %r recorded and ignored", event)
         return None
@@ -241,9 +241,10 @@ def _apply(delivery: WebhookDelivery, payload: dict[str, Any]) -> Any:
         ) from None
 
 
-def _subscription_event(account: str, data: Any) -> Any:
+def _subscription_event(account: str, event: str, data: Any) -> Any:
     """A ``subscription_*`` event: the subscription it names is read again and mirrored
-    (the body is never trusted; a stale or repeated event changes nothing)."""
+    (the body is never trusted; a stale or repeated event changes nothing); after a
+    payment or a failure, its newest charge too (the renewal's), which the delivery links."""
     if not isinstance(data, dict):
         raise MalformedDelivery(gettext("A subscription event without a subscription in 'data'."))
     try:
@@ -253,11 +254,17 @@ def _subscription_event(account: str, data: Any) -> Any:
             gettext("The subscription id in 'data' is missing or not a UUID.")
         ) from None
     try:
-        return refresh_subscription(named.id, named.store_id, account=account)
+        subscription = refresh_subscription(named.id, named.store_id, account=account)
     except NotFoundError:
         raise MalformedDelivery(
             gettext("The gateway does not know the subscription this delivery names.")
         ) from None
+    if event in _PAYMENT_EVENTS:
+        return refresh_latest_charge(subscription) or subscription
+    return subscription
+
+
+_PAYMENT_EVENTS = frozenset({"subscription_payment", "subscription_failure"})
 
 
 def _describe(exc: BaseException) -> str:
