@@ -367,6 +367,20 @@ class ChargeStateError(ServiceError):
         self.status = status
 
 
+class SubscriptionStateError(ServiceError):
+    """The subscription's status does not allow the change: refused before anything was sent.
+
+    ``status`` is the subscription's status (just read), ``code`` the refusal the
+    gateway's SDKs name for it (``SUBSCRIPTION_ALREADY_ENDED``, ``CANNOT_CHANGE_TOKEN``...).
+    """
+
+    default_message = gettext_noop("The subscription is not in a status that allows this change.")
+
+    def __init__(self, message: str | None = None, *, status: str | None = None, **kw: Any) -> None:
+        super().__init__(message, **kw)
+        self.status = status
+
+
 class SyncInProgressError(ServiceError):
     """Another sync of the same account is running; ``holder`` says where, when known."""
 

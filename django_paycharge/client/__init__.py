@@ -12,6 +12,15 @@ from .lifecycle_types import Cancel, Capture, ChargeExpiry, Refund, ThreeDSIssue
 from .paging import Prefetcher, RawPage
 from .parsing import ShapeError, parse_charge, parse_webhook
 from .retries import IN_PROGRESS_CODE
+from .subscription_params import PlanSimulationParams, SubscriptionCreateParams
+from .subscription_parsing import parse_subscription
+from .subscription_types import (
+    Plan,
+    ScheduledPayment,
+    ScheduleSettings,
+    SimulatedPayment,
+    Subscription,
+)
 from .types import (
     Charge,
     ChargeError,
@@ -35,15 +44,23 @@ __all__ = [
     "IssuerToken",
     "Page",
     "PayChargeClient",
+    "Plan",
+    "PlanSimulationParams",
     "Prefetcher",
     "RawPage",
     "Refund",
     "Rejected",
+    "ScheduleSettings",
+    "ScheduledPayment",
     "ShapeError",
+    "SimulatedPayment",
+    "Subscription",
+    "SubscriptionCreateParams",
     "ThreeDS",
     "ThreeDSIssuerToken",
     "TransactionToken",
     "WebhookConfiguration",
     "parse_charge",
+    "parse_subscription",
     "parse_webhook",
 ]

@@ -14,7 +14,7 @@ from requests.adapters import HTTPAdapter
 from .backoff import system_random
 from .observe import Observer
 from .options import DEFAULT_TIMEOUT, ClientOptions
-from .resources import Cancels, Charges, IssuerTokens, Refunds, Tokens, Webhooks
+from .resources import Cancels, Charges, IssuerTokens, Refunds, Subscriptions, Tokens, Webhooks
 from .throttle import Throttle
 from .transport import Transport
 
@@ -107,6 +107,7 @@ class PayChargeClient:
         self.tokens = Tokens(self._transport)
         self.refunds = Refunds(self._transport, polling_timeout)
         self.cancels = Cancels(self._transport, polling_timeout)
+        self.subscriptions = Subscriptions(self._transport, polling_timeout)
 
     @classmethod
     def from_options(

@@ -20,12 +20,13 @@ from django_paycharge.exceptions import InvalidResponseError
 
 from .lifecycle_types import Cancel, Refund
 from .parsing import ShapeError
+from .subscription_types import ScheduledPayment, Subscription
 from .types import Charge, JSONObject, Page, Rejected, WebhookConfiguration
 
 if TYPE_CHECKING:
     from .transport import Transport
 
-T = TypeVar("T", Charge, WebhookConfiguration, Refund, Cancel)
+T = TypeVar("T", Charge, WebhookConfiguration, Refund, Cancel, Subscription, ScheduledPayment)
 P = TypeVar("P")
 
 

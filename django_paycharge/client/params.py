@@ -41,7 +41,7 @@ from .validation import (
 Validator = Callable[[Any, str], Any]
 
 
-def _rule(validate: Validator, wire: str = "") -> dict[str, Any]:
+def rule(validate: Validator, wire: str = "") -> dict[str, Any]:
     """A field's metadata: ``validate`` checks it, ``wire`` is its dotted path in the JSON
     body (its own name when empty)."""
     return {"validate": validate, "wire": wire}
@@ -59,26 +59,26 @@ class ChargeCreateParams:
     secret, which the client always sends.
     """
 
-    transaction_token_id: uuid.UUID | str = field(metadata=_rule(validate_uuid))
-    amount: int = field(metadata=_rule(validate_amount))
-    currency: str = field(metadata=_rule(validate_currency))
-    capture: bool | None = field(metadata=_rule(validate_bool), default=None)
-    capture_at: datetime | str | None = field(metadata=_rule(validate_aware_datetime), default=None)
+    transaction_token_id: uuid.UUID | str = field(metadata=rule(validate_uuid))
+    amount: int = field(metadata=rule(validate_amount))
+    currency: str = field(metadata=rule(validate_currency))
+    capture: bool | None = field(metadata=rule(validate_bool), default=None)
+    capture_at: datetime | str | None = field(metadata=rule(validate_aware_datetime), default=None)
     merchant_transaction_id: str | None = field(
-        metadata=_rule(validate_merchant_transaction_id), default=None
+        metadata=rule(validate_merchant_transaction_id), default=None
     )
     ip_address: str | None = field(
-        metadata=_rule(validate_ipv4, "client_metadata.ip_address"), default=None
+        metadata=rule(validate_ipv4, "client_metadata.ip_address"), default=None
     )
-    metadata: Mapping[str, Any] | None = field(metadata=_rule(validate_metadata), default=None)
+    metadata: Mapping[str, Any] | None = field(metadata=rule(validate_metadata), default=None)
     redirect_endpoint: str | None = field(
-        metadata=_rule(validate_http_url, "redirect.endpoint"), default=None
+        metadata=rule(validate_http_url, "redirect.endpoint"), default=None
     )
     three_ds_redirect_endpoint: str | None = field(
-        metadata=_rule(validate_http_url, "three_ds.redirect_endpoint"), default=None
+        metadata=rule(validate_http_url, "three_ds.redirect_endpoint"), default=None
     )
     three_ds_mode: str | None = field(
-        metadata=_rule(validate_three_ds_mode, "three_ds.mode"), default=None
+        metadata=rule(validate_three_ds_mode, "three_ds.mode"), default=None
     )
 
     @classmethod
@@ -105,18 +105,7 @@ class ChargeCreateParams:
         all of them is raised.
         """
         c = checker or Checker()
-        body: dict[str, Any] = {}
-        for f in dataclasses.fields(self):
-            value = getattr(self, f.name)
-            if value is None and f.name not in REQUIRED_CREATE_FIELDS:
-                continue
-            path = wire_name(f.name)
-            checked = c.check(f.metadata["validate"], value, path)
-            *outer, inner = path.split(".")
-            target = body
-            for key in outer:
-                target = target.setdefault(key, {})
-            target[inner] = checked
+        body = fields_body(self, REQUIRED_CREATE_FIELDS, c)
         c.raise_if_any()
         return body
 
@@ -152,6 +141,39 @@ class ChargeCreateParams:
             else:
                 errors.append(FieldError(str(key), "is not a known field"))
         return values, errors
+
+
+def fields_body(params: Any, required: frozenset[str], checker: Checker) -> dict[str, Any]:
+    """The JSON body of a parameters dataclass whose fields carry :func:`rule` metadata:
+    ``None`` fields left out (unless ``required``), each value checked by its rule and put at
+    its dotted ``wire`` path. Errors go to ``checker``; the caller raises them."""
+    body: dict[str, Any] = {}
+    for f in dataclasses.fields(params):
+        value = getattr(params, f.name)
+        if value is None and f.name not in required:
+            continue
+        path = f.metadata["wire"] or f.name
+        checked = checker.check(f.metadata["validate"], value, path)
+        *outer, inner = path.split(".")
+        target = body
+        for key in outer:
+            target = target.setdefault(key, {})
+        target[inner] = checked
+    return body
+
+
+def fields_from_wire(cls: Any, body: Mapping[str, Any]) -> dict[str, Any]:
+    """The inverse of :func:`fields_body`: the field values of the parameters dataclass
+    ``cls`` read from a JSON body at their ``wire`` paths (``None`` when absent or when an
+    enclosing object is not one). Nothing is checked; unknown keys are ignored."""
+    values: dict[str, Any] = {}
+    for f in dataclasses.fields(cls):
+        *outer, inner = (f.metadata["wire"] or f.name).split(".")
+        node: Any = body
+        for key in outer:
+            node = node.get(key) if isinstance(node, Mapping) else None
+        values[f.name] = node.get(inner) if isinstance(node, Mapping) else None
+    return values
 
 
 def wire_name(name: str) -> str:

@@ -193,6 +193,37 @@ LIFECYCLE_ERROR_CODES = frozenset(
     }
 )
 
+# A subscription's changes (univapay-php-sdk ``Enums/Reason.php``, univapay-node
+# ``errors/APIError.ts``); which status refuses which change is in
+# :mod:`.subscription_vocabulary`. The fake answers them with HTTP 400.
+#: Cancel of a subscription already canceled or completed.
+SUBSCRIPTION_ALREADY_ENDED = "SUBSCRIPTION_ALREADY_ENDED"
+#: Any change of a canceled subscription.
+CANNOT_CHANGE_CANCELED_SUBSCRIPTION = "CANNOT_CHANGE_CANCELED_SUBSCRIPTION"
+#: A new card (transaction token) outside unconfirmed, unpaid, current and suspended.
+CANNOT_CHANGE_TOKEN = "CANNOT_CHANGE_TOKEN"  # noqa: S105 (an error code)
+#: A new period once the subscription has started.
+CANNOT_SET_AFTER_SUBSCRIPTION_STARTED = "CANNOT_SET_AFTER_SUBSCRIPTION_STARTED"
+#: A new installment or subscription plan once the subscription has started.
+PLAN_ALREADY_SET = "PLAN_ALREADY_SET"
+#: A status change (suspend, resume) the current status does not allow (a field's reason).
+FORBIDDEN_PARAMETER = "FORBIDDEN_PARAMETER"
+#: A subscription created with a token that is not of type ``subscription``.
+NOT_SUBSCRIPTION_TOKEN = "NOT_SUBSCRIPTION_TOKEN"  # noqa: S105 (an error code)
+
+#: Every subscription refusal above.
+SUBSCRIPTION_ERROR_CODES = frozenset(
+    {
+        SUBSCRIPTION_ALREADY_ENDED,
+        CANNOT_CHANGE_CANCELED_SUBSCRIPTION,
+        CANNOT_CHANGE_TOKEN,
+        CANNOT_SET_AFTER_SUBSCRIPTION_STARTED,
+        PLAN_ALREADY_SET,
+        FORBIDDEN_PARAMETER,
+        NOT_SUBSCRIPTION_TOKEN,
+    }
+)
+
 #: Every error code named above: the ones a metric label may hold (others: ``other``).
 ERROR_CODES = frozenset(
     {
@@ -203,6 +234,7 @@ ERROR_CODES = frozenset(
         IDEMPOTENCY_KEY_CONFLICT,
         INVALID_CHARGE_STATUS,
         *LIFECYCLE_ERROR_CODES,
+        *SUBSCRIPTION_ERROR_CODES,
     }
 )
 
@@ -238,7 +270,10 @@ __all__ = [
     "CANCEL_EVENT",
     "CANCEL_NOT_ALLOWED",
     "CANCEL_STATUSES",
+    "CANNOT_CHANGE_CANCELED_SUBSCRIPTION",
+    "CANNOT_CHANGE_TOKEN",
     "CANNOT_REFUND_UNSUCCESSFUL_CHARGE",
+    "CANNOT_SET_AFTER_SUBSCRIPTION_STARTED",
     "CAPTURE_AMOUNT_TOO_LARGE",
     "CHARGE_FIELDS",
     "CHARGE_STATUSES",
@@ -248,6 +283,7 @@ __all__ = [
     "FINAL_OPERATION_STATUSES",
     "FINAL_RANK",
     "FINAL_STATUSES",
+    "FORBIDDEN_PARAMETER",
     "IDEMPOTENCY_KEY_CONFLICT",
     "IDEMPOTENCY_KEY_IN_PROGRESS",
     "INVALID_CHARGE_STATUS",
@@ -256,9 +292,11 @@ __all__ = [
     "MODES",
     "NON_REFUNDABLE_PAYMENT_TYPES",
     "NOT_FOUND",
+    "NOT_SUBSCRIPTION_TOKEN",
     "PARTIAL_CAPTURE_NOT_SUPPORTED",
     "PARTIAL_REFUND_NOT_SUPPORTED",
     "PAYMENT_TYPES",
+    "PLAN_ALREADY_SET",
     "REFUND_EVENT",
     "REFUND_EXCEEDS_CHARGE_AMOUNT",
     "REFUND_NOT_ALLOWED",
@@ -268,6 +306,8 @@ __all__ = [
     "REPORTED_REFUND_REASONS",
     "REQUIRED_TRIGGER",
     "STATUS_ERROR_CODES",
+    "SUBSCRIPTION_ALREADY_ENDED",
+    "SUBSCRIPTION_ERROR_CODES",
     "THREE_DS_MODES",
     "TRIGGERS",
     "UNKNOWN_STATUS_RANK",

@@ -30,6 +30,12 @@ from .refunds import (
     refunded_amount,
     with_refunded_amounts,
 )
+from .subscriptions import (
+    ScheduledPayment,
+    Subscription,
+    SubscriptionRequest,
+    SubscriptionStatus,
+)
 from .sync import SyncCheckpoint, SyncWindow
 from .tokens import TransactionTokenInfo
 from .webhooks import WebhookConfiguration, WebhookDelivery
@@ -57,6 +63,10 @@ __all__ = [
     "RefundReason",
     "RefundState",
     "RequestState",
+    "ScheduledPayment",
+    "Subscription",
+    "SubscriptionRequest",
+    "SubscriptionStatus",
     "SyncCheckpoint",
     "SyncWindow",
     "TransactionTokenInfo",

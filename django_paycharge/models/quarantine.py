@@ -26,13 +26,15 @@ class QuarantinedItem(models.Model):
         WEBHOOK = "webhook", _("Webhook configuration")
         REFUND = "refund", _("Refund")
         CANCEL = "cancel", _("Cancel")
+        SUBSCRIPTION = "subscription", _("Subscription")
+        SCHEDULED_PAYMENT = "scheduled_payment", _("Scheduled payment")
 
     class Resolution(models.TextChoices):
         STORED = "stored", _("Stored")
         DISMISSED = "dismissed", _("Dismissed")
 
     account = models.CharField(_("account"), max_length=64)
-    resource = models.CharField(_("resource"), max_length=16, choices=Resource.choices)
+    resource = models.CharField(_("resource"), max_length=32, choices=Resource.choices)
     payload = models.TextField(_("payload as received"))
     payload_digest = models.CharField(max_length=64, editable=False)
     reason = models.TextField(_("reason"))

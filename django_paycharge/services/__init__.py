@@ -3,7 +3,8 @@
 Every function takes explicit arguments (an ``account`` name where the gateway
 is involved; the default account when None), is safe to call again, and sends
 the app's signals. Every request that moves money (create, capture, cancel,
-refund, metadata update) goes through one machine, :mod:`.lifecycle.exactly_once`.
+refund, metadata update; a subscription's create and changes) goes through one
+machine, :mod:`.lifecycle.exactly_once`.
 """
 
 from ..client.types import token_digest
@@ -34,6 +35,7 @@ from .mirror import (
     UpsertResult,
     recount_refunds_total,
     refresh_charge,
+    refresh_subscription,
     store_remote_charge,
     upsert_charges,
     wait_for_charge,
@@ -45,6 +47,15 @@ from .recovery import (
     recover_requests,
 )
 from .retry import retry_transient
+from .subscriptions import (
+    cancel_subscription,
+    change_subscription_card,
+    create_subscription,
+    resume_subscription,
+    scheduled_payments,
+    simulate_plan,
+    suspend_subscription,
+)
 from .sync import SyncResult, sync_charge_children, sync_charges, sync_charges_task, sync_refunds
 from .webhooks import matches_auth_token, sync_webhooks
 
@@ -55,9 +66,12 @@ __all__ = [
     "SyncResult",
     "UpsertResult",
     "cancel_charge",
+    "cancel_subscription",
     "capture_charge",
+    "change_subscription_card",
     "check_charge_request",
     "create_charge",
+    "create_subscription",
     "fetch_issuer_token",
     "fetch_three_ds_issuer_token",
     "fill_payment_types",
@@ -72,13 +86,18 @@ __all__ = [
     "recover_charge_requests",
     "recover_requests",
     "refresh_charge",
+    "refresh_subscription",
     "refund_charge",
     "refundable_amount",
     "refundable_amounts",
     "reset_clients",
+    "resume_subscription",
     "retry_transient",
+    "scheduled_payments",
     "send_charge_request",
+    "simulate_plan",
     "store_remote_charge",
+    "suspend_subscription",
     "sync_charge_children",
     "sync_charges",
     "sync_charges_task",

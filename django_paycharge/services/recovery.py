@@ -1,8 +1,8 @@
 """Settle every request left open (a crash, a lost answer), and check abandoned ones.
 
-Creates, captures, cancels, refunds and metadata updates alike, through the one
-machine (:mod:`.lifecycle.exactly_once`). Recovery only ever *asks*: an open request is
-sent again with its own key (the gateway answers with what it did, says the
+Creates, captures, cancels, refunds, metadata updates and subscription requests alike,
+through the one machine (:mod:`.lifecycle.exactly_once`). Recovery only ever *asks*: an
+open request is sent again with its own key (the gateway answers with what it did, says the
 key is still in progress, or does the one thing asked for); an abandoned
 request is only looked for (reads). Nothing is marked failed without the
 gateway's refusal, and a request older than ``CHARGE_REQUEST_MAX_AGE`` is
@@ -22,7 +22,13 @@ from django.db.models import Q
 from django.utils import timezone
 
 from .. import conf
-from ..models import OPEN_REQUEST_STATES, ChargeActionRequest, ChargeRequest, RequestState
+from ..models import (
+    OPEN_REQUEST_STATES,
+    ChargeActionRequest,
+    ChargeRequest,
+    RequestState,
+    SubscriptionRequest,
+)
 from ..queue import background_task
 from .charges import CREATE
 from .lifecycle import (
@@ -41,6 +47,7 @@ from .lifecycle import (
     look_for,
     request_name,
 )
+from .subscriptions import KINDS as SUBSCRIPTION_KINDS
 
 logger = logging.getLogger("django_paycharge.services")
 
@@ -56,13 +63,24 @@ ACTIONS: dict[str, RequestKind[ChargeActionRequest, object]] = {
 
 #: The kinds of a charge's later life (``recover_action_requests``).
 ACTION_KINDS = frozenset(ChargeActionRequest.Kind.values)
+#: A subscription's create and changes: rows of their own, kinds in ``SUBSCRIPTION_KINDS``.
+SUBSCRIPTION_KIND_NAMES = frozenset(SubscriptionRequest.Kind.values)
 
-Request = ChargeRequest | ChargeActionRequest
+Request = ChargeRequest | ChargeActionRequest | SubscriptionRequest
+
+
+def kind_of(request: Request) -> RequestKind[Any, object]:
+    """The kind that settles a stored row: the one table recovery reads rows by."""
+    if isinstance(request, ChargeRequest):
+        return CREATE
+    if isinstance(request, SubscriptionRequest):
+        return SUBSCRIPTION_KINDS[request.kind]
+    return ACTIONS[request.kind]
 
 
 def kind_name(request: Request) -> str:
     """The name of a stored row's kind (``create`` for a charge request)."""
-    return CREATE.name if isinstance(request, ChargeRequest) else ACTIONS[request.kind].name
+    return kind_of(request).name
 
 
 _COUNTS = ("settled", "failed", "still_pending", "abandoned", "found", "left_alone")
@@ -106,7 +124,7 @@ def recover_requests(
     """Settle open requests not touched for ``older_than``; abandon those past ``max_age``.
 
     Every kind (``kinds`` limits it: ``create``, ``capture``, ``cancel``,
-    ``refund``, ``update``). ``max_age`` defaults to
+    ``refund``, ``update``, and the ``subscription_*`` kinds). ``max_age`` defaults to
     ``PAYCHARGE["CHARGE_REQUEST_MAX_AGE"]``. Abandoned requests whose outcome
     is unknown are looked for (reads only) until ``CHARGE_REQUEST_GRACE`` after
     their last send says nothing came of them.
@@ -114,7 +132,8 @@ def recover_requests(
     now = timezone.now()
     if max_age is None:
         max_age = timedelta(seconds=conf.get_seconds("CHARGE_REQUEST_MAX_AGE"))
-    wanted = set(kinds) if kinds is not None else {"create", *ACTION_KINDS}
+    every = {"create", *ACTION_KINDS, *SUBSCRIPTION_KIND_NAMES}
+    wanted = set(kinds) if kinds is not None else every
     cutoff = now - older_than
     quiet = Q(sent_at__lte=cutoff) | Q(sent_at__isnull=True, created_at__lte=cutoff)
     result = RecoveryResult()
@@ -128,10 +147,7 @@ def recover_requests(
             else:
                 _settle(request, result)
     for request in _unresolved_abandoned(wanted):
-        if isinstance(request, ChargeRequest):
-            outcome = check(CREATE, request)[0]
-        else:
-            outcome = check(ACTIONS[request.kind], request)[0]
+        outcome = check(kind_of(request), request)[0]
         if outcome == DONE:
             result.add(kind_name(request), "found")
     return result
@@ -155,11 +171,7 @@ def recover_action_requests(*, older_than: timedelta = timedelta(seconds=30)) ->
 
 
 def _settle(request: Request, result: RecoveryResult) -> None:
-    if isinstance(request, ChargeRequest):
-        count = _count(ask(CREATE, request, budget=0))
-    else:
-        count = _count(ask(ACTIONS[request.kind], request, budget=0))
-    result.add(kind_name(request), count)
+    result.add(kind_name(request), _count(ask(kind_of(request), request, budget=0)))
 
 
 def _count(asked: Asked[Row, Result]) -> str:
@@ -181,25 +193,24 @@ def _expire(request: Request, result: RecoveryResult) -> None:
 
 
 def _look_for(request: Request) -> object | None:
-    if isinstance(request, ChargeRequest):
-        return look_for(CREATE, request)
-    return look_for(ACTIONS[request.kind], request)
+    return look_for(kind_of(request), request)
 
 
 def _abandon(request: Request) -> bool:
-    if isinstance(request, ChargeRequest):
-        return abandon(CREATE, request, None, reason="max_age")
-    return abandon(ACTIONS[request.kind], request, None, reason="max_age")
+    return abandon(kind_of(request), request, None, reason="max_age")
 
 
 def _models(kinds: set[str]) -> list[type[Any]]:
     models: list[type[Any]] = [ChargeRequest] if "create" in kinds else []
-    return models + ([ChargeActionRequest] if kinds & ACTION_KINDS else [])
+    models += [ChargeActionRequest] if kinds & ACTION_KINDS else []
+    return models + ([SubscriptionRequest] if kinds & SUBSCRIPTION_KIND_NAMES else [])
 
 
 def _of_kinds(model: type[Any], kinds: set[str]) -> Any:
     if model is ChargeRequest:
         return ChargeRequest.objects.all()
+    if model is SubscriptionRequest:
+        return SubscriptionRequest.objects.filter(kind__in=kinds).select_related("subscription")
     return ChargeActionRequest.objects.filter(kind__in=kinds).select_related("charge")
 
 
@@ -212,8 +223,5 @@ def _unresolved_abandoned(kinds: set[str]) -> Iterator[Any]:
             candidates = candidates.filter(charge__isnull=True)
         for request in candidates.order_by("created_at"):
             error = request.error if isinstance(request.error, dict) else {}
-            nothing_done = (
-                CREATE if isinstance(request, ChargeRequest) else ACTIONS[request.kind]
-            ).nothing_done
-            if error.get("outcome") != nothing_done:
+            if error.get("outcome") != kind_of(request).nothing_done:
                 yield request

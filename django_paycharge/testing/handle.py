@@ -101,6 +101,7 @@ class FakeGateway:
         self.add_fault = self.state.faults.add
         self.clear_faults = self.state.clear_faults
         self.forget_idempotency_keys = self.state.forget_idempotency_keys
+        self.move_clock = self.state.move_clock
         self.reset = self.state.reset
 
     @property

@@ -113,6 +113,8 @@ class Charge:
     authorization_expired: bool = False
     #: Waiting (``awaiting``) for the customer's 3-D Secure challenge.
     three_ds_challenge: bool = False
+    #: The subscription whose payment this charge is (None for a charge of its own).
+    subscription_id: str | None = None
 
     def needs_three_ds_challenge(self) -> bool:
         """Whether this new card charge waits for the customer's 3-D Secure challenge.
@@ -150,7 +152,7 @@ class Charge:
             "store_id": self.store.id,
             "transaction_token_id": self.token.id,
             "transaction_token_type": self.token.type,
-            "subscription_id": None,
+            "subscription_id": self.subscription_id,
             "merchant_transaction_id": self.merchant_transaction_id,
             "requested_amount": self.amount,
             "requested_currency": cur,

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from . import controls, endpoints, expiry, provider
+from . import subscription_endpoints as subs
 from .basics import ApiError
 
 if TYPE_CHECKING:
@@ -55,6 +56,27 @@ def _webhook_routes() -> list[Route]:
 
 
 _CHARGE = "/stores/{store}/charges/{charge}"
+_SUB = "/stores/{store}/subscriptions/{subscription}"
+
+
+def _subscription_routes() -> list[Route]:
+    """The subscription routes of the Node SDK's ``Subscriptions`` (batches excepted)."""
+    return [
+        Route("POST", "/subscriptions", subs.create_subscription),
+        Route("GET", "/subscriptions", subs.list_subscriptions),
+        Route("POST", "/subscriptions/simulate_plan", subs.simulate_plan),
+        Route("GET", "/stores/{store}/subscriptions", subs.list_subscriptions),
+        Route("POST", "/stores/{store}/subscriptions/simulate_plan", subs.simulate_plan),
+        Route("GET", _SUB, subs.get_subscription),
+        Route("DELETE", _SUB, subs.cancel),
+        Route("PATCH", f"{_SUB}/suspend", subs.suspend),
+        Route("PATCH", f"{_SUB}/unsuspend", subs.unsuspend),
+        Route("PATCH", f"{_SUB}/token", subs.change_token),
+        Route("GET", f"{_SUB}/payments", subs.list_payments),
+        Route("GET", f"{_SUB}/payments/{{payment}}", subs.get_payment),
+        Route("GET", f"{_SUB}/charges", subs.list_charges),
+    ]
+
 
 ROUTES: tuple[Route, ...] = (
     # The gateway's API.
@@ -76,6 +98,7 @@ ROUTES: tuple[Route, ...] = (
     Route("GET", f"{_CHARGE}/three_ds/issuer_token", provider.three_ds_issuer_token),
     Route("GET", f"{_CHARGE}/expiry/latest", expiry.latest_expiry),
     *_webhook_routes(),
+    *_subscription_routes(),
     # The pages issuer tokens point at (a browser comes without credentials).
     Route("GET", "/_fake/provider/{charge}", provider.provider_page, auth=None),
     Route("POST", "/_fake/provider/{charge}", provider.provider_page, auth=None),
@@ -104,6 +127,8 @@ ROUTES: tuple[Route, ...] = (
     Route("GET", "/_fake/latency", controls.get_latency, auth=None),
     Route("POST", "/_fake/latency", controls.set_latency, auth=None),
     Route("POST", "/_fake/reset", controls.reset, auth=None),
+    Route("GET", "/_fake/clock", subs.move_clock, auth=None),
+    Route("POST", "/_fake/clock", subs.move_clock, auth=None),
     Route("POST", "/_fake/app_tokens", controls.add_app_token, auth=None),
     Route("GET", "/_fake/requests", controls.requests_log, auth=None),
     Route("GET", "/_fake/provider_log", controls.provider_log, auth=None),

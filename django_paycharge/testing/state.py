@@ -47,6 +47,7 @@ from .records import (
     TransactionToken,
     WebhookConfig,
 )
+from .subscriptions import SubscriptionRules
 from .validation import (
     check_charge_against_token,
     is_uuid,
@@ -59,7 +60,7 @@ from .webhook_sender import WebhookSender
 _LIST_FILTERS = ("currency", "mode", "transaction_token_id", "status", "merchant_transaction_id")
 
 
-class FakeState(LifecycleRules):
+class FakeState(LifecycleRules, SubscriptionRules):
     """Stores, app tokens, transaction tokens, charges, refunds, cancels, webhooks and faults."""
 
     def __init__(
@@ -110,6 +111,7 @@ class FakeState(LifecycleRules):
             self.provider_log: list[Json] = []
             self.requests_log: deque[Json] = deque(maxlen=10_000)
             self.seed_calls = 0
+            self.reset_subscriptions()
             self.clear_faults()
             #: Dedupe-test switches: send each delivery this many times / with its ``id``.
             self.delivery_repeat = 1
@@ -297,13 +299,18 @@ class FakeState(LifecycleRules):
                 three_ds=request.three_ds,
                 ip_address=request.ip_address,
             )
-            key = (micros(created), charge.id)
-            self.charges[charge.id] = charge
-            self.index.add(key)
-            self.store_index[store.id].add(key)
-            if mtid is not None:
-                self.merchant_transaction_ids[(store.id, mtid)] = charge.id
+            self.add_charge(charge)
             return charge
+
+    def add_charge(self, charge: Charge) -> None:
+        """Record a new charge (under the lock) so reads and lists find it."""
+        key = (micros(charge.created), charge.id)
+        self.charges[charge.id] = charge
+        self.index.add(key)
+        self.store_index[charge.store.id].add(key)
+        mtid = charge.merchant_transaction_id
+        if mtid is not None:
+            self.merchant_transaction_ids[(charge.store.id, mtid)] = charge.id
 
     def charge(self, charge_id: str) -> Charge:
         """A charge by id, whatever its store (test controls), or a 404."""

@@ -200,8 +200,14 @@ def test_a_huge_body_is_stored_truncated_as_failed(hook, settings):
 
 
 def test_unknown_events_are_recorded_and_ignored(hook):
-    assert post(hook, {"id": "d-1", "event": "subscription_created", "data": {}}).status_code == 200
+    assert post(hook, {"id": "d-1", "event": "token_created", "data": {}}).status_code == 200
     assert WebhookDelivery.objects.get().status == "ignored"
+
+
+def test_a_subscription_event_without_its_id_is_recorded_as_failed(hook):
+    assert post(hook, {"id": "d-1", "event": "subscription_created", "data": {}}).status_code == 200
+    delivery = WebhookDelivery.objects.get()
+    assert delivery.status == "failed" and "subscription id" in delivery.last_error
 
 
 def test_processing_failure_is_acknowledged_recorded_and_reprocessed(

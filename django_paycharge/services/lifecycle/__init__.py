@@ -25,10 +25,12 @@ from .exactly_once import (
 from .metadata_updates import UPDATE, update_charge_metadata
 from .refunds import REFUND, refund_charge, refundable_amount, refundable_amounts
 from .request_rows import mark, outcome_unknown, request_name, succeed, succeed_statement
+from .requests import CLOCK_SLACK
 
 __all__ = [
     "CANCEL",
     "CAPTURE",
+    "CLOCK_SLACK",
     "DONE",
     "REFUND",
     "UPDATE",

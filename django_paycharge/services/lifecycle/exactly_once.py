@@ -46,7 +46,13 @@ from ...exceptions import (
     RateLimitError,
     ServerError,
 )
-from ...models import OPEN_REQUEST_STATES, ChargeActionRequest, ChargeRequest, RequestState
+from ...models import (
+    OPEN_REQUEST_STATES,
+    ChargeActionRequest,
+    ChargeRequest,
+    RequestState,
+    SubscriptionRequest,
+)
 from .request_rows import (
     error_record,
     not_sent_from_record,
@@ -64,9 +70,12 @@ DONE, REFUSED, UNKNOWN, NOT_SENT = "done", "refused", "unknown", "not_sent"
 _UNKNOWN_STATUSES = frozenset({408, 425, 429})
 
 
-#: A request row of the machine: a charge's create, or a request on a charge made already.
-Row = TypeVar("Row", bound=ChargeRequest | ChargeActionRequest)
-RowIn = TypeVar("RowIn", bound=ChargeRequest | ChargeActionRequest, contravariant=True)
+#: A request row of the machine: a charge's create, a request on a charge made already, or
+#: a subscription's create or change.
+Row = TypeVar("Row", bound=ChargeRequest | ChargeActionRequest | SubscriptionRequest)
+RowIn = TypeVar(
+    "RowIn", bound=ChargeRequest | ChargeActionRequest | SubscriptionRequest, contravariant=True
+)
 #: What a kind's request makes (a charge, a refund, a cancel).
 Result = TypeVar("Result")
 ResultOut = TypeVar("ResultOut", covariant=True)

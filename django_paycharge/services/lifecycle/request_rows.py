@@ -185,8 +185,10 @@ def mark(request: Any, states: tuple[str, ...], **values: Any) -> bool:
 
 
 def reload(request: Any) -> Any:
+    """The request row read again, with what it is about (its charge, or its subscription)."""
     model: type[models.Model] = type(request)
-    return model._default_manager.select_related("charge").get(pk=request.pk)
+    related = [f.name for f in model._meta.fields if f.name in ("charge", "subscription")]
+    return model._default_manager.select_related(*related).get(pk=request.pk)
 
 
 def request_name(request: Any) -> str:

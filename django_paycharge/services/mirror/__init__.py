@@ -1,4 +1,5 @@
-"""The mirror's one writer: what the gateway said, stored (charges, refunds, cancels), or set aside.
+"""The mirror's one writer: what the gateway said, stored (charges, refunds, cancels,
+subscriptions and their payments), or set aside.
 
 Every flow that read something from the gateway stores it through this package:
 the guarded upsert (never a status moving backwards) and its statements per
@@ -24,6 +25,14 @@ from .quarantined import (
     store_quarantined_by_id,
 )
 from .reads import refresh_charge, store_of, store_remote_charge, wait_for_charge
+from .subscriptions import (
+    refresh_latest_charge,
+    refresh_subscription,
+    store_scheduled_payment,
+    store_scheduled_payments,
+    store_subscription,
+    subscription_place,
+)
 from .upsert import (
     UpsertResult,
     WriteCounts,
@@ -50,6 +59,8 @@ __all__ = [
     "readable_alone",
     "recount_refunds_total",
     "refresh_charge",
+    "refresh_latest_charge",
+    "refresh_subscription",
     "report",
     "retry_quarantined",
     "statements",
@@ -58,6 +69,10 @@ __all__ = [
     "store_quarantined_by_id",
     "store_refund",
     "store_remote_charge",
+    "store_scheduled_payment",
+    "store_scheduled_payments",
+    "store_subscription",
+    "subscription_place",
     "upsert_charges",
     "upsert_prepared",
     "wait_for_charge",

@@ -62,8 +62,22 @@ def _values(
     return fit_row(model, without_nul(values))
 
 
-def _upsert(model: type[Any], gateway_id: Any, values: dict[str, Any]) -> tuple[Any, Any]:
-    """Lock or insert the row, move it forward; ``(row, the row before or None when new)``."""
+def _stale(values: dict[str, Any], row: Any, by_updated_on: bool) -> bool:
+    """Whether ``values`` are older than ``row``: a lower rank, or (``by_updated_on``, for
+    statuses that move to and fro within a rank) the same rank and an earlier ``updated_on``."""
+    if values["status_rank"] != row.status_rank:
+        return bool(values["status_rank"] < row.status_rank)
+    new, old = values.get("updated_on"), getattr(row, "updated_on", None)
+    return by_updated_on and new is not None and old is not None and new < old
+
+
+def _upsert(
+    model: type[Any], gateway_id: Any, values: dict[str, Any], *, by_updated_on: bool = False
+) -> tuple[Any, Any]:
+    """Lock or insert the row, move it forward; ``(row, the row before or None when new)``.
+
+    A stale read (see :func:`_stale`) only touches ``synced_at``.
+    """
     with transaction.atomic(using=router.db_for_write(model)):
         row = model.objects.select_for_update().filter(gateway_id=gateway_id).first()
         if row is None:
@@ -76,7 +90,7 @@ def _upsert(model: type[Any], gateway_id: Any, values: dict[str, Any]) -> tuple[
             except IntegrityError:  # stored by a concurrent path a moment ago
                 row = model.objects.select_for_update().get(gateway_id=gateway_id)
         before = copy.copy(row)
-        if values["status_rank"] < row.status_rank:
+        if _stale(values, row, by_updated_on):
             model.objects.filter(pk=row.pk).update(synced_at=values["synced_at"])
             return row, before
         for name, value in values.items():

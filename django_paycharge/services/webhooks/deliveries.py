@@ -19,10 +19,11 @@ from django.utils import timezone
 from django.utils.translation import gettext
 
 from ... import observe, outbox, signals
-from ...client import ShapeError, parse_charge
+from ...client import ShapeError, parse_charge, parse_subscription
+from ...client.subscription_vocabulary import SUBSCRIPTION_EVENTS
 from ...exceptions import NotFoundError, PayChargeError
-from ...models import WebhookDelivery
-from ..mirror import insert_once, refresh_charge
+from ...models import Charge, WebhookDelivery
+from ..mirror import insert_once, refresh_charge, refresh_latest_charge, refresh_subscription
 from ..sync import LIFECYCLE_EVENTS, apply_lifecycle_event
 from .body import MalformedDelivery, read_payload, storable, storable_value
 
@@ -199,8 +200,9 @@ def process_claimed(delivery: WebhookDelivery) -> str:
     else:
         if charge is None:
             update["status"] = WebhookDelivery.Status.IGNORED
-        else:
-            update.update(status=WebhookDelivery.Status.PROCESSED, charge=charge)
+        else:  # a subscription event's result is the subscription: no charge to link
+            linked = charge if isinstance(charge, Charge) else None
+            update.update(status=WebhookDelivery.Status.PROCESSED, charge=linked)
     if not outbox.finish(delivery, **update):
         logger.warning(
             "Webhook delivery %s: the lease ran out while it was processed and another run "
@@ -215,6 +217,8 @@ def _apply(delivery: WebhookDelivery, payload: dict[str, Any]) -> Any:
     event = str(payload.get("event") or "")
     if event in LIFECYCLE_EVENTS:  # refund_finished, cancel_finished
         return apply_lifecycle_event(delivery.account, event, payload.get("data"))
+    if event in SUBSCRIPTION_EVENTS:
+        return _subscription_event(delivery.account, event, payload.get("data"))
     if not event.startswith("charge_"):
         logger.info("Webhook event %r recorded and ignored", event)
         return None
@@ -235,6 +239,32 @@ def _apply(delivery: WebhookDelivery, payload: dict[str, Any]) -> Any:
         raise MalformedDelivery(
             gettext("The gateway does not know the charge this delivery names (not ours?).")
         ) from None
+
+
+def _subscription_event(account: str, event: str, data: Any) -> Any:
+    """A ``subscription_*`` event: the subscription it names is read again and mirrored
+    (the body is never trusted; a stale or repeated event changes nothing); after a
+    payment or a failure, its newest charge too (the renewal's), which the delivery links."""
+    if not isinstance(data, dict):
+        raise MalformedDelivery(gettext("A subscription event without a subscription in 'data'."))
+    try:
+        named = parse_subscription(data)
+    except ShapeError:
+        raise MalformedDelivery(
+            gettext("The subscription id in 'data' is missing or not a UUID.")
+        ) from None
+    try:
+        subscription = refresh_subscription(named.id, named.store_id, account=account)
+    except NotFoundError:
+        raise MalformedDelivery(
+            gettext("The gateway does not know the subscription this delivery names.")
+        ) from None
+    if event in _PAYMENT_EVENTS:
+        return refresh_latest_charge(subscription) or subscription
+    return subscription
+
+
+_PAYMENT_EVENTS = frozenset({"subscription_payment", "subscription_failure"})
 
 
 def _describe(exc: BaseException) -> str:

@@ -1,0 +1,31 @@
+"""Subscriptions: create one and change it (suspend, resume, cancel, a new card) exactly once,
+read its scheduled payments, simulate a plan.
+
+Every request goes through the one exactly-once machine (:mod:`..lifecycle.exactly_once`)
+with a kind of its own (:mod:`.kinds`); the mirror's one writer stores what the gateway
+answers. Other flows import only the names below.
+"""
+
+from __future__ import annotations
+
+from .changes import (
+    cancel_subscription,
+    change_subscription_card,
+    resume_subscription,
+    suspend_subscription,
+)
+from .create import create_subscription
+from .kinds import KINDS, SubscriptionKind
+from .reads import scheduled_payments, simulate_plan
+
+__all__ = [
+    "KINDS",
+    "SubscriptionKind",
+    "cancel_subscription",
+    "change_subscription_card",
+    "create_subscription",
+    "resume_subscription",
+    "scheduled_payments",
+    "simulate_plan",
+    "suspend_subscription",
+]

@@ -1,0 +1,191 @@
+"""The fake's subscriptions, driven through the app's own client: create, renew, guard, cancel."""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import requests
+import responses
+
+from django_paycharge.client import PayChargeClient, Subscription
+from django_paycharge.client.subscription_vocabulary import SUBSCRIPTION_EVENTS
+from django_paycharge.exceptions import APIError
+from django_paycharge.testing import (
+    CARD_DECLINED,
+    TEST_JWT,
+    TEST_SECRET,
+    TEST_STORE_ID,
+    FakeGateway,
+)
+from django_paycharge.testing.responses_frontend import ResponsesFrontend
+from django_paycharge.testing.subscription_records import add_months, due_date
+
+STORE = TEST_STORE_ID
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeGateway]:
+    gateway = FakeGateway()
+    with responses.RequestsMock(assert_all_requests_are_fired=False) as mock:
+        ResponsesFrontend(gateway.app).install(mock)
+        yield gateway
+
+
+@pytest.fixture
+def client(fake: FakeGateway) -> Iterator[PayChargeClient]:
+    with PayChargeClient(base_url=fake.base_url, secret=TEST_SECRET, jwt=TEST_JWT) as c:
+        yield c
+
+
+def events(fake: FakeGateway) -> list[str]:
+    return [d.event for d in fake.state.deliveries]
+
+
+def subscribe(
+    fake: FakeGateway, client: PayChargeClient, card: str | None = None, **fields: Any
+) -> Subscription:
+    if card:
+        token = fake.create_transaction_token(type="subscription", card_number=card)["id"]
+    else:
+        token = fake.create_transaction_token(type="subscription")["id"]
+    params = {"transaction_token_id": token, "amount": 1000, "currency": "JPY", "period": "monthly"}
+    created = client.subscriptions.create(**{**params, **fields})
+    assert created.status == "unverified"
+    return client.subscriptions.retrieve(STORE, created.id)
+
+
+@pytest.fixture(autouse=True)
+def listen(fake: FakeGateway) -> None:
+    store = fake.state.stores[STORE]
+    hook = {"url": "https://shop.example/hook", "triggers": list(SUBSCRIPTION_EVENTS)}
+    fake.state.create_webhook(store, hook)
+
+
+def test_first_payment_charges_and_renewals_follow_the_clock(
+    fake: FakeGateway, client: PayChargeClient
+) -> None:
+    sub = subscribe(
+        fake, client, subscription_plan={"plan_type": "fixed_cycles", "fixed_cycles": 3}
+    )
+    assert (sub.status, sub.cycles_left) == ("current", 2)
+    charges = list(client.subscriptions.charges(STORE, sub.id))
+    assert [(c.status, c.subscription_id) for c in charges] == [("successful", sub.id)]
+    assert fake.move_clock(dt.timedelta(days=1)) == 0  # not due yet
+    assert fake.move_clock(dt.timedelta(days=62)) == 2  # two months: the last two payments
+    done = client.subscriptions.retrieve(STORE, sub.id)
+    assert (done.status, done.cycles_left, done.next_payment) == ("completed", 0, None)
+    payments = list(client.subscriptions.payments(STORE, sub.id))
+    assert len(payments) == 3 and all(p.is_paid for p in payments)
+    assert sum(p.is_last_payment is True for p in payments) == 1
+    assert events(fake) == [
+        "subscription_created",
+        *["subscription_payment"] * 3,
+        "subscription_completed",
+    ]
+
+
+def test_declined_renewal_is_retried_by_the_schedule(
+    fake: FakeGateway, client: PayChargeClient
+) -> None:
+    sub = subscribe(fake, client, card=CARD_DECLINED, retry_interval="P2D")
+    assert sub.status == "unpaid"
+    assert sub.next_payment is not None and sub.next_payment.retry_date is not None
+    assert fake.move_clock(dt.timedelta(days=2)) == 1
+    assert events(fake) == ["subscription_created", "subscription_failure", "subscription_failure"]
+    charges = list(client.subscriptions.charges(STORE, sub.id))
+    assert [c.status for c in charges] == ["failed", "failed"]
+
+
+def test_transitions_and_their_guards(fake: FakeGateway, client: PayChargeClient) -> None:
+    sub = subscribe(fake, client)
+    with pytest.raises(APIError) as refused:
+        client.subscriptions.unsuspend(STORE, sub.id)  # current: not suspended
+    assert refused.value.http_status == 400
+    assert [(e.field, e.reason) for e in refused.value.errors] == [
+        ("status", "FORBIDDEN_PARAMETER")
+    ]
+    assert client.subscriptions.suspend(STORE, sub.id).status == "suspended"
+    assert fake.move_clock(dt.timedelta(days=40)) == 0  # a suspended subscription is not charged
+    assert client.subscriptions.unsuspend(STORE, sub.id).status == "unpaid"
+    new_card = fake.create_transaction_token(type="subscription")["id"]
+    changed = client.subscriptions.change_token(STORE, sub.id, transaction_token_id=new_card)
+    assert changed.transaction_token_id == uuid.UUID(new_card)
+    client.subscriptions.cancel(STORE, sub.id)
+    assert client.subscriptions.retrieve(STORE, sub.id).status == "canceled"
+    for call, code in [
+        (lambda: client.subscriptions.cancel(STORE, sub.id), "SUBSCRIPTION_ALREADY_ENDED"),
+        (
+            lambda: client.subscriptions.suspend(STORE, sub.id),
+            "CANNOT_CHANGE_CANCELED_SUBSCRIPTION",
+        ),
+        (
+            lambda: client.subscriptions.change_token(STORE, sub.id, transaction_token_id=new_card),
+            "CANNOT_CHANGE_CANCELED_SUBSCRIPTION",
+        ),
+    ]:
+        with pytest.raises(APIError) as ended:
+            call()
+        assert ended.value.code == code
+    assert "subscription_suspended" in events(fake) and events(fake)[-1] == "subscription_canceled"
+
+
+def test_suspend_on_next_payment_waits_for_the_due_day(
+    fake: FakeGateway, client: PayChargeClient
+) -> None:
+    sub = subscribe(fake, client)
+    client.subscriptions.suspend(STORE, sub.id, termination_mode="on_next_payment")
+    assert client.subscriptions.retrieve(STORE, sub.id).status == "current"
+    fake.move_clock(dt.timedelta(days=32))
+    assert client.subscriptions.retrieve(STORE, sub.id).status == "suspended"
+    assert len(list(client.subscriptions.charges(STORE, sub.id))) == 1  # not charged
+    assert events(fake)[-1] == "subscription_suspended"
+
+
+def test_create_refuses_a_one_time_token_and_bad_bodies(
+    fake: FakeGateway, client: PayChargeClient
+) -> None:
+    one_time = fake.create_transaction_token()["id"]
+    with pytest.raises(APIError) as wrong:
+        client.subscriptions.create(
+            transaction_token_id=one_time, amount=1000, currency="JPY", period="monthly"
+        )
+    assert wrong.value.code == "NOT_SUBSCRIPTION_TOKEN"
+    answer = requests.post(  # a body our client would never send: no token, no period
+        fake.base_url + "/subscriptions",
+        json={"amount": 10, "currency": "JPY"},
+        headers={"Authorization": f"Bearer {TEST_SECRET}.{TEST_JWT}"},
+        timeout=10,
+    )
+    assert answer.status_code == 400 and answer.json()["code"] == "VALIDATION_ERROR"
+    fields = {e["field"] for e in answer.json()["errors"]}
+    assert fields == {"transaction_token_id", "period"}
+
+
+def test_simulation_and_calendar() -> None:
+    assert add_months(dt.date(2025, 1, 31), 1) == dt.date(2025, 2, 28)
+    assert due_date(dt.date(2025, 1, 31), 1, None, "P1M10D") == dt.date(2025, 3, 10)
+    assert due_date(dt.date(2025, 1, 31), 2, "monthly", None) == dt.date(2025, 3, 31)
+    assert due_date(dt.date(2025, 1, 1), 3, "biweekly", None) == dt.date(2025, 2, 12)
+
+
+def test_simulate_plan(fake: FakeGateway, client: PayChargeClient) -> None:
+    plan = client.subscriptions.simulate_plan(
+        payment_type="card",
+        amount=3000,
+        currency="JPY",
+        period="monthly",
+        initial_amount=1000,
+        installment_plan={"plan_type": "fixed_cycles", "fixed_cycles": 3},
+        start_on="2030-01-31",
+        store_id=STORE,
+    )
+    assert [(p.due_date, p.amount) for p in plan] == [
+        (dt.date(2030, 1, 31), 1000),
+        (dt.date(2030, 2, 28), 3000),
+        (dt.date(2030, 3, 31), 3000),
+    ]
+    assert [p.is_last_payment for p in plan] == [False, False, True]
