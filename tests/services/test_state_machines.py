@@ -26,7 +26,6 @@ The tests at the end plant one defect each and show the machine fails on it.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import threading
 from collections import Counter, defaultdict
@@ -54,6 +53,8 @@ from django_paycharge.client import Charge as RemoteCharge
 from django_paycharge.client.lifecycle_parsing import parse_refund
 from django_paycharge.client.lifecycle_types import Refund as RemoteRefund
 from django_paycharge.client.vocabulary import (
+    CANCEL_EVENT,
+    FINAL_STATUSES,
     REFUND_EVENT,
     REFUND_NOT_ALLOWED,
     REFUND_NOT_WITHIN_BOUNDS,
@@ -129,7 +130,7 @@ class MirrorMoney(RuleBasedStateMachine):
         # No transport: the fake keeps its deliveries, and a rule hands them over in any order.
         self.gateway.add_webhook(
             "http://testserver/payments/webhook/",
-            triggers=("charge_updated", "charge_finished", REFUND_EVENT),
+            triggers=("charge_updated", "charge_finished", REFUND_EVENT, CANCEL_EVENT),
         )
         #: Reads of charges and refunds taken before they moved on: the late answers.
         self.stale_charges: list[RemoteCharge] = []
@@ -137,6 +138,8 @@ class MirrorMoney(RuleBasedStateMachine):
         #: The highest rank each row has shown, by gateway id.
         self.charge_ranks: dict[Any, int] = {}
         self.refund_ranks: dict[Any, int] = {}
+        #: The final status each charge has shown: only a cancel may follow one.
+        self.finals: dict[Any, str] = {}
         self.refunds_asked = False
 
     def teardown(self) -> None:
@@ -156,10 +159,12 @@ class MirrorMoney(RuleBasedStateMachine):
     def mirrored(self, cid: str) -> Charge | None:
         return Charge.objects.filter(gateway_id=cid).first()
 
-    def gateway_pending(self) -> list[str]:
+    def gateway_pending(self, kind: str = "refunds") -> list[str]:
+        """The refunds (or cancels) the gateway holds pending, by id."""
         state = self.gateway.state
         with state.lock:
-            return sorted(r.id for r in state.refunds.values() if r.status == "pending")
+            held = state.refunds if kind == "refunds" else state.cancels
+            return sorted(item.id for item in held.values() if item.status == "pending")
 
     def remote_charge(self, cid: str) -> RemoteCharge:
         charge = self.gateway.charges[cid]
@@ -194,8 +199,18 @@ class MirrorMoney(RuleBasedStateMachine):
         self.pay(charge, paid)
 
     def pay(self, charge: str, paid: bool) -> None:
-        with contextlib.suppress(ApiError):  # it has ended already
+        try:
             (self.gateway.complete if paid else self.gateway.fail)(charge)
+        except ApiError:
+            return  # it has ended already
+        self.stale_charges.append(self.remote_charge(charge))  # final: late once canceled
+
+    @precondition(lambda self: self.gateway_pending("cancels"))
+    @rule(pick=st.integers(0, 99))
+    def gateway_finishes_cancel(self, pick: int) -> None:
+        """A cancel the gateway holds pending ends: the charge ``canceled`` (or it fails)."""
+        pending = self.gateway_pending("cancels")
+        self.gateway.state.finish_cancel(pending[pick % len(pending)])
 
     @precondition(lambda self: self.gateway_pending())
     @rule(pick=st.integers(0, 99), fails=st.booleans())
@@ -256,6 +271,19 @@ class MirrorMoney(RuleBasedStateMachine):
     def refund_again(self, charge: str, amount: int | None) -> None:
         """Another refund of a charge, answered (refunds are half of what the shop does here)."""
         self.refund(charge, amount, "answered")
+
+    @rule(charge=charges)
+    def cancel(self, charge: str) -> None:
+        """``services.cancel_charge``: a payment voided, captured or not (none once refunded)."""
+        mirrored = self.mirrored(charge)
+        if mirrored is None:
+            return
+        try:
+            services.cancel_charge(mirrored)
+        except PayChargeError as exc:
+            note(f"cancel: {type(exc).__name__}")
+        else:
+            note("cancel: made")
 
     @precondition(lambda self: bool(self.gateway.state.deliveries))
     @rule(back=st.one_of(st.integers(0, 2), st.integers(0, 99)), without_id=st.booleans())
@@ -340,6 +368,10 @@ class MirrorMoney(RuleBasedStateMachine):
             assert stored == rank, (gid, status, stored, "a stored rank is not its status's")
             assert rank >= self.charge_ranks.get(gid, 0), (gid, status, "a charge moved backwards")
             self.charge_ranks[gid] = rank
+            final = self.finals.get(gid)
+            assert final in (None, status) or status == "canceled", (gid, final, status, "undone")
+            if status in FINAL_STATUSES:
+                self.finals[gid] = status
         for gid, _charge, status, _amount in refunds:
             rank = operation_rank(status)
             assert rank >= self.refund_ranks.get(gid, 0), (gid, status, "a refund moved backwards")
@@ -440,7 +472,20 @@ def _late_refund_read(step: Callable[..., Any]) -> None:
     step(MirrorMoney.late_answer, 0, refund=True)
 
 
-SCENARIOS = {"late charge read": _late_charge_read, "late refund read": _late_refund_read}
+def _late_read_of_a_canceled_charge(step: Callable[..., Any]) -> None:
+    """A payment voided: paid, canceled, synced, then its paid read stored late."""
+    charge = step(MirrorMoney.create, lost=False, then="pays")
+    step(MirrorMoney.cancel, charge)
+    step(MirrorMoney.gateway_finishes_cancel, 0)
+    step(MirrorMoney.sync, charge, "charges")
+    step(MirrorMoney.late_answer, 1, refund=False)  # [0] is the pending read, [1] the paid one
+
+
+SCENARIOS = {
+    "late charge read": _late_charge_read,
+    "late refund read": _late_refund_read,
+    "late read of a canceled charge": _late_read_of_a_canceled_charge,
+}
 
 
 @pytest.mark.django_db
@@ -479,6 +524,13 @@ def _total_not_recounted(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(lifecycle_store, "_counted", lambda refund: None)
 
 
+def _canceled_ranked_as_paid(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``canceled`` ranked with the other final statuses again (as before ea37158)."""
+    from django_paycharge.client import vocabulary
+
+    monkeypatch.setattr(vocabulary, "CANCELED_RANK", vocabulary.FINAL_RANK)
+
+
 def _pending_refunds_left_out(monkeypatch: pytest.MonkeyPatch) -> None:
     """What is left to refund forgets pending refunds (only successful ones use it up)."""
     from django_paycharge.services.lifecycle import refunds
@@ -491,11 +543,12 @@ def _pending_refunds_left_out(monkeypatch: pytest.MonkeyPatch) -> None:
     ("plant", "scenario", "caught"),
     [
         (_without_the_guard, "late charge read", "a charge moved backwards"),
+        (_canceled_ranked_as_paid, "late read of a canceled charge", "undone"),
         (_refund_ranks_flat, "late refund read", "a refund moved backwards"),
         (_total_not_recounted, "late refund read", "refunds_total is not the sum"),
         (_pending_refunds_left_out, "late refund read", "left to refund"),
     ],
-    ids=["charge-guard", "refund-ranks", "refunds-total", "left-to-refund"],
+    ids=["charge-guard", "canceled-rank", "refund-ranks", "refunds-total", "left-to-refund"],
 )
 def test_a_planted_defect_is_caught(
     monkeypatch: pytest.MonkeyPatch,
