@@ -3,21 +3,25 @@
 Rules drive the real code paths against the in-process fake gateway: charges
 created (their answer lost sometimes) and paid or failed at the gateway;
 refunds through ``services.refund_charge`` answered, refused, lost then found
-by a read, lost and left unread (abandoned) or never sent; the gateway
-finishing or failing a refund later; its webhook deliveries stored and
-processed through the webhooks service in any order, twice, or without
-their id; bulk syncs and a charge's refunds read; recovery of abandoned
-requests; late answers (a stale refund or charge read stored after a newer
-one). The fake keeps charges and refunds pending until a rule moves them
-(``processing_delay``), so every interleaving is the machine's choice.
+by a read, lost and left unread (abandoned), never sent, or committed and the
+process dead before the send; cancels through ``services.cancel_charge``; the
+gateway finishing or failing a refund, or finishing a cancel, later; its
+webhook deliveries stored and processed through the webhooks service in any
+order, twice, or without their id; bulk syncs and a charge's refunds read;
+recovery of open and abandoned requests; late answers (a stale refund or
+charge read stored after a newer one). The fake keeps charges, refunds and
+cancels pending until a rule moves them (``processing_delay``), so every
+interleaving is the machine's choice.
 
 Invariants, checked on the database rows after every step:
 
 - a charge's and a refund's status never move backwards (the app's own ranks,
-  ``status_rank`` and ``operation_rank``), whatever order the answers come in;
-- what is left to refund (``refundable_amount``) is never negative and never
-  more than the charged amount less the refunds the mirror knows to use it up;
-  nor do those refunds ever add up to more than the charged amount;
+  ``status_rank`` and ``operation_rank``), whatever order the answers come in,
+  and a charge's final status changes only to ``canceled`` (a payment voided);
+- what is left to refund (``refundable_amount``) is never negative, never
+  more than the charged amount less the refunds the mirror knows to use it up,
+  nor more than the gateway would accept; nor do the mirror's refunds ever add
+  up to more than the charged amount;
 - a charge's ``refunds_total`` is the sum of its successful refunds; and once
   its refunds are read again (the ``reconcile`` rule), the gateway's sum.
 
