@@ -37,12 +37,17 @@ _WAITING_RANKS = {"pending": 0, "awaiting": 1, "authorized": 2}
 UNKNOWN_STATUS_RANK = 2
 #: The rank of every final status: no read replaces a row at this rank with a lower one.
 FINAL_RANK = 3
+#: ``canceled`` may follow ``successful`` (a cancel voids a captured payment): it ranks
+#: above the other final statuses, so a stale read of the paid charge never undoes it.
+CANCELED_RANK = FINAL_RANK + 1
 
 
 def status_rank(status: str | None) -> int:
     """The rank of a charge ``status``; a missing status ranks lowest, so any known one wins."""
     if not status:
         return 0
+    if status == "canceled":
+        return CANCELED_RANK
     if status in FINAL_STATUSES:
         return FINAL_RANK
     return _WAITING_RANKS.get(status, UNKNOWN_STATUS_RANK)
@@ -267,6 +272,7 @@ __all__ = [
     "ALREADY_CAPTURED",
     "CALL_METHODS",
     "CANCELABLE_STATUSES",
+    "CANCELED_RANK",
     "CANCEL_EVENT",
     "CANCEL_NOT_ALLOWED",
     "CANCEL_STATUSES",

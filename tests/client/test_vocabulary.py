@@ -37,7 +37,8 @@ def test_every_mirrored_charge_field_is_a_column():
         ("awaiting", 1),
         ("authorized", 2),
         ("something_new", v.UNKNOWN_STATUS_RANK),
-        *((status, v.FINAL_RANK) for status in sorted(v.FINAL_STATUSES)),
+        *((status, v.FINAL_RANK) for status in sorted(v.FINAL_STATUSES - {"canceled"})),
+        ("canceled", v.CANCELED_RANK),  # it may follow "successful": a cancel voids a payment
     ],
 )
 def test_a_status_never_ranks_below_the_one_it_may_follow(status, rank):
@@ -47,6 +48,8 @@ def test_a_status_never_ranks_below_the_one_it_may_follow(status, rank):
 def test_every_final_status_outranks_every_other():
     waiting = [s for s in v.CHARGE_STATUSES if s not in v.FINAL_STATUSES]
     assert max(map(v.status_rank, waiting)) < v.FINAL_RANK
+    assert min(map(v.status_rank, v.FINAL_STATUSES)) == v.FINAL_RANK
+    assert v.status_rank("canceled") > v.status_rank("successful")
     assert v.UNPAID_FINAL_STATUSES < v.FINAL_STATUSES
 
 

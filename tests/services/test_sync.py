@@ -119,6 +119,26 @@ def test_a_stale_read_never_regresses_a_final_status(fake_gateway):
     assert Charge.objects.get(pk=charge.pk).status == "successful"
 
 
+def test_a_stale_read_of_a_paid_charge_never_undoes_its_cancel(fake_gateway):
+    """A captured card payment canceled (voided): both statuses are final, and a read of the
+    paid charge stored late (a sync page, a slow answer) took the mirror back to
+    "successful" (found by tests/services/test_state_machines.py)."""
+    fake_gateway.processing_delay = 60  # the cancel stays pending until the control below
+    token = fake_gateway.create_transaction_token("card")["id"]
+    charge = services.create_charge(transaction_token_id=token, amount=500, currency="JPY")
+    assert charge.store_id is not None and charge.gateway_id is not None
+    fake_gateway.complete(str(charge.gateway_id))
+    paid_read = services.get_client().charges.retrieve(charge.store_id, charge.gateway_id)
+    assert paid_read.status == "successful"
+    services.cancel_charge(services.refresh_charge(charge.gateway_id))
+    [cancel] = list(fake_gateway.state.cancels)
+    fake_gateway.state.finish_cancel(cancel)
+    assert services.refresh_charge(charge.gateway_id).status == "canceled"
+    result = services.upsert_charges([paid_read], account="default")
+    assert result.stale == 1
+    assert Charge.objects.get(pk=charge.pk).status == "canceled"
+
+
 def test_status_changed_fires_once_per_real_change(
     fake_gateway, django_capture_on_commit_callbacks
 ):
