@@ -25,6 +25,7 @@ from .announcements import (
 )
 from .leases import (
     MAX_ATTEMPTS,
+    Heartbeat,
     claim,
     claim_next,
     claimant,
@@ -41,6 +42,7 @@ from .send import send
 __all__ = [
     "MAX_ATTEMPTS",
     "RETRY_BASE",
+    "Heartbeat",
     "backoff",
     "claim",
     "claim_next",

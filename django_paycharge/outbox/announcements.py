@@ -107,7 +107,14 @@ def _watch(lease_until: datetime) -> None:
 
 
 def run(row: Announcement, receiver: Callable[..., Any] | None, calls: Mapping[str, Any]) -> str:
-    """Run one claimed row's receiver with ``calls``; record the outcome; the status after."""
+    """Run one claimed row's receiver with ``calls``, its lease renewed while it runs (no one
+    takes it over meanwhile); record the outcome; the status after."""
+    assert row.claimed_at is not None
+    with leases.Heartbeat(Announcement, [row.pk], row.claimed_at):
+        return _run(row, receiver, calls)
+
+
+def _run(row: Announcement, receiver: Callable[..., Any] | None, calls: Mapping[str, Any]) -> str:
     try:
         if receiver is None:
             raise LookupError(

@@ -18,11 +18,14 @@ Two kinds of rows are leased the same way: webhook deliveries (the default
 
 from __future__ import annotations
 
+import logging
 import os
 import socket
+import threading
 from datetime import datetime
 from typing import Any
 
+from django.db import connections
 from django.db.models import F, Min, Model, Q
 from django.utils import timezone
 from django.utils.translation import gettext
@@ -34,6 +37,8 @@ from ..models import WebhookDelivery
 MAX_ATTEMPTS = 5
 
 Status = WebhookDelivery.Status
+
+logger = logging.getLogger("django_paycharge.signals")
 
 
 def max_attempts(model: type[Model]) -> int:
@@ -198,3 +203,53 @@ def next_expiry(model: type[Model] = WebhookDelivery) -> datetime | None:
     )
     earliest: datetime | None = live.aggregate(at=Min("lease_until"))["at"]
     return earliest
+
+
+class Heartbeat:
+    """Renew the leases of rows of one claim while their work runs, so that no one takes
+    them over meanwhile (a lease that ran out means its process died, not that it is slow).
+
+    A thread renews them every third of the lease (``WEBHOOK_LEASE_SECONDS``)
+    until :meth:`stop`; rows finished or taken over meanwhile are left alone
+    (the renewal matches the claim). Use it as a context manager.
+    """
+
+    def __init__(self, model: type[Model], pks: list[int], claimed_at: datetime) -> None:
+        self.model, self.pks, self.claimed_at = model, list(pks), claimed_at
+        self.lease = conf.webhook_lease()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="paycharge-lease", daemon=True)
+
+    def __enter__(self) -> Heartbeat:
+        if self.pks:
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def stop(self) -> None:
+        """Stop renewing (the rows' outcome is recorded, or their claim given back)."""
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join()
+
+    def renew(self) -> int:
+        """Move the rows' leases a full lease past now; how many were still this claim's."""
+        mine = self.model._default_manager.filter(
+            pk__in=self.pks,
+            status=self.model.Status.PROCESSING,  # type: ignore[attr-defined]
+            claimed_at=self.claimed_at,
+            lease_until__isnull=False,
+        ).exclude(claimed_by="")  # a row backing off after an error keeps its back-off
+        return int(mine.update(lease_until=timezone.now() + self.lease))
+
+    def _run(self) -> None:
+        try:
+            while not self._stop.wait(self.lease.total_seconds() / 3):
+                try:
+                    self.renew()
+                except Exception:  # the next beat tries again; the lease runs out if none can
+                    logger.exception("Could not renew the leases of %d rows", len(self.pks))
+        finally:
+            connections.close_all()  # this thread's connections only
