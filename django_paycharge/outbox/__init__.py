@@ -17,6 +17,7 @@ from .announcements import (
     due_announcements,
     hear,
     hear_announcement,
+    hear_announcements,
     hear_due,
     next_announcement_due,
     prune_announcements,
@@ -27,9 +28,11 @@ from .leases import (
     MAX_ATTEMPTS,
     Heartbeat,
     claim,
+    claim_many,
     claim_next,
     claimant,
     finish,
+    finish_many,
     give_up_exhausted,
     hold,
     next_expiry,
@@ -37,7 +40,7 @@ from .leases import (
     stuck,
     waiting,
 )
-from .send import send
+from .send import send, send_all
 
 __all__ = [
     "MAX_ATTEMPTS",
@@ -45,6 +48,7 @@ __all__ = [
     "Heartbeat",
     "backoff",
     "claim",
+    "claim_many",
     "claim_next",
     "claimant",
     "count_not_heard",
@@ -52,9 +56,11 @@ __all__ = [
     "dispatch_announcement",
     "due_announcements",
     "finish",
+    "finish_many",
     "give_up_exhausted",
     "hear",
     "hear_announcement",
+    "hear_announcements",
     "hear_due",
     "hold",
     "next_announcement_due",
@@ -62,6 +68,7 @@ __all__ = [
     "prune_announcements",
     "release",
     "send",
+    "send_all",
     "stuck",
     "sweep_announcement_leases",
     "sweep_announcements",

@@ -205,6 +205,42 @@ def next_expiry(model: type[Model] = WebhookDelivery) -> datetime | None:
     return earliest
 
 
+def claim_many(pks: list[int], *, by: str, model: type[Model]) -> list[Any]:
+    """Claim the waiting rows of ``pks`` in one statement; the rows claimed, in ``pks`` order.
+
+    Rows another run holds or has finished are left out. All the rows claimed
+    share one ``claimed_at``: :func:`finish_many` and :class:`Heartbeat` name
+    the claim by it.
+    """
+    now = timezone.now()
+    claimed = model._default_manager.filter(
+        pk__in=pks,
+        status=model.Status.RECEIVED,  # type: ignore[attr-defined]
+    ).update(
+        status=model.Status.PROCESSING,  # type: ignore[attr-defined]
+        attempts=F("attempts") + 1,
+        claimed_at=now,
+        lease_until=now + conf.webhook_lease(),
+        claimed_by=by[:200],
+    )
+    if not claimed:
+        return []
+    rows = model._default_manager.filter(pk__in=pks, claimed_at=now, claimed_by=by[:200])
+    return sorted(rows, key=lambda row: pks.index(row.pk))
+
+
+def finish_many(model: type[Model], pks: list[int], claimed_at: datetime, **update: Any) -> int:
+    """Record one outcome for rows of one claim (one statement); how many were still ours."""
+    if not pks:
+        return 0
+    mine = model._default_manager.filter(
+        pk__in=pks,
+        status=model.Status.PROCESSING,  # type: ignore[attr-defined]
+        claimed_at=claimed_at,
+    )
+    return int(mine.update(lease_until=None, **update))
+
+
 class Heartbeat:
     """Renew the leases of rows of one claim while their work runs, so that no one takes
     them over meanwhile (a lease that ran out means its process died, not that it is slow).

@@ -8,8 +8,8 @@ read never takes a status backwards, even when another process wrote the row
 after our lock). Unchanged rows are not rewritten, nor even encoded.
 
 Signals are recorded in the page's transaction, once per row that really
-changed, and heard after it commits (:mod:`.announced`, what every charge
-writer of the mirror says).
+changed (all of a page in one statement), and heard after it commits
+(:mod:`.announced`, what every charge writer of the mirror says).
 """
 
 from __future__ import annotations
@@ -163,12 +163,18 @@ def upsert_charges(
 
 
 def upsert_prepared(
-    prepared: PreparedCharges, *, load: bool = False, also: Callable[[], object] | None = None
+    prepared: PreparedCharges,
+    *,
+    load: bool = False,
+    also: Callable[[], object] | None = None,
+    background: bool = False,
 ) -> UpsertResult:
     """Write rows made ready by :func:`prepare_charges` (see :func:`upsert_charges`).
 
     ``also`` runs inside the page's transaction, after its statements: the
     sync moves its checkpoint there, so a page and its checkpoint commit together.
+    ``background``: the page's receivers are heard by a task when work goes to a
+    task backend (the sync's pages), not by this thread after the commit.
     """
     result = UpsertResult()
     events: list[tuple[Any, str | None]] = []
@@ -183,7 +189,8 @@ def upsert_prepared(
                         list(prepared.rows), field_name="gateway_id"
                     )
                 # Announced with the page: recorded if and only if the page commits.
-                _send_signals(events, result.charges if load else None, prepared.alias)
+                loaded = result.charges if load else None
+                _send_signals(events, loaded, prepared.alias, background)
         except _LostRace:
             continue  # rolled back: the rows the other writer inserted are visible now
         break
@@ -272,7 +279,10 @@ def _write(prepared: PreparedCharges, *, last: bool) -> tuple[UpsertResult, list
 
 
 def _send_signals(
-    events: list[tuple[Any, str | None]], loaded: dict[Any, Charge] | None, alias: str
+    events: list[tuple[Any, str | None]],
+    loaded: dict[Any, Charge] | None,
+    alias: str,
+    background: bool = False,
 ) -> None:
     if not events or not charges_heard():
         return
@@ -281,5 +291,7 @@ def _send_signals(
         [gid for gid, _ in events], field_name="gateway_id"
     )
     announce_charges(
-        ((charges[gid], old_status) for gid, old_status in events if gid in charges), alias
+        ((charges[gid], old_status) for gid, old_status in events if gid in charges),
+        alias,
+        background=background,
     )

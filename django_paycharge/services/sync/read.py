@@ -247,7 +247,7 @@ class Reading:
             if window.pk is not None:
                 _move_window(self.alias, window.pk, cursor, position, owned, last)
 
-        upserted = upsert_prepared(prepared, also=move_checkpoint)
+        upserted = upsert_prepared(prepared, also=move_checkpoint, background=True)
         window.cursor = cursor
         if pace is not None:
             pace.stored(time.monotonic() - started)

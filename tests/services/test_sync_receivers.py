@@ -1,0 +1,97 @@
+"""What a sync's receivers cost (issue 43): a page's changes are announced in one write and
+heard after the page, in order: by the syncing thread, or by a task where a task backend
+runs our work."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from django.core.management import call_command
+from django.db import connection, transaction
+from django.test.utils import CaptureQueriesContext
+
+from django_paycharge import queue, services, signals
+from django_paycharge.models import Announcement, Charge
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+TABLE = Announcement._meta.db_table
+
+
+class Shop:
+    """A receiver of ``charge_status_changed`` that says where and when it ran."""
+
+    def __init__(self) -> None:
+        self.heard: list[str] = []
+        self.inside_a_transaction: list[bool] = []
+
+    def payment_changed(self, sender: Any, charge: Charge, status: str, **kwargs: Any) -> None:
+        self.heard.append(str(charge.gateway_id))
+        self.inside_a_transaction.append(transaction.get_connection().in_atomic_block)
+
+
+@pytest.fixture
+def shop() -> Iterator[Shop]:
+    made = Shop()
+    signals.charge_status_changed.connect(made.payment_changed, sender=Charge, weak=False)
+    yield made
+    signals.charge_status_changed.disconnect(made.payment_changed, sender=Charge)
+
+
+def _writes(queries: CaptureQueriesContext, verb: str) -> int:
+    return sum(
+        1
+        for q in queries.captured_queries
+        if q["sql"].startswith(verb) and f'"{TABLE}"' in q["sql"].split("SET")[0][:120]
+    )
+
+
+def test_a_page_is_announced_in_one_write_and_heard_after_its_commit(fake_gateway, shop):
+    fake_gateway.seed(250)
+    with CaptureQueriesContext(connection) as queries:
+        result = services.sync_charges(windows=1)  # one reader: this thread's connection
+    assert (result.pages, result.created) == (3, 250)
+    # One INSERT a page (SQLite's bound on parameters may split a page's in two), not
+    # one a charge; and one UPDATE a page marks its receivers heard.
+    assert result.pages <= _writes(queries, "INSERT") <= 2 * result.pages
+    assert _writes(queries, "UPDATE") == result.pages
+    stored = Charge.objects.values_list("gateway_id", flat=True)
+    assert sorted(shop.heard) == sorted(str(gid) for gid in stored)  # each charge, once
+    assert not any(shop.inside_a_transaction)  # after the page's commit
+    assert set(Announcement.objects.values_list("status", "attempts")) == {("heard", 1)}
+
+
+def test_a_page_is_heard_by_a_task_where_a_task_backend_runs_our_work(fake_gateway, shop, settings):
+    from django_tasks_db.models import DBTaskResult
+
+    settings.TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
+    assert queue.background_enabled()
+    fake_gateway.seed(250)
+    result = services.sync_charges(windows=1)
+    assert (result.pages, result.created) == (3, 250)
+    assert shop.heard == []  # the sync did not wait for the receivers
+    tasks = DBTaskResult.objects.filter(task_path__endswith=".hear_announcements")
+    assert tasks.count() == result.pages
+    assert set(Announcement.objects.values_list("status", flat=True)) == {"waiting"}
+    call_command("db_worker", "--batch", "--interval", "0", verbosity=0)
+    assert sorted(shop.heard) == sorted(
+        str(g) for g in Charge.objects.values_list("gateway_id", flat=True)
+    )
+    assert set(Announcement.objects.values_list("status", "attempts")) == {("heard", 1)}
+
+
+def test_a_page_whose_task_was_lost_is_heard_by_the_sweep(fake_gateway, shop, settings):
+    from django_tasks_db.models import DBTaskResult
+
+    from django_paycharge import periodic
+
+    settings.TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
+    fake_gateway.seed(30)
+    services.sync_charges(windows=1)
+    DBTaskResult.objects.all().delete()  # the queue lost them
+    assert periodic.run_periodic(["announcements"]).failed == {}  # sent on to the queue
+    call_command("db_worker", "--batch", "--interval", "0", verbosity=0)
+    assert len(shop.heard) == 30
+    assert set(Announcement.objects.values_list("status", flat=True)) == {"heard"}
