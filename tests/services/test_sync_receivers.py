@@ -1,6 +1,6 @@
 """What a sync's receivers cost (issue 43): a page's changes are announced in one write and
 heard after the page, in order: by the syncing thread, or by a task where a task backend
-runs our work."""
+runs our work; a first import may store history without announcing it."""
 
 from __future__ import annotations
 
@@ -95,3 +95,24 @@ def test_a_page_whose_task_was_lost_is_heard_by_the_sweep(fake_gateway, shop, se
     call_command("db_worker", "--batch", "--interval", "0", verbosity=0)
     assert len(shop.heard) == 30
     assert set(Announcement.objects.values_list("status", flat=True)) == {"heard"}
+
+
+def test_a_first_import_can_store_history_without_announcing_it(fake_gateway, shop):
+    fake_gateway.seed(120)
+    result = services.sync_charges(full=True, announce=False)
+    assert result.created == 120 == Charge.objects.count()
+    assert shop.heard == [] and not Announcement.objects.exists()
+    # What changes afterwards is announced as ever.
+    open_ids = [cid for cid, c in fake_gateway.charges.items() if c["status"] == "awaiting"]
+    fake_gateway.complete(open_ids[0])
+    services.sync_charges(full=True)
+    assert shop.heard == [open_ids[0]]
+
+
+def test_the_sync_command_stores_history_without_announcing_it(fake_gateway, shop):
+    fake_gateway.seed(40)
+    call_command("paycharge_sync", "--charges", "--full", "--no-announcements", verbosity=0)
+    assert Charge.objects.count() == 40
+    assert shop.heard == [] and not Announcement.objects.exists()
+    call_command("paycharge_sync", "--charges", "--full", verbosity=0)  # nothing new: silent
+    assert shop.heard == []

@@ -154,12 +154,17 @@ def upsert_charges(
     load: bool = False,
     now: datetime | None = None,
     using: str = DEFAULT_DB_ALIAS,
+    announce: bool = True,
 ) -> UpsertResult:
-    """Store a page of charges read from the gateway. Returns counts (and rows when ``load``)."""
+    """Store a page of charges read from the gateway. Returns counts (and rows when ``load``).
+
+    ``announce=False`` stores it without a word to the shop's receivers (a
+    first import of history: see ``sync_charges``).
+    """
     prepared = prepare_charges(
         items, account=account, payment_types=payment_types, now=now, using=using
     )
-    return upsert_prepared(prepared, load=load)
+    return upsert_prepared(prepared, load=load, announce=announce)
 
 
 def upsert_prepared(
@@ -167,6 +172,7 @@ def upsert_prepared(
     *,
     load: bool = False,
     also: Callable[[], object] | None = None,
+    announce: bool = True,
     background: bool = False,
 ) -> UpsertResult:
     """Write rows made ready by :func:`prepare_charges` (see :func:`upsert_charges`).
@@ -189,8 +195,9 @@ def upsert_prepared(
                         list(prepared.rows), field_name="gateway_id"
                     )
                 # Announced with the page: recorded if and only if the page commits.
-                loaded = result.charges if load else None
-                _send_signals(events, loaded, prepared.alias, background)
+                if announce:
+                    loaded = result.charges if load else None
+                    _send_signals(events, loaded, prepared.alias, background)
         except _LostRace:
             continue  # rolled back: the rows the other writer inserted are visible now
         break
