@@ -43,6 +43,7 @@ from ..models import Announcement
 from ..queue import background_enabled, background_task, ensure_run_after, on_database, routed
 from . import leases
 from .receivers import Receivers, decode_all, encode, receivers_of
+from .writes import insert_rows
 
 logger = logging.getLogger("django_paycharge.signals")
 
@@ -104,7 +105,7 @@ def announce_all(
             rows.append(_row(event_id, name, receiver_name, sender, arguments, now, claim))
             hearing.append((receiver, live))
     if rows:
-        rows = Announcement.objects.using(using).bulk_create(rows)
+        rows = insert_rows(rows, using)
         transaction.on_commit(partial(_after_commit, rows, hearing, background), using=using)
     return ids
 

@@ -14,6 +14,7 @@ changed (all of a page in one statement), and heard after it commits
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, fields
@@ -23,6 +24,7 @@ from typing import Any
 
 from django.db import DEFAULT_DB_ALIAS, connections, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
+from django.db.models import JSONField
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -32,6 +34,7 @@ from ...client.types import Rejected
 from ...client.vocabulary import FINAL_RANK
 from ...exceptions import ConfigurationError
 from ...models import Charge
+from ...models.payload import PayloadEncoder
 from . import postgresql as _upsert_postgresql
 from . import sqlite as _upsert_sqlite
 from .announced import announce_charges, charges_heard
@@ -197,7 +200,7 @@ def upsert_prepared(
                 # Announced with the page: recorded if and only if the page commits.
                 if announce:
                     loaded = result.charges if load else None
-                    _send_signals(events, loaded, prepared.alias, background)
+                    _send_signals(events, loaded, prepared, background)
         except _LostRace:
             continue  # rolled back: the rows the other writer inserted are visible now
         break
@@ -288,17 +291,55 @@ def _write(prepared: PreparedCharges, *, last: bool) -> tuple[UpsertResult, list
 def _send_signals(
     events: list[tuple[Any, str | None]],
     loaded: dict[Any, Charge] | None,
-    alias: str,
+    prepared: PreparedCharges,
     background: bool = False,
 ) -> None:
     if not events or not charges_heard():
         return
-    # Read from the alias just written: a replica could still hold the old rows.
-    charges = loaded or Charge.objects.using(alias).in_bulk(
-        [gid for gid, _ in events], field_name="gateway_id"
-    )
+    charges = loaded or _announced(events, prepared)
     announce_charges(
         ((charges[gid], old_status) for gid, old_status in events if gid in charges),
-        alias,
+        prepared.alias,
         background=background,
     )
+
+
+def _announced(
+    events: list[tuple[Any, str | None]], prepared: PreparedCharges
+) -> dict[Any, Charge]:
+    """The charges of ``events`` as stored: those this page inserted built from their rows
+    (every column was written from them: only their keys are read), the others read.
+
+    Reading a new row back cost a sync more than its own write (every column
+    converted from the database's again); read from the alias just written:
+    a replica could still hold the old rows.
+    """
+    charges = Charge.objects.using(prepared.alias)
+    new = [gid for gid, old_status in events if old_status is None]
+    keys = dict(charges.filter(gateway_id__in=new).values_list("gateway_id", "pk")) if new else {}
+    built = {gid: _built(prepared.rows[gid], keys[gid], prepared.alias) for gid in keys}
+    rest = [gid for gid, _old in events if gid not in built]
+    return built | (charges.in_bulk(rest, field_name="gateway_id") if rest else {})
+
+
+def _built(row: dict[str, Any], pk: Any, alias: str) -> Charge:
+    """The charge of ``row`` as reading it back would give it: its JSON as the database keeps
+    it (a fraction the gateway sent comes back a float, not the row's ``Decimal``)."""
+    fields = dict(row)
+    for name in _JSON_FIELDS:
+        value = fields.get(name)
+        if isinstance(value, str):  # encoded already (the raw payload)
+            fields[name] = json.loads(value)
+        elif value is not None:
+            fields[name] = json.loads(json.dumps(value, cls=PayloadEncoder))
+    fields[_PK] = pk
+    return Charge.from_db(
+        alias, _COLUMNS, [fields.get(name, _DEFAULTS.get(name)) for name in _COLUMNS]
+    )
+
+
+_JSON_FIELDS = [f.name for f in Charge._meta.concrete_fields if isinstance(f, JSONField)]
+_COLUMNS = [f.attname for f in Charge._meta.concrete_fields]
+_PK = Charge._meta.pk.attname
+#: What a new row holds in the columns a page does not write (see mirror/rows.py).
+_DEFAULTS = {f.attname: f.get_default() for f in Charge._meta.concrete_fields}
