@@ -172,16 +172,17 @@ def hear_rows(rows: list[Announcement], hearing: list[Hearing]) -> Counter[str]:
                 if status == Status.PROCESSED:
                     heard.append(row.pk)
         finally:
-            _mark_heard(heard, claimed_at)
+            _mark_heard(heard, claimed_at, rows[0]._state.db or router.db_for_write(Announcement))
     return counts
 
 
-def _mark_heard(pks: list[int], claimed_at: datetime) -> None:
+def _mark_heard(pks: list[int], claimed_at: datetime, using: str) -> None:
     try:
         leases.finish_many(
             Announcement,
             pks,
             claimed_at,
+            using=using,
             status=Status.PROCESSED,
             processed_at=timezone.now(),
             last_error="",

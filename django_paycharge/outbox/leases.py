@@ -18,6 +18,7 @@ Two kinds of rows are leased the same way: webhook deliveries (the default
 
 from __future__ import annotations
 
+import enum
 import logging
 import os
 import socket
@@ -229,16 +230,41 @@ def claim_many(pks: list[int], *, by: str, model: type[Model]) -> list[Any]:
     return sorted(rows, key=lambda row: pks.index(row.pk))
 
 
-def finish_many(model: type[Model], pks: list[int], claimed_at: datetime, **update: Any) -> int:
-    """Record one outcome for rows of one claim (one statement); how many were still ours."""
+def finish_many(
+    model: type[Model], pks: list[int], claimed_at: datetime, *, using: str, **update: Any
+) -> int:
+    """Record one outcome for rows of one claim (one statement); how many were still ours.
+
+    Written out: the ORM compiled the same UPDATE of a page's keys for every page,
+    a tenth of what a receiver cost a sync (``bench/run receivers``).
+    """
     if not pks:
         return 0
-    mine = model._default_manager.filter(
-        pk__in=pks,
-        status=model.Status.PROCESSING,  # type: ignore[attr-defined]
-        claimed_at=claimed_at,
+    conn, meta = connections[using], model._meta
+    fields = {f.name: f for f in meta.concrete_fields}
+
+    def quote(name: str | None) -> str:
+        return str(conn.ops.quote_name(str(name)))
+
+    values = {"lease_until": None, **update}
+    sets = ", ".join(f"{quote(fields[name].column)} = %s" for name in values)
+    params = [fields[name].get_db_prep_save(_plain(v), conn) for name, v in values.items()]
+    running = _plain(model.Status.PROCESSING)  # type: ignore[attr-defined]
+    params += [running, fields["claimed_at"].get_db_prep_save(claimed_at, conn)]
+    status, claimed = quote(fields["status"].column), quote(fields["claimed_at"].column)
+    statement = (
+        f"UPDATE {quote(meta.db_table)} SET {sets} "  # noqa: S608 - names only
+        f"WHERE {status} = %s AND {claimed} = %s "
+        f"AND {quote(meta.pk.column)} IN ({', '.join(['%s'] * len(pks))})"
     )
-    return int(mine.update(lease_until=None, **update))
+    with conn.cursor() as cursor:
+        cursor.execute(statement, [*params, *pks])
+        return int(cursor.rowcount)
+
+
+def _plain(value: Any) -> Any:
+    """A choice as the plain value a driver binds."""
+    return value.value if isinstance(value, enum.Enum) else value
 
 
 class Heartbeat:
