@@ -57,14 +57,6 @@ def encode(kwargs: Mapping[str, Any]) -> dict[str, Any]:
     return stored
 
 
-def decode(stored: Mapping[str, Any], using: str) -> dict[str, Any]:
-    """The receiver's arguments again, rows read now from ``using``."""
-    [kwargs] = decode_all([stored], using)
-    if isinstance(kwargs, Exception):
-        raise kwargs
-    return kwargs
-
-
 def decode_all(stored: list[Mapping[str, Any]], using: str) -> list[dict[str, Any] | Exception]:
     """Each of ``stored`` as a receiver's arguments, the rows they name read now from
     ``using`` (one query a model); a ``LookupError`` for one whose row is gone."""
