@@ -11,6 +11,7 @@ cannot return the rows of a multi-row insert gets ``bulk_create``.
 
 from __future__ import annotations
 
+import json
 import uuid
 from typing import Any
 
@@ -18,6 +19,7 @@ from django.db import connections
 from django.db.backends.base.base import BaseDatabaseWrapper
 
 from ..models import Announcement
+from ..models.payload import PayloadEncoder
 
 #: Bound a row; the other columns are the batch's.
 PER_ROW = ("event_id", "signal", "receiver", "arguments")
@@ -53,13 +55,21 @@ def _insert(conn: BaseDatabaseWrapper, fields: dict[str, Any], rows: list[Announ
     quote = conn.ops.quote_name
     shared: list[Any] = []
     picks = [f"v.column{n}" for n in range(1, len(PER_ROW) + 1)]
+    if conn.vendor == "postgresql":  # the arguments are bound as their JSON text
+        picks[PER_ROW.index("arguments")] += "::jsonb"
     for name in SHARED:
         value = fields[name].get_db_prep_save(getattr(rows[0], name), conn)
         picks.append("NULL" if value is None else "%s")
         shared += [] if value is None else [value]
     params: list[Any] = []
+    native = conn.features.has_native_uuid_field
+    texts: dict[int, str] = {}  # an event's receivers share their arguments: encoded once
     for row in rows:
-        params += [fields[n].get_db_prep_save(getattr(row, n), conn) for n in PER_ROW]
+        text = texts.get(id(row.arguments))
+        if text is None:
+            text = texts[id(row.arguments)] = json.dumps(row.arguments, cls=PayloadEncoder)
+        event = row.event_id if native else row.event_id.hex
+        params += [event, row.signal, row.receiver, text]
     columns = ", ".join(quote(fields[name].column) for name in (*PER_ROW, *SHARED))
     values = ", ".join(["(" + ", ".join(["%s"] * len(PER_ROW)) + ")"] * len(rows))
     meta = Announcement._meta

@@ -140,3 +140,28 @@ def test_a_new_charge_is_heard_as_the_database_stores_it(fake_gateway):
         theirs = {name: getattr(again, name) for name in names}
         assert mine == theirs
         assert {k: type(v) for k, v in mine.items()} == {k: type(v) for k, v in theirs.items()}
+
+
+def test_a_new_charges_fraction_is_heard_as_the_database_gives_it_back(fake_gateway):
+    """A page is decoded with fractions as ``Decimal`` (money never passes through a float);
+    the charge a receiver is handed holds its JSON as reading it back would: a float."""
+    token = fake_gateway.create_transaction_token("card")["id"]
+    made = services.create_charge(
+        transaction_token_id=token, amount=900, currency="JPY", metadata={"weight": 12.5}
+    )
+    Charge.objects.all().delete()
+    got: list[Charge] = []
+
+    def keep(sender: Any, charge: Charge, **kwargs: Any) -> None:
+        got.append(charge)
+
+    signals.charge_status_changed.connect(keep, sender=Charge, weak=False)
+    try:
+        services.sync_charges(windows=1)
+    finally:
+        signals.charge_status_changed.disconnect(keep, sender=Charge)
+    [charge] = got
+    assert charge.gateway_id == made.gateway_id and charge.metadata is not None
+    weight = charge.metadata["weight"]
+    assert (weight, type(weight)) == (12.5, float)
+    assert charge.metadata == Charge.objects.get().metadata

@@ -20,6 +20,7 @@ import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, fields
 from datetime import datetime
+from decimal import Decimal
 from types import ModuleType
 from typing import Any
 
@@ -355,12 +356,21 @@ def _built(row: dict[str, Any], pk: Any, alias: str) -> Charge:
         value = fields.get(name)
         if isinstance(value, str):  # encoded already (the raw payload)
             fields[name] = json.loads(value)
-        elif value is not None:
+        elif value is not None and not _plain(value):
             fields[name] = json.loads(json.dumps(value, cls=PayloadEncoder))
     fields[_PK] = pk
     return Charge.from_db(
         alias, _COLUMNS, [fields.get(name, _DEFAULTS.get(name)) for name in _COLUMNS]
     )
+
+
+def _plain(value: Any) -> bool:
+    """Whether decoded JSON holds only what reading it back gives (no ``Decimal``)."""
+    if isinstance(value, dict):
+        return all(_plain(item) for item in value.values())
+    if isinstance(value, list):
+        return all(_plain(item) for item in value)
+    return not isinstance(value, Decimal)
 
 
 _JSON_FIELDS = [f.name for f in Charge._meta.concrete_fields if isinstance(f, JSONField)]
