@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from .background.periodic import run_periodic_task
-from .outbox import hear_announcement, sweep_announcement_leases
+from .outbox import hear_announcement, hear_announcements, sweep_announcement_leases
 from .queue import BackgroundTask
 from .services.charges import fill_new_payment_types_task, fill_payment_types_task
 from .services.recovery import recover_charge_requests_task
@@ -30,6 +30,7 @@ __all__ = [
     "fill_new_payment_types_task",
     "fill_payment_types_task",
     "hear_announcement",
+    "hear_announcements",
     "process_webhook_delivery",
     "recover_charge_requests_task",
     "run_periodic_task",
@@ -49,5 +50,6 @@ ALL_TASKS: tuple[BackgroundTask[..., Any], ...] = (
     recover_charge_requests_task,
     run_periodic_task,
     hear_announcement,
+    hear_announcements,
     sweep_announcement_leases,
 )

@@ -17,6 +17,7 @@ from .announcements import (
     due_announcements,
     hear,
     hear_announcement,
+    hear_announcements,
     hear_due,
     next_announcement_due,
     prune_announcements,
@@ -25,10 +26,13 @@ from .announcements import (
 )
 from .leases import (
     MAX_ATTEMPTS,
+    Heartbeat,
     claim,
+    claim_many,
     claim_next,
     claimant,
     finish,
+    finish_many,
     give_up_exhausted,
     hold,
     next_expiry,
@@ -36,13 +40,15 @@ from .leases import (
     stuck,
     waiting,
 )
-from .send import send
+from .send import send, send_all
 
 __all__ = [
     "MAX_ATTEMPTS",
     "RETRY_BASE",
+    "Heartbeat",
     "backoff",
     "claim",
+    "claim_many",
     "claim_next",
     "claimant",
     "count_not_heard",
@@ -50,9 +56,11 @@ __all__ = [
     "dispatch_announcement",
     "due_announcements",
     "finish",
+    "finish_many",
     "give_up_exhausted",
     "hear",
     "hear_announcement",
+    "hear_announcements",
     "hear_due",
     "hold",
     "next_announcement_due",
@@ -60,6 +68,7 @@ __all__ = [
     "prune_announcements",
     "release",
     "send",
+    "send_all",
     "stuck",
     "sweep_announcement_leases",
     "sweep_announcements",

@@ -26,8 +26,9 @@ from __future__ import annotations
 import logging
 import uuid
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime, timedelta
+from functools import partial
 from typing import Any
 
 from django.apps import apps
@@ -41,7 +42,8 @@ from ..client.backoff import Backoff
 from ..models import Announcement
 from ..queue import background_enabled, background_task, ensure_run_after, on_database, routed
 from . import leases
-from .receivers import decode, encode, receivers_of
+from .receivers import Receivers, decode_all, encode, receivers_of
+from .writes import insert_rows
 
 logger = logging.getLogger("django_paycharge.signals")
 
@@ -54,6 +56,12 @@ RETRY_CAP = 3600.0
 RETRY_BACKOFF = Backoff(RETRY_BASE, RETRY_CAP)
 
 
+#: One change to announce: the signal's name, the signal, its sender, its arguments.
+Change = tuple[str, Signal, Any, Mapping[str, Any]]
+#: A row's receiver (None: not connected here) and what it is called with.
+Hearing = tuple[Callable[..., Any] | None, Mapping[str, Any]]
+
+
 def announce(
     name: str, signal: Signal, *, sender: Any, using: str, kwargs: Mapping[str, Any]
 ) -> uuid.UUID | None:
@@ -61,39 +69,80 @@ def announce(
 
     Returns the event id (None when no receiver is connected: nothing to hear).
     """
-    receivers = receivers_of(signal, sender)
-    if not receivers:
-        return None
-    event_id = uuid.uuid4()
-    now = timezone.now()
-    arguments = encode(kwargs)
-    by = leases.claimant("announced")
-    lease_until = now + conf.webhook_lease()
-    rows = Announcement.objects.using(using).bulk_create(
-        Announcement(
-            event_id=event_id,
-            signal=name,
-            receiver=receiver_name,
-            sender=sender._meta.label_lower,
-            arguments=arguments,
-            created_at=now,
-            status=Status.PROCESSING,
-            attempts=1,
-            claimed_at=now,
-            lease_until=lease_until,
-            claimed_by=by,
-        )
-        for receiver_name, _receiver in receivers
-    )
-    calls = {"signal": signal, "sender": sender, "event_id": event_id, **kwargs}
-
-    def hear() -> None:
-        _watch(lease_until)
-        for row, (_receiver_name, receiver) in zip(rows, receivers, strict=True):
-            run(row, receiver, calls)
-
-    transaction.on_commit(hear, using=using)
+    [event_id] = announce_all([(name, signal, sender, kwargs)], using=using)
     return event_id
+
+
+def announce_all(
+    changes: Iterable[Change], *, using: str, background: bool = False
+) -> list[uuid.UUID | None]:
+    """Record ``changes`` for each of their receivers in one statement; hear them after.
+
+    In the current transaction on ``using``. After its commit the receivers
+    run in the order of ``changes``: with ``background``, handed to one task
+    of the task backend when work goes there (the rows wait, unclaimed, for
+    it or the sweep); otherwise run by this process (the rows are claimed by
+    it already). Returns each change's event id (None: no receiver).
+    """
+    background = background and background_enabled()
+    now = timezone.now()
+    claim = None if background else (leases.claimant("announced"), now + conf.webhook_lease())
+    rows: list[Announcement] = []
+    hearing: list[Hearing] = []
+    ids: list[uuid.UUID | None] = []
+    found: dict[tuple[int, int], Receivers] = {}
+    for name, signal, sender, kwargs in changes:
+        receivers = found.get((id(signal), id(sender)))
+        if receivers is None:
+            receivers = found[id(signal), id(sender)] = receivers_of(signal, sender)
+        event_id = uuid.uuid4() if receivers else None
+        ids.append(event_id)
+        if event_id is None:
+            continue
+        arguments = encode(kwargs)
+        live = {"signal": signal, "sender": sender, "event_id": event_id, **kwargs}
+        for receiver_name, receiver in receivers:
+            rows.append(_row(event_id, name, receiver_name, sender, arguments, now, claim))
+            hearing.append((receiver, live))
+    if rows:
+        rows = insert_rows(rows, using)
+        transaction.on_commit(partial(_after_commit, rows, hearing, background), using=using)
+    return ids
+
+
+def _row(
+    event_id: uuid.UUID,
+    name: str,
+    receiver: str,
+    sender: Any,
+    arguments: dict[str, Any],
+    now: datetime,
+    claim: tuple[str, datetime] | None,
+) -> Announcement:
+    """A new row: claimed by this process (``claim``: by whom, until when) or waiting."""
+    row = Announcement(
+        event_id=event_id,
+        signal=name,
+        receiver=receiver,
+        sender=sender._meta.label_lower,
+        arguments=arguments,
+        created_at=now,
+    )
+    if claim is not None:
+        row.status, row.attempts, row.claimed_at = Status.PROCESSING, 1, now
+        row.claimed_by, row.lease_until = claim
+    return row
+
+
+def _after_commit(rows: list[Announcement], hearing: list[Hearing], background: bool) -> None:
+    _watch(rows[0].lease_until or timezone.now() + conf.webhook_lease())
+    if not background:
+        hear_rows(rows, hearing)
+        return
+    try:
+        routed(hear_announcements).enqueue([row.pk for row in rows])
+    except Exception:  # the rows wait: the sweep or paycharge_periodic runs them
+        logger.exception("Could not hand %d announcements to the task backend", len(rows))
 
 
 def _watch(lease_until: datetime) -> None:
@@ -106,8 +155,62 @@ def _watch(lease_until: datetime) -> None:
         logger.exception("Could not schedule the sweep of announcements")
 
 
+def hear_rows(rows: list[Announcement], hearing: list[Hearing]) -> Counter[str]:
+    """Run the receivers of rows of one claim, in order, their leases renewed meanwhile; those
+    that returned are marked heard together (one statement). Counts by status after."""
+    counts: Counter[str] = Counter()
+    if not rows:
+        return counts
+    claimed_at = rows[0].claimed_at
+    assert claimed_at is not None
+    heard: list[int] = []
+    with leases.Heartbeat(Announcement, [row.pk for row in rows], claimed_at):
+        try:
+            for row, (receiver, calls) in zip(rows, hearing, strict=True):
+                status = _attempt(row, receiver, calls)
+                counts[status] += 1
+                if status == Status.PROCESSED:
+                    heard.append(row.pk)
+        finally:
+            _mark_heard(heard, claimed_at, rows[0]._state.db or router.db_for_write(Announcement))
+    return counts
+
+
+def _mark_heard(pks: list[int], claimed_at: datetime, using: str) -> None:
+    try:
+        leases.finish_many(
+            Announcement,
+            pks,
+            claimed_at,
+            using=using,
+            status=Status.PROCESSED,
+            processed_at=timezone.now(),
+            last_error="",
+        )
+    except Exception:  # heard; the rows say so once their lease runs out and they run again
+        logger.exception("%d announcements heard, but could not be marked so", len(pks))
+
+
 def run(row: Announcement, receiver: Callable[..., Any] | None, calls: Mapping[str, Any]) -> str:
-    """Run one claimed row's receiver with ``calls``; record the outcome; the status after."""
+    """Run one claimed row's receiver with ``calls``, its lease renewed meanwhile; record the
+    outcome; the status after."""
+    assert row.claimed_at is not None
+    with leases.Heartbeat(Announcement, [row.pk], row.claimed_at):
+        status = _attempt(row, receiver, calls)
+    if status != Status.PROCESSED:
+        return status
+    try:
+        leases.finish(row, status=Status.PROCESSED, processed_at=timezone.now(), last_error="")
+    except Exception:  # heard; the row says so once the lease runs out and it runs again
+        logger.exception("Announcement %s heard, but could not be marked so", row.pk)
+    return str(Status.PROCESSED)
+
+
+def _attempt(
+    row: Announcement, receiver: Callable[..., Any] | None, calls: Mapping[str, Any]
+) -> str:
+    """Run the receiver: ``heard`` when it returned (not recorded yet), else its failure
+    recorded and the status after."""
     try:
         if receiver is None:
             raise LookupError(
@@ -132,10 +235,6 @@ def run(row: Announcement, receiver: Callable[..., Any] | None, calls: Mapping[s
     except BaseException:  # shutting down: give the claim back, the next sweep runs it
         leases.release(row)
         raise
-    try:
-        leases.finish(row, status=Status.PROCESSED, processed_at=timezone.now(), last_error="")
-    except Exception:  # heard; the row says so once the lease runs out and it runs again
-        logger.exception("Announcement %s heard, but could not be marked so", row.pk)
     return str(Status.PROCESSED)
 
 
@@ -185,19 +284,46 @@ def hear(pk: int, *, by: str, force: bool = False) -> str:
 
 def hear_claimed(row: Announcement) -> str:
     """Run a claimed row's receiver with its arguments rebuilt (rows read afresh)."""
-    signal = signals.SIGNALS.get(row.signal)
     try:
-        sender = apps.get_model(row.sender)
-        calls = {
-            "signal": signal,
-            "sender": sender,
-            "event_id": row.event_id,
-            **decode(row.arguments, row._state.db or router.db_for_read(Announcement)),
-        }
+        receiver, calls = _rebuilt(row, decode_all([row.arguments], _alias(row))[0])
     except Exception as exc:
         return _failed(row, exc)
-    receiver = dict(receivers_of(signal, sender)).get(row.receiver) if signal else None
     return run(row, receiver, calls)
+
+
+def hear_claimed_together(rows: list[Announcement]) -> Counter[str]:
+    """Run rows of one claim with their arguments rebuilt (the rows they name read in one
+    query a model), in order; counts by status after."""
+    counts: Counter[str] = Counter()
+    if not rows:
+        return counts
+    kept: list[Announcement] = []
+    hearing: list[Hearing] = []
+    stored = decode_all([row.arguments for row in rows], _alias(rows[0]))
+    for row, arguments in zip(rows, stored, strict=True):
+        try:
+            hearing.append(_rebuilt(row, arguments))
+        except Exception as exc:
+            counts[_failed(row, exc)] += 1
+            continue
+        kept.append(row)
+    counts.update(hear_rows(kept, hearing))
+    return counts
+
+
+def _alias(row: Announcement) -> str:
+    return row._state.db or router.db_for_read(Announcement)
+
+
+def _rebuilt(row: Announcement, arguments: dict[str, Any] | Exception) -> Hearing:
+    """The receiver of a stored row and what it is called with; raises what stops that."""
+    if isinstance(arguments, Exception):
+        raise arguments
+    signal = signals.SIGNALS.get(row.signal)
+    sender = apps.get_model(row.sender)
+    calls = {"signal": signal, "sender": sender, "event_id": row.event_id, **arguments}
+    receiver = dict(receivers_of(signal, sender)).get(row.receiver) if signal else None
+    return receiver, calls
 
 
 def hear_due(*, by: str, limit: int = 200) -> dict[str, int]:
@@ -256,6 +382,16 @@ def prune_announcements(*, older_than_days: int) -> int:
 def hear_announcement(announcement_pk: int) -> str:
     """Run one announcement's receiver again; its status after."""
     return hear(announcement_pk, by=leases.claimant("hear_announcement task"))
+
+
+@background_task
+def hear_announcements(announcement_pks: list[int]) -> dict[str, int]:
+    """Run the receivers of the changes one transaction announced (a page of a sync), in
+    order; counts by status after. Rows another run took meanwhile are left to it."""
+    rows = leases.claim_many(
+        announcement_pks, by=leases.claimant("hear_announcements task"), model=Announcement
+    )
+    return dict(hear_claimed_together(rows))
 
 
 @background_task

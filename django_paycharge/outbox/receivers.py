@@ -57,18 +57,34 @@ def encode(kwargs: Mapping[str, Any]) -> dict[str, Any]:
     return stored
 
 
-def decode(stored: Mapping[str, Any], using: str) -> dict[str, Any]:
-    """The receiver's arguments again, rows read now from ``using``."""
+def decode_all(stored: list[Mapping[str, Any]], using: str) -> list[dict[str, Any] | Exception]:
+    """Each of ``stored`` as a receiver's arguments, the rows they name read now from
+    ``using`` (one query a model); a ``LookupError`` for one whose row is gone."""
+    wanted: dict[str, set[Any]] = {}
+    for arguments in stored:
+        for value in arguments.values():
+            if isinstance(value, dict):
+                wanted.setdefault(value["model"], set()).add(value["pk"])
+    found = {
+        label: apps.get_model(label)._default_manager.using(using).in_bulk(list(pks))
+        for label, pks in wanted.items()
+    }
+    return [_decoded(arguments, found) for arguments in stored]
+
+
+def _decoded(
+    stored: Mapping[str, Any], found: Mapping[str, Mapping[Any, Any]]
+) -> dict[str, Any] | Exception:
     kwargs: dict[str, Any] = {}
     for key, value in stored.items():
         if isinstance(value, dict):
-            model = apps.get_model(value["model"])
-            try:
-                value = model._default_manager.using(using).get(pk=value["pk"])
-            except model.DoesNotExist:
-                raise LookupError(
+            row = found[value["model"]].get(value["pk"])
+            if row is None:
+                model = apps.get_model(value["model"])
+                return LookupError(
                     gettext("The %(model)s %(pk)s announced no longer exists.")
                     % {"model": model._meta.verbose_name, "pk": value["pk"]}
-                ) from None
+                )
+            value = row
         kwargs[key] = value
     return kwargs

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import logging
 import uuid
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from django.db import DEFAULT_DB_ALIAS, transaction
 from django.dispatch import Signal
 
 from .. import signals
-from .announcements import announce
+from .announcements import announce, announce_all
 from .receivers import dotted_name
 
 logger = logging.getLogger("django_paycharge.signals")
@@ -40,6 +41,29 @@ def send(signal: Signal, *, sender: Any, using: str = DEFAULT_DB_ALIAS, **kwargs
         _send_live(signal, sender=sender, using=using, **kwargs)
         return
     announce(_SIGNAL_NAMES[id(signal)], signal, sender=sender, using=using, kwargs=kwargs)
+
+
+def send_all(
+    changes: Iterable[tuple[Signal, Any, Mapping[str, Any]]],
+    *,
+    using: str = DEFAULT_DB_ALIAS,
+    background: bool = False,
+) -> None:
+    """Announce many changes of one transaction, each ``(signal, sender, kwargs)``, as
+    :func:`send` does each: recorded together in one statement, heard after the commit in
+    their order, by this process or, with ``background``, by a task of the task backend
+    when work goes there (a page of a sync: the sync goes on meanwhile).
+
+    ``charge_returned``, heard live, is not announced this way.
+    """
+    recorded = []
+    for signal, sender, kwargs in changes:
+        if signal is signals.charge_returned:
+            raise ValueError("charge_returned is heard live: send it with send()")
+        if signal.has_listeners(sender):
+            recorded.append((_SIGNAL_NAMES[id(signal)], signal, sender, kwargs))
+    if recorded:
+        announce_all(recorded, using=using, background=background)
 
 
 def _send_live(signal: Signal, *, sender: Any, using: str, **kwargs: Any) -> None:

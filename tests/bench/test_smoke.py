@@ -16,10 +16,11 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from bench import _sync_workers, admin_changelist, sync, webhooks
+from bench import _sync_workers, admin_changelist, receivers, sync, webhooks
 from bench._common import table
 from django_paycharge.models import Charge
 
@@ -238,3 +239,23 @@ def test_the_telemetry_benchmark_times_the_hooks_alone(settings):
 
     assert telemetry._hooks_alone("off", 100) > 0
     assert telemetry._hooks_alone("prometheus", 100) > 0
+
+
+def test_the_receivers_table_compares_each_receiver_with_none_of_the_same_code_and_round():
+    def result(seconds: float) -> dict[str, Any]:
+        return {"rows": 1000, "seconds": seconds, "cpu": 0.5, "db_cpu": None, "gateway_cpu": 0.1}
+
+    runs = {
+        ("this", "none"): [result(1.0), result(2.0)],
+        ("this", "readme"): [result(1.25), result(4.0)],
+        ("main", "none"): [result(1.0), result(1.0)],
+        ("main", "readme"): [result(10.0), result(5.0)],
+    }
+    rows = receivers._rows("sqlite", runs)
+    assert [r[:3] for r in rows] == [
+        ["sqlite", "this", "none"], ["sqlite", "this", "readme"],
+        ["sqlite", "main", "none"], ["sqlite", "main", "readme"],
+    ]  # fmt: skip
+    assert [r[5] for r in rows] == ["-", "0.65x (0.50x-0.80x)", "-", "0.15x (0.10x-0.20x)"]
+    assert rows[1][3:5] == [525.0, "250-800"]
+    assert rows[1][6:] == ["0.500", "-", "0.100"]

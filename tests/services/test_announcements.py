@@ -3,6 +3,7 @@ it returns (outbox/announcements.py), by the lease machinery of webhook deliveri
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
@@ -15,6 +16,7 @@ from django.utils import timezone
 from django_paycharge import outbox, periodic, signals
 from django_paycharge.models import Announcement, Charge
 from django_paycharge.outbox import announcements
+from tests.waiting import wait_until
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -225,3 +227,47 @@ def test_heard_and_dismissed_rows_are_pruned_after_the_retention(shop):
     assert set(Announcement.objects.values_list("status", flat=True)) == {"heard", "dismissed"}
     Announcement.objects.update(created_at=timezone.now() - timedelta(days=400))
     assert announcements.prune_announcements(older_than_days=90) == 2
+
+
+def test_a_receiver_still_running_keeps_its_lease_and_is_never_run_twice_at_once(
+    settings, monkeypatch
+):
+    """Issue 43: a 2.5 s receiver under a 1 s lease was started again beside itself by the
+    sweep. The clock is the test's; the receiver moves it while it runs, and after each
+    move another worker's sweep tries to take the row over."""
+    settings.PAYCHARGE = {**settings.PAYCHARGE, "WEBHOOK_LEASE_SECONDS": 1}
+    clock = [timezone.now()]
+    monkeypatch.setattr(timezone, "now", lambda: clock[0])
+    runs: list[Any] = []
+    running: list[int] = []
+    most = [0]
+
+    def renewed_or_never() -> bool:
+        """The lease was renewed at the clock's time, or nothing is left to renew it."""
+        lease = Announcement.objects.values_list("lease_until", flat=True).get()
+        beating = any(t.name == "paycharge-lease" for t in threading.enumerate())
+        return lease == clock[0] + timedelta(seconds=1) or not beating
+
+    def slow(sender: Any, **kwargs: Any) -> None:
+        runs.append(kwargs["event_id"])
+        running.append(1)
+        most[0] = max(most[0], len(running))
+        try:
+            if len(runs) > 1:
+                return  # a second run: the verdict below counts it
+            for _ in range(5):  # 2.5 s of the clock, half a second at a time
+                clock[0] += timedelta(seconds=0.5)
+                outbox.hear_due(by="another worker's sweep")
+                wait_until(renewed_or_never, "the running receiver's lease renewed")
+        finally:
+            running.pop()
+
+    signals.charge_status_changed.connect(slow, sender=Charge, weak=False)
+    try:
+        _change(_charge())
+    finally:
+        signals.charge_status_changed.disconnect(slow, sender=Charge)
+    assert (len(runs), most[0]) == (1, 1)
+    row = Announcement.objects.get()
+    assert (row.status, row.attempts, row.lease_until) == ("heard", 1, None)
+    assert not any(t.name == "paycharge-lease" for t in threading.enumerate())

@@ -92,6 +92,7 @@ class Command(PayChargeCommand):
                 windows=options["windows"],
                 max_pages=options["max_pages"],
                 wait=options["wait"],
+                announce=not options["no_announcements"],
             )
         except SyncInProgressError as exc:
             raise CommandError(f"{exc} Pass --wait SECONDS to wait for it.") from exc
@@ -230,6 +231,12 @@ def _add_how(parser: CommandParser) -> None:
         metavar="SECONDS",
         help="When another sync of the account is running, wait up to this long for it "
         "(default: exit at once).",
+    )
+    parser.add_argument(
+        "--no-announcements",
+        action="store_true",
+        help="Store the charges without announcing them to your receivers (no "
+        "charge_updated nor charge_status_changed): a first import of history.",
     )
     parser.add_argument(
         "--progress",

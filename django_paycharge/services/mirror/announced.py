@@ -11,6 +11,9 @@ write's transaction: recorded with the change, heard after it commits
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
+
+from django.dispatch import Signal
 
 from ... import outbox, signals
 from ...models import Charge
@@ -25,24 +28,23 @@ def charges_heard() -> bool:
     return any(signal.has_listeners(Charge) for signal in CHARGE_SIGNALS)
 
 
-def announce_charges(changes: Iterable[tuple[Charge, str | None]], alias: str) -> None:
-    """Announce each ``(charge, its status before the write or None when new)``."""
+def announce_charges(
+    changes: Iterable[tuple[Charge, str | None]], alias: str, *, background: bool = False
+) -> None:
+    """Announce each ``(charge, its status before the write or None when new)``.
+
+    All in one statement (a page of a sync: one write, not one a charge); heard
+    after the commit, in this order (``background``: by a task of the task
+    backend when work goes there, see :func:`django_paycharge.outbox.send_all`).
+    Recorded per receiver: one failing receiver stops neither the others nor the
+    announcements of the other charges, and is run again until it returns.
+    """
+    said: list[tuple[Signal, Any, dict[str, Any]]] = []
     for charge, previous in changes:
-        # Recorded per receiver: one failing receiver stops neither the others nor the
-        # announcements of the other charges, and is run again until it returns.
-        outbox.send(
-            signals.charge_updated,
-            sender=Charge,
-            using=alias,
-            charge=charge,
-            previous_status=previous,
+        said.append(
+            (signals.charge_updated, Charge, {"charge": charge, "previous_status": previous})
         )
         if previous != charge.status:
-            outbox.send(
-                signals.charge_status_changed,
-                sender=Charge,
-                using=alias,
-                charge=charge,
-                previous_status=previous,
-                status=charge.status,
-            )
+            moved = {"charge": charge, "previous_status": previous, "status": charge.status}
+            said.append((signals.charge_status_changed, Charge, moved))
+    outbox.send_all(said, using=alias, background=background)

@@ -8,21 +8,25 @@ read never takes a status backwards, even when another process wrote the row
 after our lock). Unchanged rows are not rewritten, nor even encoded.
 
 Signals are recorded in the page's transaction, once per row that really
-changed, and heard after it commits (:mod:`.announced`, what every charge
-writer of the mirror says).
+changed (all of a page in one statement), and heard after it commits
+(:mod:`.announced`, what every charge writer of the mirror says).
 """
 
 from __future__ import annotations
 
+import json
 import logging
+import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, fields
 from datetime import datetime
+from decimal import Decimal
 from types import ModuleType
 from typing import Any
 
 from django.db import DEFAULT_DB_ALIAS, connections, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
+from django.db.models import JSONField
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -32,6 +36,7 @@ from ...client.types import Rejected
 from ...client.vocabulary import FINAL_RANK
 from ...exceptions import ConfigurationError
 from ...models import Charge
+from ...models.payload import PayloadEncoder
 from . import postgresql as _upsert_postgresql
 from . import sqlite as _upsert_sqlite
 from .announced import announce_charges, charges_heard
@@ -154,21 +159,33 @@ def upsert_charges(
     load: bool = False,
     now: datetime | None = None,
     using: str = DEFAULT_DB_ALIAS,
+    announce: bool = True,
 ) -> UpsertResult:
-    """Store a page of charges read from the gateway. Returns counts (and rows when ``load``)."""
+    """Store a page of charges read from the gateway. Returns counts (and rows when ``load``).
+
+    ``announce=False`` stores it without a word to the shop's receivers (a
+    first import of history: see ``sync_charges``).
+    """
     prepared = prepare_charges(
         items, account=account, payment_types=payment_types, now=now, using=using
     )
-    return upsert_prepared(prepared, load=load)
+    return upsert_prepared(prepared, load=load, announce=announce)
 
 
 def upsert_prepared(
-    prepared: PreparedCharges, *, load: bool = False, also: Callable[[], object] | None = None
+    prepared: PreparedCharges,
+    *,
+    load: bool = False,
+    also: Callable[[], object] | None = None,
+    announce: bool = True,
+    background: bool = False,
 ) -> UpsertResult:
     """Write rows made ready by :func:`prepare_charges` (see :func:`upsert_charges`).
 
     ``also`` runs inside the page's transaction, after its statements: the
     sync moves its checkpoint there, so a page and its checkpoint commit together.
+    ``background``: the page's receivers are heard by a task when work goes to a
+    task backend (the sync's pages), not by this thread after the commit.
     """
     result = UpsertResult()
     events: list[tuple[Any, str | None]] = []
@@ -183,7 +200,9 @@ def upsert_prepared(
                         list(prepared.rows), field_name="gateway_id"
                     )
                 # Announced with the page: recorded if and only if the page commits.
-                _send_signals(events, result.charges if load else None, prepared.alias)
+                if announce:
+                    loaded = result.charges if load else None
+                    _send_signals(events, loaded, prepared, background)
         except _LostRace:
             continue  # rolled back: the rows the other writer inserted are visible now
         break
@@ -272,14 +291,90 @@ def _write(prepared: PreparedCharges, *, last: bool) -> tuple[UpsertResult, list
 
 
 def _send_signals(
-    events: list[tuple[Any, str | None]], loaded: dict[Any, Charge] | None, alias: str
+    events: list[tuple[Any, str | None]],
+    loaded: dict[Any, Charge] | None,
+    prepared: PreparedCharges,
+    background: bool = False,
 ) -> None:
     if not events or not charges_heard():
         return
-    # Read from the alias just written: a replica could still hold the old rows.
-    charges = loaded or Charge.objects.using(alias).in_bulk(
-        [gid for gid, _ in events], field_name="gateway_id"
-    )
+    charges = loaded or _announced(events, prepared)
     announce_charges(
-        ((charges[gid], old_status) for gid, old_status in events if gid in charges), alias
+        ((charges[gid], old_status) for gid, old_status in events if gid in charges),
+        prepared.alias,
+        background=background,
     )
+
+
+def _announced(
+    events: list[tuple[Any, str | None]], prepared: PreparedCharges
+) -> dict[Any, Charge]:
+    """The charges of ``events`` as stored: those this page inserted built from their rows
+    (every column was written from them: only their keys are read), the others read.
+
+    Reading a new row back cost a sync more than its own write (every column
+    converted from the database's again); read from the alias just written:
+    a replica could still hold the old rows.
+    """
+    charges = Charge.objects.using(prepared.alias)
+    new = [gid for gid, old_status in events if old_status is None]
+    keys = _keys(prepared.alias, new)
+    built = {gid: _built(prepared.rows[gid], keys[gid], prepared.alias) for gid in keys}
+    rest = [gid for gid, _old in events if gid not in built]
+    return built | (charges.in_bulk(rest, field_name="gateway_id") if rest else {})
+
+
+def _keys(alias: str, ids: list[Any]) -> dict[Any, Any]:
+    """``{gateway id: key}`` of the stored charges of ``ids`` (written out: the ORM's
+    compiling and converting cost a page more than the query)."""
+    conn, meta = connections[alias], Charge._meta
+    column = meta.get_field("gateway_id")
+    names = (meta.db_table, column.column, meta.pk.column)
+    table, gid, pk = (conn.ops.quote_name(str(name)) for name in names)
+    keys: dict[Any, Any] = {}
+    with conn.cursor() as cursor:
+        for start in range(0, len(ids), 500):  # within every database's bound on parameters
+            chunk = [column.get_db_prep_value(i, conn) for i in ids[start : start + 500]]
+            cursor.execute(
+                f"SELECT {gid}, {pk} FROM {table} "  # noqa: S608 - names only
+                f"WHERE {gid} IN ({', '.join(['%s'] * len(chunk))})",
+                chunk,
+            )
+            keys.update((_uuid(found), key) for found, key in cursor.fetchall())
+    return keys
+
+
+def _uuid(value: Any) -> uuid.UUID:
+    return value if isinstance(value, uuid.UUID) else uuid.UUID(str(value))
+
+
+def _built(row: dict[str, Any], pk: Any, alias: str) -> Charge:
+    """The charge of ``row`` as reading it back would give it: its JSON as the database keeps
+    it (a fraction the gateway sent comes back a float, not the row's ``Decimal``)."""
+    fields = dict(row)
+    for name in _JSON_FIELDS:
+        value = fields.get(name)
+        if isinstance(value, str):  # encoded already (the raw payload)
+            fields[name] = json.loads(value)
+        elif value is not None and not _plain(value):
+            fields[name] = json.loads(json.dumps(value, cls=PayloadEncoder))
+    fields[_PK] = pk
+    return Charge.from_db(
+        alias, _COLUMNS, [fields.get(name, _DEFAULTS.get(name)) for name in _COLUMNS]
+    )
+
+
+def _plain(value: Any) -> bool:
+    """Whether decoded JSON holds only what reading it back gives (no ``Decimal``)."""
+    if isinstance(value, dict):
+        return all(_plain(item) for item in value.values())
+    if isinstance(value, list):
+        return all(_plain(item) for item in value)
+    return not isinstance(value, Decimal)
+
+
+_JSON_FIELDS = [f.name for f in Charge._meta.concrete_fields if isinstance(f, JSONField)]
+_COLUMNS = [f.attname for f in Charge._meta.concrete_fields]
+_PK = Charge._meta.pk.attname
+#: What a new row holds in the columns a page does not write (see mirror/rows.py).
+_DEFAULTS = {f.attname: f.get_default() for f in Charge._meta.concrete_fields}

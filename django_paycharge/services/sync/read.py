@@ -109,7 +109,8 @@ Progress = Callable[[SyncResult], None]
 @dataclass(eq=False)
 class Reading:
     """What the readers of one run share. ``checkpoint``: the SyncCheckpoint's pk, or
-    None to keep no checkpoint; ``pages_left``: a page budget, or None."""
+    None to keep no checkpoint; ``pages_left``: a page budget, or None; ``announce``:
+    whether the pages' changes are announced to the shop's receivers."""
 
     client: PayChargeClient
     account: str
@@ -120,6 +121,7 @@ class Reading:
     progress: Progress | None = None
     pages_left: int | None = None
     alias: str = DEFAULT_DB_ALIAS
+    announce: bool = True
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _errors: list[BaseException] = field(default_factory=list)
 
@@ -247,7 +249,9 @@ class Reading:
             if window.pk is not None:
                 _move_window(self.alias, window.pk, cursor, position, owned, last)
 
-        upserted = upsert_prepared(prepared, also=move_checkpoint)
+        upserted = upsert_prepared(
+            prepared, also=move_checkpoint, announce=self.announce, background=True
+        )
         window.cursor = cursor
         if pace is not None:
             pace.stored(time.monotonic() - started)

@@ -32,7 +32,6 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from ... import conf, observe
-from ...client import PayChargeClient
 from ...client.vocabulary import FINAL_RANK
 from ...exceptions import ConfigurationError, NotFoundError, PayChargeError, SyncInProgressError
 from ...models import Charge, QuarantinedItem, SyncCheckpoint, SyncWindow
@@ -63,19 +62,19 @@ def sync_charges(
     windows: int | None = None,
     max_pages: int | None = None,
     wait: float = 0.0,
+    announce: bool = True,
 ) -> SyncResult:
     """Bring the mirror of one account's (or one store's) charges up to date.
 
     Incremental by default; ``full=True`` re-reads everything and ``since``
     starts from a creation time of your choosing. An interrupted run of the
-    same kind resumes where each of its windows stopped. ``windows``: how
-    many windows are read side by side (``SYNC_WINDOWS`` by default; on SQLite the
-    most, see :mod:`.pace`).
-    ``max_pages`` stops after about that many pages, leaving the rest to the
-    next run (``result.complete`` is then False). ``wait``: seconds to wait
+    same kind resumes where each of its windows stopped. ``windows``: how many
+    are read side by side (``SYNC_WINDOWS`` by default; on SQLite the most, see
+    :mod:`.pace`). ``max_pages`` stops after about that many pages, leaving the
+    rest to the next run (``result.complete`` is then False). ``wait``: seconds to wait
     for another sync of the account to finish before raising
-    :class:`SyncInProgressError`.
-    """
+    :class:`SyncInProgressError`. ``announce=False``: a first import of history, not
+    announced to the shop's receivers (``paycharge_sync --no-announcements``)."""
     name = account or conf.DEFAULT_ACCOUNT
     readers = sync_windows() if windows is None else windows
     if not 1 <= readers <= 64:
@@ -100,6 +99,7 @@ def sync_charges(
             checkpoint=checkpoint.pk,
             progress=progress,
             pages_left=max_pages,
+            announce=announce,
         )
         return _run(reading, checkpoint, start, readers)
 
@@ -231,23 +231,28 @@ def _refresh_open(reading: Reading, readers: int) -> bool:
     budget = reading.pages_left
     if oldest is not None and math.ceil(span.count() / PAGE_SIZE) <= count:
         windows = result.windows, result.windows_done  # the run's, not the refresh's
-        again = Reading(reading.client, account, store, reading.until, result, pages_left=budget)
+        again = Reading(
+            reading.client,
+            account,
+            store,
+            reading.until,
+            result,
+            pages_left=budget,
+            announce=reading.announce,
+        )
         done = again.read([Window(oldest, None)], readers)
         result.windows, result.windows_done = windows
         return done
-    done = _refresh_one_by_one(reading.client, account, open_charges, result, budget)
+    done = _refresh_one_by_one(reading, open_charges, budget)
     if reading.progress:
         reading.progress(result)
     return done
 
 
 def _refresh_one_by_one(
-    client: PayChargeClient,
-    account: str,
-    open_charges: QuerySet[Charge],
-    result: SyncResult,
-    budget: int | None,
+    reading: Reading, open_charges: QuerySet[Charge], budget: int | None
 ) -> bool:
+    client, account, result = reading.client, reading.account, reading.result
     alone = readable_alone(open_charges).only("gateway_id", "store_id")
     for n, charge in enumerate(alone.iterator(chunk_size=PAGE_SIZE)):
         if budget is not None and n >= budget:
@@ -259,7 +264,8 @@ def _refresh_one_by_one(
             result.failed += 1
             logger.warning("Charge %s is no longer on the gateway", charge.gateway_id)
             continue
-        result.add_page(1, upsert_charges([remote], account=account))
+        upserted = upsert_charges([remote], account=account, announce=reading.announce)
+        result.add_page(1, upserted)
     return True
 
 

@@ -1,0 +1,91 @@
+"""The rows of changes announced together (a page of a sync), inserted in one statement.
+
+What the rows of one batch share (sender, times, status, claim) is bound
+once; only what differs (event id, signal, receiver, arguments) is bound a
+row: ``INSERT ... SELECT ... FROM (VALUES ...) RETURNING``. The ORM's
+``bulk_create`` prepared every field of every row, and on SQLite split a
+page into two statements (its bound on parameters): most of what a receiver
+cost a sync before it even ran (``bench/run receivers``). A database that
+cannot return the rows of a multi-row insert gets ``bulk_create``.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from typing import Any
+
+from django.db import connections
+from django.db.backends.base.base import BaseDatabaseWrapper
+
+from ..models import Announcement
+from ..models.payload import PayloadEncoder
+
+#: Bound a row; the other columns are the batch's.
+PER_ROW = ("event_id", "signal", "receiver", "arguments")
+SHARED = (
+    "sender",
+    "created_at",
+    "status",
+    "attempts",
+    "last_error",
+    "processed_at",
+    "claimed_at",
+    "lease_until",
+    "claimed_by",
+)
+
+
+def insert_rows(rows: list[Announcement], using: str) -> list[Announcement]:
+    """Insert ``rows`` (one batch: their ``SHARED`` values are the same); set their keys."""
+    conn = connections[using]
+    first = rows[0]
+    alike = all(getattr(row, name) == getattr(first, name) for row in rows for name in SHARED)
+    if not alike or not conn.features.can_return_rows_from_bulk_insert:
+        return Announcement.objects.using(using).bulk_create(rows)
+    fields = {f.name: f for f in Announcement._meta.concrete_fields}
+    bound = min(conn.features.max_query_params or 65535, 65535)  # PostgreSQL's protocol
+    per_statement = max(1, (bound - len(SHARED)) // len(PER_ROW))
+    for start in range(0, len(rows), per_statement):
+        _insert(conn, fields, rows[start : start + per_statement])
+    return rows
+
+
+def _insert(conn: BaseDatabaseWrapper, fields: dict[str, Any], rows: list[Announcement]) -> None:
+    quote = conn.ops.quote_name
+    shared: list[Any] = []
+    picks = [f"v.column{n}" for n in range(1, len(PER_ROW) + 1)]
+    if conn.vendor == "postgresql":  # the arguments are bound as their JSON text
+        picks[PER_ROW.index("arguments")] += "::jsonb"
+    for name in SHARED:
+        value = fields[name].get_db_prep_save(getattr(rows[0], name), conn)
+        picks.append("NULL" if value is None else "%s")
+        shared += [] if value is None else [value]
+    params: list[Any] = []
+    native = conn.features.has_native_uuid_field
+    texts: dict[int, str] = {}  # an event's receivers share their arguments: encoded once
+    for row in rows:
+        text = texts.get(id(row.arguments))
+        if text is None:
+            text = texts[id(row.arguments)] = json.dumps(row.arguments, cls=PayloadEncoder)
+        event = row.event_id if native else row.event_id.hex
+        params += [event, row.signal, row.receiver, text]
+    columns = ", ".join(quote(fields[name].column) for name in (*PER_ROW, *SHARED))
+    values = ", ".join(["(" + ", ".join(["%s"] * len(PER_ROW)) + ")"] * len(rows))
+    meta = Announcement._meta
+    returned = ", ".join(quote(fields[n].column) for n in ("id", "event_id", "receiver"))
+    statement = (
+        f"INSERT INTO {quote(meta.db_table)} ({columns}) "  # noqa: S608 - names only
+        f"SELECT {', '.join(picks)} FROM (VALUES {values}) AS v RETURNING {returned}"
+    )
+    with conn.cursor() as cursor:
+        # The shared values come first in the text (the select list), the rows' after.
+        cursor.execute(statement, [*shared, *params])
+        keys = {(_uuid(event), receiver): pk for pk, event, receiver in cursor.fetchall()}
+    for row in rows:
+        row.pk = keys[row.event_id, row.receiver]
+        row._state.adding, row._state.db = False, conn.alias
+
+
+def _uuid(value: Any) -> uuid.UUID:
+    return value if isinstance(value, uuid.UUID) else uuid.UUID(str(value))
