@@ -141,7 +141,10 @@ def recount_refunds_total(charges: QuerySet[Charge] | None = None) -> int:
     charge given, then one UPDATE of them (see :func:`_count_refunds`: a refund
     stored meanwhile is counted); returns how many were updated.
     """
-    charges = Charge.objects.all() if charges is None else charges
+    if charges is None:
+        charges = Charge.objects.all()
+    else:  # the rows it names, whatever it is (distinct, sliced, annotated): those lock
+        charges = Charge.objects.using(charges.db).filter(pk__in=charges.values("pk"))
     with transaction.atomic(using=charges.db):
         return _count_refunds(charges)
 
