@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter
 from rest_framework import exceptions, serializers
@@ -160,6 +161,7 @@ def _change_view(
 
     class ChangeView(_ActionView):
         action_permission = permission
+        permission_message = gettext_lazy("You may not do this to subscriptions.")
         __doc__ = doc
 
         @api_schema(

@@ -102,6 +102,7 @@ def test_who_may(gateway, operator, staff, customer, anon):
     assert customer.post(URL, body, format="json").status_code == 403
     # Staff without the change's permission may read, not change.
     assert staff.get(base + "/").status_code == 200
-    assert_error(staff.post(f"{base}/suspend/", format="json"), 403, "permission_denied")
+    denied = assert_error(staff.post(f"{base}/suspend/", format="json"), 403, "permission_denied")
+    assert denied["message"] == "You may not do this to subscriptions."
     assert Subscription.objects.get().status != "suspended"
     assert staff.get(f"{URL}{'0' * 8}/").status_code == 404
