@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from django.contrib import admin, messages
+from django.contrib import admin
 from django.contrib.admin import helpers
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
@@ -23,11 +23,10 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
 from .. import services
-from ..exceptions import PayChargeError
 from ..models import Subscription
 from ..money import format_money
 from .charge_action_forms import ActionForm
-from .gateway import limited
+from .gateway import limited, run_each
 
 TEMPLATE = "admin/django_paycharge/subscription/confirm_action.html"
 
@@ -94,25 +93,16 @@ def _run_each(
     change: Change,
     form: ActionForm,
 ) -> None:
-    who = str(request.user.get_username())
-    for subscription in subscriptions:
-        # One key per subscription, all from the page's key: a resubmit finds each again.
-        key = f"{form.cleaned_data['idempotency_key']}:{subscription.pk}"
-        try:
-            changed = change.run(subscription, idempotency_key=key, requested_by=who)
-        except PayChargeError as exc:
-            level = messages.WARNING if exc.outcome == "unknown" else messages.ERROR
-            text = _("Subscription %(id)s: %(error)s") % {
-                "id": subscription.gateway_id,
-                "error": exc,
-            }
-            model_admin.message_user(request, text, level)
-            continue
-        text = _("Subscription %(id)s is now %(status)s.") % {
+    def one(subscription: Subscription, key: str, who: str) -> str:
+        changed = change.run(subscription, idempotency_key=key, requested_by=who)
+        return _("Subscription %(id)s is now %(status)s.") % {
             "id": changed.gateway_id,
             "status": changed.get_status_display() or changed.status,
         }
-        model_admin.message_user(request, text, messages.SUCCESS)
+
+    page_key = form.cleaned_data["idempotency_key"]
+    refused = _("Subscription %(id)s: %(error)s")
+    run_each(model_admin, request, subscriptions, page_key, one, refused)
 
 
 suspend_subscriptions = _action(
