@@ -280,6 +280,23 @@ def _webhook_rows(shop: dict[str, Any]) -> WebhookDelivery:
     return broken
 
 
+def _subscription_pages(shop: dict[str, Any], get: Any, post: Any) -> None:
+    """The subscription admin: its list, its page, a confirmation page and a refusal."""
+    token = shop["gateway"].create_transaction_token(type="subscription")["id"]
+    made = services.create_subscription(
+        transaction_token_id=token, amount=1200, currency="JPY", period="monthly"
+    )
+    listed = reverse("admin:django_paycharge_subscription_changelist")
+    get("subscription changelist", listed)
+    get(
+        "subscription detail", reverse("admin:django_paycharge_subscription_change", args=[made.pk])
+    )
+    chosen = {"_selected_action": [made.pk]}
+    post("subscription cancel page", listed, {"action": "cancel_subscriptions", **chosen})
+    refused = {"action": "resume_subscriptions", "post": "yes", "idempotency_key": "k-1"}
+    post("subscription refusal", listed, {**refused, **chosen})
+
+
 def render_everything(client: Any, shop: dict[str, Any]) -> dict[str, str]:
     """Page name -> visible text, in whatever language is active."""
     pages: dict[str, str] = {}
@@ -325,6 +342,7 @@ def render_everything(client: Any, shop: dict[str, Any]) -> dict[str, str]:
         "delivery detail",
         reverse("admin:django_paycharge_webhookdelivery_change", args=[broken.pk]),
     )
+    _subscription_pages(shop, get, post)
     client.logout()
 
     session = client.session

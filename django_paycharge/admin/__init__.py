@@ -18,6 +18,7 @@ from ..models import (
     OwnerProblem,
     QuarantinedItem,
     Refund,
+    Subscription,
     SyncCheckpoint,
     WebhookConfiguration,
     WebhookDelivery,
@@ -31,6 +32,7 @@ from .paginator import EstimatedCountPaginator
 from .problems import OwnerProblemAdmin
 from .quarantine import QuarantinedItemAdmin
 from .refunds import CancelAdmin, ChargeActionRequestAdmin, RefundAdmin
+from .subscriptions import SubscriptionAdmin
 from .webhooks import WebhookConfigurationAdmin
 
 admin.site.register(Charge, ChargeAdmin)
@@ -45,6 +47,7 @@ admin.site.register(SyncCheckpoint, SyncCheckpointAdmin)
 admin.site.register(Dashboard, DashboardAdmin)
 admin.site.register(Announcement, AnnouncementAdmin)
 admin.site.register(OwnerProblem, OwnerProblemAdmin)
+admin.site.register(Subscription, SubscriptionAdmin)
 
 __all__ = [
     "AnnouncementAdmin",
@@ -56,6 +59,7 @@ __all__ = [
     "EstimatedCountPaginator",
     "QuarantinedItemAdmin",
     "RefundAdmin",
+    "SubscriptionAdmin",
     "SyncCheckpointAdmin",
     "WebhookConfigurationAdmin",
     "WebhookDeliveryAdmin",

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from django.contrib import admin, messages
+from django.contrib import admin
 from django.contrib.admin import helpers
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
@@ -26,11 +26,10 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
 from .. import services
-from ..exceptions import PayChargeError
 from ..models import Charge
 from ..money import format_money
 from .charge_action_forms import FROM_CHARGE, ActionForm, CancelForm, CaptureForm, RefundForm
-from .gateway import limited
+from .gateway import limited, run_each
 
 TEMPLATE = "admin/django_paycharge/charge/confirm_action.html"
 
@@ -143,27 +142,16 @@ def _confirm(
 def _run_each(
     model_admin: Any, request: HttpRequest, planned: list[Planned], form: ActionForm, run: Run
 ) -> None:
-    who = str(request.user.get_username())
-    for item in planned:
-        charge = item.charge
-        # One key per charge, all from the page's key: a resubmit finds each again.
-        key = f"{form.cleaned_data['idempotency_key']}:{charge.pk}"
+    def one(charge: Charge, key: str, who: str) -> str:
         data = dict(form.cleaned_data)
         if form.review and data.get("amount") is None:
             # "All that is left" is the amount the page restated, not whatever is left now.
             data["amount"] = _restated(request, charge)
-        try:
-            text = run(charge, data, key, who)
-        except PayChargeError as exc:
-            # An unknown outcome is not a refusal: a warning that says not to act again.
-            level = messages.WARNING if exc.outcome == "unknown" else messages.ERROR
-            model_admin.message_user(
-                request,
-                _("Charge %(id)s: %(error)s") % {"id": charge.gateway_id, "error": exc},
-                level,
-            )
-        else:
-            model_admin.message_user(request, text, messages.SUCCESS)
+        return run(charge, data, key, who)
+
+    charges = [item.charge for item in planned]
+    page_key = form.cleaned_data["idempotency_key"]
+    run_each(model_admin, request, charges, page_key, one, _("Charge %(id)s: %(error)s"))
 
 
 def _restated(request: HttpRequest, charge: Charge) -> int | None:

@@ -6,7 +6,10 @@ request), and "today" starts at that zone's midnight. Takings are successful
 charges (the charged amount, else the requested one) by creation time;
 refunds are successful refunds by their own creation time; failures are
 charges that ended ``failed`` or ``error``. Money is never added across
-currencies, and live and test charges are never mixed.
+currencies, and live and test charges are never mixed. Subscriptions: the active ones
+(``current`` or ``unpaid``: charged on their schedule), and this month's payments
+(successful charges of a subscription, the first payment included) and failures, by
+creation time.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from django.db.models.fields.json import KeyTextTransform
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from ..models import Charge, ChargeStatus, PaymentType, Refund
+from ..models import Charge, ChargeStatus, PaymentType, Refund, Subscription, SubscriptionStatus
 from ..services.attention import AttentionItem, needs_attention
 
 #: The periods of the tables, in days ending today (today included).
@@ -30,6 +33,7 @@ PERIODS = (1, 7, 30)
 DAYS = max(PERIODS)
 FAILED = (ChargeStatus.FAILED, ChargeStatus.ERROR)
 OPEN_TYPES = (PaymentType.BANK_TRANSFER, PaymentType.KONBINI)
+ACTIVE_SUBSCRIPTIONS = (SubscriptionStatus.CURRENT, SubscriptionStatus.UNPAID)
 #: Open bank transfers and konbini payments listed (the count covers them all).
 OPEN_LISTED = 20
 
@@ -49,6 +53,13 @@ class Totals:
 
 
 @dataclass
+class SubscriptionCounts:
+    active: int = 0
+    renewals: int = 0
+    failures: int = 0
+
+
+@dataclass
 class Figures:
     today: date
     days: list[date]
@@ -65,6 +76,8 @@ class Figures:
     open_charges: list[Charge]
     open_count: int
     attention: list[AttentionItem]
+    #: Active subscriptions, and this month's payments and failures of subscriptions.
+    subscriptions: SubscriptionCounts = field(default_factory=lambda: SubscriptionCounts())
 
     @property
     def currencies(self) -> list[str]:
@@ -105,6 +118,8 @@ def compute(mode: str, tz: tzinfo, now: datetime | None = None) -> Figures:
     _charges(figures, mode, starts)
     _refunds(figures, mode, starts)
     _open(figures, mode)
+    month = timezone.make_aware(datetime.combine(today.replace(day=1), time.min), tz)
+    figures.subscriptions = _subscriptions(mode, month)
     figures.attention = needs_attention(now)
     return figures
 
@@ -200,3 +215,17 @@ def _open(figures: Figures, mode: str) -> None:
         .annotate(deadline=deadline)
         .order_by(F("deadline").asc(nulls_last=True), "created_on", "id")[:OPEN_LISTED]
     )
+
+
+def _subscriptions(mode: str, month_start: datetime) -> SubscriptionCounts:
+    active = Subscription.objects.filter(mode=mode, status__in=ACTIVE_SUBSCRIPTIONS).count()
+    counted = Charge.objects.filter(
+        mode=mode,
+        subscription_id__isnull=False,
+        created_on__gte=month_start,
+        status__in=[ChargeStatus.SUCCESSFUL, *FAILED],
+    ).aggregate(
+        renewals=Count("pk", filter=Q(status=ChargeStatus.SUCCESSFUL)),
+        failures=Count("pk", filter=Q(status__in=FAILED)),
+    )
+    return SubscriptionCounts(active, counted["renewals"], counted["failures"])

@@ -1,8 +1,9 @@
-"""What the admin's gateway actions share: a cap on calls per request, a charge's refresh,
-and the sync button."""
+"""What the admin's gateway actions share: a cap on calls per request, the run of a confirmed
+action object by object, a charge's refresh, and the sync button."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from django.contrib import admin, messages
@@ -39,6 +40,31 @@ def limited(
         )
         return []
     return list(queryset.model._default_manager.filter(pk__in=pks).order_by("-pk"))
+
+
+def run_each(
+    model_admin: admin.ModelAdmin[Any],
+    request: HttpRequest,
+    objects: list[Any],
+    page_key: str,
+    run: Callable[[Any, str, str], str],
+    refused: str,
+) -> None:
+    """``run(object, key, who)`` for each object of a confirmed action page; its text, or its
+    error (``refused % {"id", "error"}``), is said in a message.
+
+    One key per object, all from the page's key: a page submitted twice finds each
+    request again and acts once. An unknown outcome is not a refusal: a warning.
+    """
+    who = str(request.user.get_username())
+    for obj in objects:
+        try:
+            text = run(obj, f"{page_key}:{obj.pk}", who)
+        except PayChargeError as exc:
+            level = messages.WARNING if exc.outcome == "unknown" else messages.ERROR
+            model_admin.message_user(request, refused % {"id": obj.gateway_id, "error": exc}, level)
+        else:
+            model_admin.message_user(request, text, messages.SUCCESS)
 
 
 def refresh_one(model_admin: admin.ModelAdmin[Any], request: HttpRequest, charge: Charge) -> None:

@@ -1,7 +1,8 @@
 """One JSON shape for every error of the API, and gateway failures mapped to our statuses.
 
 Every error answer is ``{"code": ..., "message": ..., "errors": [{"field", "reason"}]}``
-(plus ``status`` for ``charge_status``; ``outcome`` and ``kind`` for ``outcome_unknown``).
+(plus ``status`` for ``charge_status``, ``status`` and ``reason`` for
+``subscription_status``; ``outcome`` and ``kind`` for ``outcome_unknown``).
 An answer that is not final (the caller should send the same request again later)
 carries ``Retry-After``. The handler is set on the API's views
 only: the shop's global ``REST_FRAMEWORK["EXCEPTION_HANDLER"]`` is left alone.
@@ -38,6 +39,7 @@ from ..exceptions import (
     PaymentDetailsRejectedError,
     RateLimitError,
     RequestAbandonedError,
+    SubscriptionStateError,
     UnsupportedPaymentTypeError,
 )
 
@@ -160,6 +162,11 @@ def _refused(exc: PayChargeError) -> Response | None:
         return error_response(409, "charge_busy", str(exc), headers=_retry_after())
     if isinstance(exc, ChargeStateError):
         return error_response(409, "charge_status", exc.message, status=exc.status)
+    if isinstance(exc, SubscriptionStateError):
+        # ``reason``: the refusal the gateway's SDKs name (SUBSCRIPTION_ALREADY_ENDED...).
+        return error_response(
+            409, "subscription_status", exc.message, status=exc.status, reason=exc.code
+        )
     if isinstance(exc, IdempotencyKeyReusedError):
         return error_response(409, "idempotency_key_reused", str(exc))
     if isinstance(exc, ChargeOutcomeUnknownError):

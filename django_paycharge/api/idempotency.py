@@ -49,6 +49,7 @@ from ..models import (
     ApiIdempotencyRecord,
     ChargeActionRequest,
     ChargeRequest,
+    SubscriptionRequest,
 )
 from ..models.fit import without_nul
 from ..services import retry_transient
@@ -143,6 +144,7 @@ def _request_ended(service_key: str) -> bool:
     return (
         ChargeActionRequest.objects.filter(idempotency_key=service_key).exclude(**ended).exists()
         or ChargeRequest.objects.filter(caller_key=service_key).exclude(**ended).exists()
+        or SubscriptionRequest.objects.filter(idempotency_key=service_key).exclude(**ended).exists()
     )
 
 

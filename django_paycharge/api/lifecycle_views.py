@@ -59,7 +59,7 @@ CANCEL_PURPOSE = "charges.cancel"
 
 
 class HasChargeActionPermission(BasePermission):
-    """The user holds the view's permission (``capture_charge``, ``cancel_charge``, ...)."""
+    """The user holds the view's permission (``capture_charge``, ``suspend_subscription``...)."""
 
     message = _("You may not do this to charges.")
 
@@ -67,6 +67,8 @@ class HasChargeActionPermission(BasePermission):
         codename = getattr(view, "action_permission", None)
         if codename is None or request.method in ("GET", "HEAD", "OPTIONS"):
             return True
+        # A view acting on something else than charges (subscriptions) says so.
+        self.message = getattr(view, "permission_message", self.message)
         return bool(request.user and request.user.has_perm(f"django_paycharge.{codename}"))
 
 

@@ -9,15 +9,17 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 from django.db import connection
-from django.db.models import Q, QuerySet
+from django.db.models import Model, Q, QuerySet
 from django.utils.translation import gettext as _
 
 from ..client.params import list_params
 from ..exceptions import FieldError, InvalidParametersError
 from ..models import Charge
+
+M = TypeVar("M", bound=Model)
 
 DEFAULT_LIMIT = 10
 _INTEGER = re.compile(r"-?[0-9]{1,9}")
@@ -33,6 +35,12 @@ def _as_int(value: str | None) -> Any:
 
 def charge_page(queryset: QuerySet[Charge], query: Mapping[str, str]) -> tuple[list[Charge], bool]:
     """One page of ``queryset`` and whether more follow; InvalidParametersError on bad input."""
+    return page(queryset, query, _("no charge has this id"))
+
+
+def page(queryset: QuerySet[M], query: Mapping[str, str], missing: str) -> tuple[list[M], bool]:
+    """One page of ``queryset`` (any mirror model with ``gateway_id`` and ``created_on``);
+    ``missing`` is the cursor's error when no row has its id."""
     params = list_params(
         limit=_as_int(query.get("limit")),
         cursor=query.get("cursor"),
@@ -44,11 +52,10 @@ def charge_page(queryset: QuerySet[Charge], query: Mapping[str, str]) -> tuple[l
     order = ("created_on", "id") if ascending else ("-created_on", "-id")
     queryset = queryset.order_by(*order)
     if "cursor" in params:
-        anchor = (
-            Charge.objects.filter(gateway_id=params["cursor"]).values("created_on", "id").first()
-        )
+        found = queryset.model._default_manager.filter(gateway_id=params["cursor"])
+        anchor = found.values("created_on", "id").first()
         if anchor is None:
-            raise InvalidParametersError(errors=[FieldError("cursor", _("no charge has this id"))])
+            raise InvalidParametersError(errors=[FieldError("cursor", missing)])
         queryset = queryset.filter(_after(anchor["created_on"], anchor["id"], ascending))
     rows = list(queryset[: limit + 1])
     return rows[:limit], len(rows) > limit

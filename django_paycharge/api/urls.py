@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from django.urls import URLPattern, URLResolver, path
 
-from . import lifecycle_views, views
+from . import lifecycle_views, subscription_views, views
 
 app_name = "paycharge-api"
 
@@ -33,6 +33,34 @@ urlpatterns: list[URLPattern | URLResolver] = [
         "charges/<str:charge_id>/cancels/",
         lifecycle_views.ChargeCancelsView.as_view(),
         name="charge-cancels",
+    ),
+    path(
+        "subscriptions/",
+        subscription_views.SubscriptionListCreateView.as_view(),
+        name="subscription-list",
+    ),
+    path(
+        "subscriptions/<str:subscription_id>/",
+        subscription_views.SubscriptionDetailView.as_view(),
+        name="subscription-detail",
+    ),
+    path(
+        "subscriptions/<str:subscription_id>/scheduled_payments/",
+        subscription_views.ScheduledPaymentsView.as_view(),
+        name="subscription-scheduled-payments",
+    ),
+    *(
+        path(
+            f"subscriptions/<str:subscription_id>/{name}/",
+            view.as_view(),
+            name=f"subscription-{name}",
+        )
+        for name, view in (
+            ("suspend", subscription_views.SuspendView),
+            ("resume", subscription_views.ResumeView),
+            ("cancel", subscription_views.CancelView),
+            ("card", subscription_views.CardView),
+        )
     ),
     path("webhooks/", views.WebhookConfigurationListView.as_view(), name="webhook-list"),
     path(

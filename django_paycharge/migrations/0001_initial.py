@@ -422,7 +422,7 @@ class Migration(migrations.Migration):
             options={
                 'verbose_name': 'subscription request',
                 'verbose_name_plural': 'subscription requests',
-                'permissions': [('suspend_subscription', 'Can suspend subscriptions'), ('resume_subscription', 'Can resume subscriptions'), ('cancel_subscription', 'Can cancel subscriptions')],
+                'permissions': [('suspend_subscription', 'Can suspend subscriptions'), ('resume_subscription', 'Can resume subscriptions'), ('cancel_subscription', 'Can cancel subscriptions'), ('change_subscription_card', "Can change subscriptions' cards")],
             },
         ),
         migrations.CreateModel(

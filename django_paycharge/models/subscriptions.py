@@ -197,6 +197,7 @@ class SubscriptionRequest(models.Model):
             ("suspend_subscription", _("Can suspend subscriptions")),
             ("resume_subscription", _("Can resume subscriptions")),
             ("cancel_subscription", _("Can cancel subscriptions")),
+            ("change_subscription_card", _("Can change subscriptions' cards")),
         ]
 
     def __str__(self) -> str:

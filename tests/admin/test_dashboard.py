@@ -20,6 +20,7 @@ from django_paycharge.models import (
     OwnerProblem,
     QuarantinedItem,
     Refund,
+    Subscription,
     SyncCheckpoint,
     WebhookDelivery,
 )
@@ -219,10 +220,10 @@ def test_a_constant_number_of_queries(dashboard_client, django_assert_num_querie
                 synced_at=NOW,
                 first_seen_at=NOW,
             )
-        with django_assert_num_queries(15) as captured:
+        with django_assert_num_queries(17) as captured:
             assert dashboard_client.get(URL).status_code == 200
         counts.append(len(captured))
-    assert counts == [15, 15]  # the session, the user, two for permissions; 11 of ours
+    assert counts == [17, 17]  # the session, the user, two for permissions; 13 of ours
 
 
 def test_only_staff_with_the_permission_see_it(staff_user):
@@ -359,3 +360,35 @@ def test_an_open_konbini_payment_shows_the_deadline_its_customer_sees(
     assert "the payment period of its token" not in row
     shown = timezone.localtime(instructions.deadline).strftime("%m/%d/%Y")
     assert shown in row, row
+
+
+def test_subscriptions_are_counted(dashboard_client, monkeypatch):
+    """Active subscriptions, and this month's payments and failures of subscriptions."""
+    monkeypatch.setattr(timezone, "now", lambda: NOW)  # March 9th, in UTC
+    one, two = uuid.uuid4(), uuid.uuid4()
+    for n, (status, mode) in enumerate(
+        [("current", "live"), ("unpaid", "live"), ("suspended", "live"), ("current", "test")]
+    ):
+        Subscription.objects.create(
+            gateway_id=one if n == 0 else two if n == 1 else uuid.uuid4(),
+            status=status,
+            mode=mode,
+            synced_at=NOW,
+            first_seen_at=NOW,
+        )
+    rows = [
+        ("successful", one, at(60)),
+        ("successful", two, at(2 * DAY)),
+        ("failed", two, at(3 * DAY)),
+        ("successful", one, at(20 * DAY)),  # February: last month
+        ("successful", None, at(60)),  # not a subscription's
+    ]
+    for status, subscription, created_on in rows:
+        charge_row(
+            mode="live", status=status, subscription_id=subscription, created_on=created_on
+        ).save()
+    counts = dashboard_figures.compute("live", ZoneInfo("UTC")).subscriptions
+    assert (counts.active, counts.renewals, counts.failures) == (2, 2, 1)
+    page = dashboard_client.get(URL).content.decode()
+    assert re.search(r'data-count="active">.*?>2<', page)
+    assert "?status__in=current,unpaid&amp;mode__exact=live" in page

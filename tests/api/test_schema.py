@@ -47,6 +47,19 @@ def test_the_schema_describes_every_endpoint_and_the_error_shape():
         ("/api/payments/charges/{charge_id}/refunds/", "post"): "charges_refunds_create",
         ("/api/payments/charges/{charge_id}/cancels/", "get"): "charges_cancels_list",
         ("/api/payments/charges/{charge_id}/cancels/", "post"): "charges_cancels_create",
+        ("/api/payments/subscriptions/", "get"): "subscriptions_list",
+        ("/api/payments/subscriptions/", "post"): "subscriptions_create",
+        ("/api/payments/subscriptions/{subscription_id}/", "get"): "subscriptions_retrieve",
+        (
+            "/api/payments/subscriptions/{subscription_id}/scheduled_payments/",
+            "get",
+        ): "subscriptions_scheduled_payments",
+        **{
+            (f"/api/payments/subscriptions/{{subscription_id}}/{change}/", "post"): (
+                f"subscriptions_{change}"
+            )
+            for change in ("suspend", "resume", "cancel", "card")
+        },
         ("/api/payments/webhooks/", "get"): "webhooks_list",
         ("/api/payments/webhooks/{webhook_id}/", "get"): "webhooks_retrieve",
     }

@@ -50,7 +50,8 @@ def _change(
     reason = refusal(action, current.status)
     if reason is not None:
         message = gettext("The subscription's status (%(status)s) does not allow this change.")
-        status = current.status or gettext("unknown")
+        # In the reader's language ("継続中"), as staff and the API's callers read it.
+        status = current.get_status_display() or current.status or gettext("unknown")
         raise SubscriptionStateError(
             message % {"status": status}, status=current.status, code=reason
         )
