@@ -137,3 +137,20 @@ def test_the_last_payment_of_a_fixed_plan_completes_it(
     assert [s[0] for s in statuses(heard)].count("subscription_completed") == 1
     assert len(renewals(heard, "subscription_renewal_paid")) == 2
 
+
+def test_a_renewal_whose_webhook_was_lost_is_heard_from_the_sync_once(
+    fake_gateway, heard, django_capture_on_commit_callbacks
+) -> None:
+    sub = subscribe(fake_gateway)
+    webhook("subscription_payment", sub, django_capture_on_commit_callbacks)
+    fake_gateway.move_clock(timedelta(days=32))  # the renewal's webhook is never processed
+    with django_capture_on_commit_callbacks(execute=True):
+        result = services.sync_subscriptions()
+    assert (result.seen, result.changed) == (1, 1)
+    paid = renewals(heard, "subscription_renewal_paid")
+    assert len(paid) == 2 and len({p[1] for p in paid}) == 2
+    before = len(heard)
+    with django_capture_on_commit_callbacks(execute=True):
+        again = services.sync_subscriptions()
+    assert (again.seen, again.changed, again.charges) == (1, 0, 0)
+    assert len(heard) == before
