@@ -15,7 +15,9 @@ from typing import Any
 import pytest
 
 from django_paycharge import services, signals
+from django_paycharge.client import parse_subscription
 from django_paycharge.models import Subscription
+from django_paycharge.services.mirror import store_subscription
 from django_paycharge.services.webhooks.deliveries import process_delivery, store_delivery
 from django_paycharge.testing import CARD_DECLINED
 
@@ -154,3 +156,24 @@ def test_a_renewal_whose_webhook_was_lost_is_heard_from_the_sync_once(
         again = services.sync_subscriptions()
     assert (again.seen, again.changed, again.charges) == (1, 0, 0)
     assert len(heard) == before
+
+
+def test_a_stale_read_says_nothing_a_new_row_says_its_first_status(
+    heard, django_capture_on_commit_callbacks
+) -> None:
+    def store(status: str, updated_on: str) -> None:
+        body = {"id": "11efe2d1-b782-1358-b3e0-d7b500e13963", "status": status}
+        with django_capture_on_commit_callbacks(execute=True):
+            store_subscription(
+                parse_subscription({**body, "updated_on": updated_on}), account="default"
+            )
+
+    store("current", "2025-01-01T00:00:00Z")
+    store("suspended", "2025-01-02T00:00:00Z")
+    store("current", "2025-01-01T12:00:00Z")  # a late event of the day before: stale
+    store("suspended", "2025-01-02T00:00:00Z")  # the same again
+    assert statuses(heard) == [
+        ("subscription_status_changed", None, "current"),
+        ("subscription_status_changed", "current", "suspended"),
+        ("subscription_suspended", "current", None),
+    ]
