@@ -16,6 +16,7 @@ import pytest
 
 from django_paycharge import services, signals
 from django_paycharge.client import parse_subscription
+from django_paycharge.exceptions import PayChargeError
 from django_paycharge.models import Subscription
 from django_paycharge.services.mirror import store_subscription
 from django_paycharge.services.webhooks.deliveries import process_delivery, store_delivery
@@ -177,3 +178,18 @@ def test_a_stale_read_says_nothing_a_new_row_says_its_first_status(
         ("subscription_status_changed", "current", "suspended"),
         ("subscription_suspended", "current", None),
     ]
+
+
+def test_a_sync_cut_short_before_the_charges_reads_them_next_time(
+    fake_gateway, heard, django_capture_on_commit_callbacks
+) -> None:
+    sub = subscribe(fake_gateway)
+    fake_gateway.move_clock(timedelta(days=32))  # two payments, no webhook heard
+    path = r"/subscriptions/[^/]+/charges"
+    fake_gateway.add_fault("GET", path, action="status", status=400, count=1)
+    with pytest.raises(PayChargeError), django_capture_on_commit_callbacks(execute=True):
+        services.sync_subscriptions()
+    assert Subscription.objects.get().updated_on == sub.updated_on  # not moved on
+    with django_capture_on_commit_callbacks(execute=True):
+        assert services.sync_subscriptions().charges == 2
+    assert len(renewals(heard, "subscription_renewal_paid")) == 2

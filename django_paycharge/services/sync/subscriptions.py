@@ -7,8 +7,10 @@ of an account at a time (its own lock, beside the charge sync's), the tolerant r
 (an item that cannot be read is quarantined, never lost), and writes through the
 mirror's one writer, which announces what changed (a repeated run announces nothing).
 A subscription whose ``updated_on`` moved since the mirror last held it has its
-newest charges read too (one page): a renewal whose webhook was lost is mirrored,
-and announced, by the next sync.
+newest charges read too (one page), before the subscription is stored: a renewal
+whose webhook was lost is mirrored, and announced, by the next sync, even when a run
+was cut short between the two. (Such a renewal's ``subscription`` argument is the
+row as it was, or None for a subscription new to the mirror.)
 """
 
 from __future__ import annotations
@@ -63,10 +65,10 @@ def sync_subscriptions(
             result.seen += 1
             if _changed(remote):
                 result.changed += 1
-                row = store_subscription(remote, account=name)
-                result.charges += _store_recent_charges(row)
-            else:
-                store_subscription(remote, account=name)
+                # Its charges first: the row's updated_on moves once they are mirrored, so
+                # a run cut short between the two reads them again next time.
+                result.charges += _store_recent_charges(name, remote.store_id or store, remote)
+            store_subscription(remote, account=name)
         if rejected:
             kind = QuarantinedItem.Resource.SUBSCRIPTION
             result.quarantined = quarantine(name, rejected, resource=kind, source="sync")
@@ -79,19 +81,17 @@ def _changed(remote: RemoteSubscription) -> bool:
     return held is None or remote.updated_on is None or held[0] != remote.updated_on
 
 
-def _store_recent_charges(row: Subscription) -> int:
+def _store_recent_charges(account: str, store: uuid.UUID | None, sub: RemoteSubscription) -> int:
     """Mirror the subscription's newest charges (one page); how many were read."""
-    store = row.store_id or conf.get_account(row.account).store_id
     if store is None:
         return 0
-    client = get_client(row.account)
     rejected: list[Rejected] = []
-    listed = client.subscriptions.charges(
-        store, row.gateway_id, limit=RECENT_CHARGES, rejected=rejected
+    listed = get_client(account).subscriptions.charges(
+        store, sub.id, limit=RECENT_CHARGES, rejected=rejected
     )
     newest = list(itertools.islice(listed, RECENT_CHARGES))
     for remote in reversed(newest):  # the oldest first: renewals announced in their order
-        store_remote_charge(remote, account=row.account)
+        store_remote_charge(remote, account=account)
     if rejected:
-        quarantine(row.account, rejected, source="sync")
+        quarantine(account, rejected, source="sync")
     return len(newest)
