@@ -12,6 +12,14 @@
 - ``refund_created(refund, charge)``: a refund appeared in the mirror (whichever way it came).
 - ``refund_status_changed(refund, charge, previous_status, status)``: once per real change,
   and on creation (``previous_status`` None).
+- ``subscription_status_changed(subscription, previous_status, status)``: once per real
+  change of a subscription's mirrored status (new row: ``previous_status`` None).
+- ``subscription_suspended`` / ``subscription_canceled`` / ``subscription_completed``
+  ``(subscription, previous_status)``: once, when the mirror first holds that status.
+- ``subscription_renewal_paid(subscription, charge)``: a payment of a subscription (the
+  first one included) became ``successful`` in the mirror, once per charge.
+- ``subscription_renewal_failed(subscription, charge)``: such a charge became ``failed``
+  or ``error``. ``subscription`` is None when the mirror does not hold it yet.
 
 Every receiver also gets ``event_id`` (a UUID): the same for every receiver
 of one change, and on every run of it, so a receiver can act once.
@@ -36,6 +44,12 @@ charge_captured = Signal()
 charge_canceled = Signal()
 refund_created = Signal()
 refund_status_changed = Signal()
+subscription_status_changed = Signal()
+subscription_suspended = Signal()
+subscription_canceled = Signal()
+subscription_completed = Signal()
+subscription_renewal_paid = Signal()
+subscription_renewal_failed = Signal()
 
 
 #: Every signal of the app, by name.
@@ -50,4 +64,10 @@ SIGNALS: dict[str, Signal] = {
     "charge_canceled": charge_canceled,
     "refund_created": refund_created,
     "refund_status_changed": refund_status_changed,
+    "subscription_status_changed": subscription_status_changed,
+    "subscription_suspended": subscription_suspended,
+    "subscription_canceled": subscription_canceled,
+    "subscription_completed": subscription_completed,
+    "subscription_renewal_paid": subscription_renewal_paid,
+    "subscription_renewal_failed": subscription_renewal_failed,
 }

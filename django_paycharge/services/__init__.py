@@ -56,13 +56,22 @@ from .subscriptions import (
     simulate_plan,
     suspend_subscription,
 )
-from .sync import SyncResult, sync_charge_children, sync_charges, sync_charges_task, sync_refunds
+from .sync import (
+    SubscriptionSyncResult,
+    SyncResult,
+    sync_charge_children,
+    sync_charges,
+    sync_charges_task,
+    sync_refunds,
+    sync_subscriptions,
+)
 from .webhooks import matches_auth_token, sync_webhooks
 
 __all__ = [
     "ChargeCheck",
     "PaymentInstructions",
     "RecoveryResult",
+    "SubscriptionSyncResult",
     "SyncResult",
     "UpsertResult",
     "cancel_charge",
@@ -102,6 +111,7 @@ __all__ = [
     "sync_charges",
     "sync_charges_task",
     "sync_refunds",
+    "sync_subscriptions",
     "sync_webhooks",
     "token_digest",
     "update_charge_metadata",

@@ -6,6 +6,7 @@ from io import StringIO
 import pytest
 from django.core.management import CommandError, call_command
 
+from django_paycharge import services
 from django_paycharge.models import Charge, ChargeRequest, WebhookConfiguration
 
 pytestmark = pytest.mark.django_db
@@ -166,3 +167,16 @@ def test_webhook_sync_against_an_unchanged_gateway_reports_unchanged(fake_gatewa
     assert "created 1, updated 0, unchanged 0" in run("paycharge_sync", "--webhooks")
     for _ in range(2):
         assert "created 0, updated 0, unchanged 1" in run("paycharge_sync", "--webhooks")
+
+
+def test_sync_subscriptions_reads_them_and_the_renewals_of_those_that_changed(fake_gateway):
+    token = fake_gateway.create_transaction_token(type="subscription")["id"]
+    made = services.create_subscription(
+        transaction_token_id=token, amount=1000, currency="JPY", period="monthly"
+    )
+    fake_gateway.move_clock(timedelta(days=32))  # a renewal, its webhook never heard
+    out = run("paycharge_sync", "--webhooks", "--subscriptions")
+    assert "Subscriptions: 1 read, 1 changed, 2 of their charges read, 0 quarantined." in out
+    assert made.charges().count() == 2
+    again = run("paycharge_sync", "--webhooks", "--subscriptions")
+    assert "Subscriptions: 1 read, 0 changed, 0 of their charges read" in again

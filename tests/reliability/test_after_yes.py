@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import json
+import uuid
 from datetime import timedelta
 from typing import Any
 
@@ -27,9 +28,11 @@ from django_paycharge.models import (
     ChargeActionRequest,
     ChargeRequest,
     Refund,
+    Subscription,
     WebhookDelivery,
 )
 from django_paycharge.services import retry
+from django_paycharge.testing import CARD_DECLINED
 from tests.db_locks import locked_database
 
 PAYMENT_TYPES = ("card", "konbini", "bank_transfer")
@@ -154,6 +157,7 @@ def test_raising_receivers_change_nothing_else(
             else:
                 damage["lost_updates"] += Cancel.objects.count() != 1
             cases += 1
+        cases += _subscriptions_heard(fake_gateway, web, damage)
         damage["requests_not_settled"] += ChargeRequest.objects.exclude(state="succeeded").count()
         damage["requests_not_settled"] += ChargeActionRequest.objects.exclude(
             state="succeeded"
@@ -171,3 +175,44 @@ def test_raising_receivers_change_nothing_else(
         damage,
         note=f"{len(raised)} receiver calls raised; each was logged by name",
     )
+
+
+def _subscriptions_heard(gateway: Any, web: Client, damage: dict[str, int]) -> int:
+    """A fixed plan paid to its end, and a declined one suspended then canceled: the
+    subscription signals, their webhooks through the view. Returns the cases (2)."""
+
+    def hook(subscription: Subscription, event: str) -> None:
+        body = {
+            "id": f"s-{uuid.uuid4()}",
+            "event": event,
+            "data": {"id": str(subscription.gateway_id)},
+        }
+        sent = web.post(
+            "/payments/webhook/",
+            json.dumps(body),
+            content_type="application/json",
+            HTTP_AUTHORIZATION=f"Bearer {WEBHOOK_TOKEN}",
+        )
+        damage["5xx"] += sent.status_code >= 500
+        damage["lost_updates"] += (
+            WebhookDelivery.objects.filter(delivery_id=body["id"], status="processed").count() != 1
+        )
+
+    plan: dict[str, Any] = {"amount": 900, "currency": "JPY", "period": "monthly"}
+    token = gateway.create_transaction_token(type="subscription")["id"]
+    fixed = {"plan_type": "fixed_cycles", "fixed_cycles": 2}
+    paid = services.create_subscription(transaction_token_id=token, subscription_plan=fixed, **plan)
+    hook(paid, "subscription_payment")
+    gateway.move_clock(timedelta(days=32))
+    hook(paid, "subscription_payment")
+    token = gateway.create_transaction_token(type="subscription", card_number=CARD_DECLINED)["id"]
+    declined = services.create_subscription(transaction_token_id=token, **plan)
+    hook(declined, "subscription_failure")
+    services.suspend_subscription(declined)
+    services.cancel_subscription(declined)
+    statuses = dict(Subscription.objects.values_list("gateway_id", "status"))
+    damage["lost_updates"] += statuses != {
+        paid.gateway_id: "completed",
+        declined.gateway_id: "canceled",
+    }
+    return 2

@@ -13,7 +13,7 @@ from ... import conf, services
 from ...exceptions import PayChargeError, SyncInProgressError
 from ...models import QuarantinedItem
 from ...services import SyncResult
-from ...services.mirror import Report, mark_reported
+from ...services.mirror import Report, mark_reported, report
 from ._base import PayChargeCommand, explain
 
 #: Exit status of a run that stored everything it could but quarantined items that are
@@ -72,6 +72,9 @@ class Command(PayChargeCommand):
         if options["refunds"]:
             kept += self._refunds(options, since)
             synced += [QuarantinedItem.Resource.REFUND, QuarantinedItem.Resource.CANCEL]
+        if options["subscriptions"]:
+            kept += self._subscriptions(options)
+            synced.append(QuarantinedItem.Resource.SUBSCRIPTION)
         if options["fill_payment_types"]:
             filled = services.fill_payment_types(
                 options["account"], limit=options["fill_payment_types"]
@@ -112,6 +115,18 @@ class Command(PayChargeCommand):
             f"{counts['quarantined']} quarantined."
         )
         return _report(counts)
+
+    def _subscriptions(self, options: dict[str, Any]) -> Report:
+        account = options["account"] or conf.DEFAULT_ACCOUNT
+        try:
+            result = services.sync_subscriptions(account, options["store"], wait=options["wait"])
+        except SyncInProgressError as exc:
+            raise CommandError(f"{exc} Pass --wait SECONDS to wait for it.") from exc
+        self._say(
+            f"Subscriptions: {result.seen} read, {result.changed} changed, {result.charges} "
+            f"of their charges read, {result.quarantined} quarantined."
+        )
+        return report(account, QuarantinedItem.Resource.SUBSCRIPTION)
 
     def _quarantined(self, kept: Report) -> None:
         """Say what is kept in quarantine; new items make the exit status non-zero."""
@@ -194,6 +209,12 @@ def _add_what(parser: CommandParser) -> None:
         action="store_true",
         help="Also sync the refunds and cancels of successful, canceled and authorized "
         "charges (two requests per charge; narrow it with --since or --store).",
+    )
+    parser.add_argument(
+        "--subscriptions",
+        action="store_true",
+        help="Also sync subscriptions, and the newest charges of those that changed (a "
+        "renewal whose webhook was lost is mirrored and announced).",
     )
     which = parser.add_mutually_exclusive_group()
     which.add_argument("--account", help="Account name from PAYCHARGE['ACCOUNTS'].")

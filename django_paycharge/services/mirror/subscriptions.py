@@ -6,7 +6,8 @@ status rank never replaces a higher one (``canceled`` and ``completed`` are fina
 within the running statuses, which move to and fro (current, suspended, unpaid), the
 gateway's ``updated_on`` decides, so a late webhook never undoes a newer change. The
 same fitting too: a value that does not fit its column is stored as unknown, ``raw``
-keeps it. Items of a list that cannot be read go to the quarantine.
+keeps it. Items of a list that cannot be read go to the quarantine. A status that
+moved is announced here, in the write's transaction (:func:`.announced.announce_subscription`).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from ...models import Charge, QuarantinedItem, ScheduledPayment, Subscription
 from ...models.fit import fit_row, without_nul
 from ..clients import get_client
 from ..retry import retry_transient
+from .announced import announce_subscription
 from .lifecycle_store import _upsert
 from .quarantined import quarantine
 from .reads import store_remote_charge
@@ -125,7 +127,8 @@ def store_subscription(remote: RemoteSubscription, *, account: str) -> Subscript
     def write() -> Subscription:
         with transaction.atomic(using=alias):
             values = _subscription_values(remote, account)
-            row, _before = _upsert(Subscription, remote.id, values, by_updated_on=True)
+            row, before = _upsert(Subscription, remote.id, values, by_updated_on=True)
+            announce_subscription(row, getattr(before, "status", None), alias)
             if remote.next_payment is not None:
                 store_scheduled_payment(remote.next_payment, subscription=row)
         result: Subscription = row
