@@ -101,6 +101,8 @@ def estimated_count(queryset: QuerySet[Any]) -> int | None:
     connection = connections[queryset.db]
     if connection.vendor != "postgresql":
         return None
+    if queryset.query.is_empty():  # ``none()`` (a search that names nothing): no statement
+        return 0
     if not queryset.query.where:
         table = queryset.model._meta.db_table
         with connection.cursor() as cursor:

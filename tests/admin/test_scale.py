@@ -104,6 +104,16 @@ def test_whole_table_estimate_reads_pg_class_without_counting():
     assert not any("COUNT(" in q["sql"].upper() for q in queries.captured_queries)
 
 
+def test_an_empty_query_is_counted_without_a_statement(django_assert_num_queries):
+    """A search that can name nothing gives ``none()``: PostgreSQL's EXPLAIN of it is empty
+    (the subscriptions' list answered such a search with a 500)."""
+    fill(3)
+    with django_assert_num_queries(0):
+        paginator = EstimatedCountPaginator(Charge.objects.none(), 10)
+        assert paginator.count == 0 and not paginator.estimated and not paginator.capped
+    assert estimated_count(Charge.objects.none()) in (0, None)  # None: not PostgreSQL
+
+
 @postgres_only
 def test_a_table_never_analyzed_is_counted_in_the_same_statements():
     """No estimate before the first ANALYZE: counted (capped), never an EXPLAIN more, so a
