@@ -23,7 +23,7 @@ from django.utils.translation import gettext
 from ... import conf
 from ...client.subscription_types import ScheduledPayment as RemotePayment
 from ...client.subscription_types import Subscription as RemoteSubscription
-from ...client.subscription_vocabulary import subscription_status_rank
+from ...client.subscription_vocabulary import SUBSCRIPTION_FIELDS, subscription_status_rank
 from ...client.types import Rejected
 from ...exceptions import PayChargeError
 from ...models import Charge, QuarantinedItem, ScheduledPayment, Subscription
@@ -46,10 +46,7 @@ def _subscription_values(remote: RemoteSubscription, account: str) -> dict[str, 
         "account": account,
         **{name: getattr(remote, name) for name in _COPIED},
         "status_rank": subscription_status_rank(remote.status),
-        "installment_plan": _raw(remote.installment_plan),
-        "subscription_plan": _raw(remote.subscription_plan),
-        "schedule_settings": _raw(remote.schedule_settings),
-        "three_ds": _raw(remote.three_ds),
+        **{name: _raw(getattr(remote, name)) for name in _NESTED},
         "next_payment_date": upcoming.due_date if upcoming is not None else None,
         "raw": remote.raw,
         "synced_at": timezone.now(),
@@ -57,30 +54,9 @@ def _subscription_values(remote: RemoteSubscription, account: str) -> dict[str, 
     return fit_row(Subscription, without_nul(values))
 
 
-_COPIED = (
-    "store_id",
-    "transaction_token_id",
-    "mode",
-    "status",
-    "amount",
-    "amount_formatted",
-    "amount_left",
-    "amount_left_formatted",
-    "initial_amount",
-    "initial_amount_formatted",
-    "currency",
-    "payments_left",
-    "cycles_left",
-    "period",
-    "cyclical_period",
-    "descriptor",
-    "only_direct_currency",
-    "first_charge_authorization_only",
-    "first_charge_capture_after",
-    "metadata",
-    "created_on",
-    "updated_on",
-)
+#: Nested objects kept as their JSON; every other field is copied as read.
+_NESTED = ("installment_plan", "subscription_plan", "schedule_settings", "three_ds")
+_COPIED = tuple(name for name in SUBSCRIPTION_FIELDS if name not in _NESTED)
 _PAYMENT_COPIED = (
     "due_date",
     "zone_id",
