@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal, InvalidOperation
 from typing import Any, TypeVar
 from uuid import UUID
@@ -95,6 +95,19 @@ def _decimal(value: Any) -> Decimal | None:
             return None
         return result if result.is_finite() else None
     return None
+
+
+def _date(value: Any) -> date | None:
+    if type(value) is not str:
+        return None
+    try:
+        return date.fromisoformat(value)
+    except ValueError:
+        pass
+    try:
+        return datetime.fromisoformat(value).date()
+    except ValueError:
+        return None
 
 
 def _datetime(value: Any) -> datetime | None:

@@ -8,12 +8,12 @@ Days (``due_date``, ``start_on``) are ``date``; a full time sent there gives its
 
 from __future__ import annotations
 
-from datetime import date, datetime
 from typing import Any
 
 from .parsing import (
     ShapeError,
     _bool,
+    _date,
     _datetime,
     _decimal,
     _dict,
@@ -38,19 +38,6 @@ __all__ = [
     "parse_simulation",
     "parse_subscription",
 ]
-
-
-def _date(value: Any) -> date | None:
-    if type(value) is not str:
-        return None
-    try:
-        return date.fromisoformat(value)
-    except ValueError:
-        pass
-    try:
-        return datetime.fromisoformat(value).date()
-    except ValueError:
-        return None
 
 
 def _schedule_settings(value: Any) -> ScheduleSettings | None:
