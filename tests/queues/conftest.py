@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -69,6 +70,8 @@ class Worker:
         # Supervised: started again when it exits, as systemd's Restart=always would.
         self.supervised = False
         self.restarts = 0
+        # Every worker process started leads a session of its own (its pid is the id).
+        self.sessions: list[int] = []
 
     def start(self, *, ready: bool = True) -> None:
         """Start the worker process; with ``ready``, return once it says it takes work.
@@ -87,6 +90,7 @@ class Worker:
                 stderr=out,
                 start_new_session=True,  # its children (RQ's scheduler, work horses) with it
             )
+        self.sessions.append(self.process.pid)
         if ready:
             marker = READY[self.kind]
             self.wait_for(
@@ -95,24 +99,54 @@ class Worker:
             )
 
     def stop(self) -> None:
-        if self.process is None or self.process.poll() is not None:
-            return
-        self.process.send_signal(signal.SIGTERM)
-        try:
-            self.process.wait(15)
-        except subprocess.TimeoutExpired:
-            os.killpg(self.process.pid, signal.SIGKILL)  # no child left holding a lock
-            self.process.wait(5)
-        if self.kind == "rq":
-            # RQ's scheduler holds a lock in Redis (61 s at most): a worker started while it
-            # is held tries again only ten minutes later, so nothing deferred would run (a
-            # CI run waited out its guard so). A supervisor's restart meets the same; the
-            # lock is gone once the old scheduler released it or its time ran out.
-            from redis import Redis
+        """End the worker as its supervisor would (SIGTERM, SIGKILL after 15 s) and then
+        every process left in the sessions of the workers started, restarts included.
 
-            broker = Redis.from_url(self.env["PAYCHARGE_TEST_REDIS_URL"])
-            lock = f"rq:scheduler-lock:{QUEUE}"
-            wait_until(lambda: not broker.exists(lock), f"RQ's {lock} released")
+        A process can outlive its worker: RQ logs "Listening on" before it forks its
+        scheduler and installs its signal handlers, and a SIGTERM in between ends the
+        worker at once while its scheduler runs on, holding its lock in Redis and taking
+        it again whenever it expires (a CI run waited out three guards so)."""
+        if self.process is not None and self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.process.wait(15)
+        for session in self.sessions:
+            for pid in session_members(session):
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+        if self.process is not None:
+            self.process.wait(5)
+        wait_until(
+            lambda: not any(session_members(s) for s in self.sessions),
+            "the workers' processes to end (SIGKILLed)",
+        )
+        if self.kind == "rq":
+            self._release_scheduler_lock()
+
+    def _release_scheduler_lock(self) -> None:
+        """Return once RQ's scheduler lock is free. A worker started while it is held tries
+        again only ten minutes later, so nothing deferred would run. A lock whose scheduler
+        is dead (killed above) is deleted, as the scheduler would have on its way out; one
+        whose holder is unknown lasts 61 s at most."""
+        from redis import Redis
+
+        broker = Redis.from_url(self.env["PAYCHARGE_TEST_REDIS_URL"], decode_responses=True)
+        lock = f"rq:scheduler-lock:{QUEUE}"
+
+        def holder() -> dict[str, str]:
+            name = broker.get(lock)
+            found = broker.hgetall(f"rq:scheduler:{name!s}") if name else {}
+            return {str(key): str(value) for key, value in found.items()}
+
+        pid = int(holder().get("pid") or 0)
+        if pid and not alive(pid):
+            broker.delete(lock)
+
+        def diagnosis() -> str:
+            left = {s: session_members(s) for s in self.sessions}
+            return f"the holder: {holder()}; left in the workers' sessions: {left}"
+
+        wait_until(lambda: not broker.exists(lock), f"RQ's {lock} released", diagnose=diagnosis)
 
     def output(self) -> str:
         return self.log.read_text(errors="replace")[-4000:]
@@ -143,6 +177,30 @@ class Worker:
             parts.append(f"== the fake gateway was asked ({len(asked)}): {asked[-30:]}")
         parts.append(database_state())
         return "\n".join(parts)
+
+
+def _stat(pid: int | str) -> list[str]:
+    """A live process's state, parent, group and session (Linux's /proc), or [] once it
+    ended (a zombie has ended)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return []
+    return [] if fields[0] in ("Z", "X") else fields[:4]
+
+
+def alive(pid: int) -> bool:
+    return bool(_stat(pid))
+
+
+def session_members(session: int) -> list[int]:
+    """The processes alive in ``session``. RQ's work horse leaves its worker's process
+    group (``setpgrp``) but not its session, so a session reaches what a group does not."""
+    return [
+        int(path.name)
+        for path in Path("/proc").glob("[0-9]*")
+        if (fields := _stat(path.name)) and int(fields[3]) == session
+    ]
 
 
 @pytest.fixture(params=selected())
