@@ -16,7 +16,7 @@ import pytest
 
 from django_paycharge import services, signals
 from django_paycharge.client import parse_subscription
-from django_paycharge.exceptions import PayChargeError
+from django_paycharge.exceptions import PayChargeError, SyncInProgressError
 from django_paycharge.models import Subscription
 from django_paycharge.services.mirror import store_subscription
 from django_paycharge.services.webhooks.deliveries import process_delivery, store_delivery
@@ -193,3 +193,12 @@ def test_a_sync_cut_short_before_the_charges_reads_them_next_time(
     with django_capture_on_commit_callbacks(execute=True):
         assert services.sync_subscriptions().charges == 2
     assert len(renewals(heard, "subscription_renewal_paid")) == 2
+
+
+def test_a_subscription_sync_is_refused_while_another_runs(fake_gateway) -> None:
+    from django_paycharge.services.sync.lock import account_lock
+
+    with account_lock("default.subscriptions") as held:
+        assert held
+        with pytest.raises(SyncInProgressError, match="Another sync of account default is"):
+            services.sync_subscriptions()

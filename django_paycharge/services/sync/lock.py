@@ -23,7 +23,10 @@ from pathlib import Path
 from typing import Any
 
 from django.db import DEFAULT_DB_ALIAS, DatabaseError, connections
+from django.utils.translation import gettext as _
 
+from ...exceptions import SyncInProgressError
+from ...models import SyncCheckpoint
 from ..mirror import statements
 
 #: How often a waiting sync tries the lock again, in seconds.
@@ -132,3 +135,27 @@ class _LocalLock(_Lock):
     def close(self) -> None:
         if self.held:
             self.lock.release()
+
+
+def in_progress(account: str, resource: str | None = None) -> SyncInProgressError:
+    """The error for a run refused while another holds the account's lock, naming the
+    holder where ``resource``'s checkpoint records it (a subscription sync keeps none)."""
+    running = (
+        resource
+        and SyncCheckpoint.objects.filter(
+            account=account, resource=resource, run_holder__gt=""
+        ).first()
+    )
+    holder = ""
+    if running and running.run_started_at is not None:
+        holder = _("%(holder)s, since %(since)s") % {
+            "holder": running.run_holder,
+            "since": running.run_started_at.isoformat(timespec="seconds"),
+        }
+    message = _(
+        "Another sync of account %(account)s is running%(where)s; try again when it has finished."
+    ) % {
+        "account": account,
+        "where": f" ({holder})" if holder else "",
+    }
+    return SyncInProgressError(message, holder=holder)

@@ -38,7 +38,7 @@ from ...models import Charge, QuarantinedItem, SyncCheckpoint, SyncWindow
 from ...queue import background_task
 from ..clients import get_client
 from ..mirror import readable_alone, report, retry_quarantined, upsert_charges
-from .lock import account_lock
+from .lock import account_lock, in_progress
 from .read import Progress, Reading, SyncResult
 from .windows import PAGE_SIZE, Window
 
@@ -83,7 +83,7 @@ def sync_charges(
     store = uuid.UUID(str(store_id)) if store_id else None
     with account_lock(name, wait=wait) as held:
         if not held:
-            raise _in_progress(name)
+            raise in_progress(name, SyncCheckpoint.Resource.CHARGES)
         checkpoint, _created = SyncCheckpoint.objects.get_or_create(
             account=name, store_key=str(store or ""), resource=SyncCheckpoint.Resource.CHARGES
         )
@@ -129,25 +129,6 @@ def _run(
 def sync_windows() -> int:
     """How many windows a sync reads side by side: ``PAYCHARGE["SYNC_WINDOWS"]``."""
     return conf.get_int_setting("SYNC_WINDOWS", 1, 64)
-
-
-def _in_progress(account: str) -> SyncInProgressError:
-    running = SyncCheckpoint.objects.filter(
-        account=account, resource=SyncCheckpoint.Resource.CHARGES, run_holder__gt=""
-    ).first()
-    holder = ""
-    if running is not None and running.run_started_at is not None:
-        holder = _("%(holder)s, since %(since)s") % {
-            "holder": running.run_holder,
-            "since": running.run_started_at.isoformat(timespec="seconds"),
-        }
-    message = _(
-        "Another sync of account %(account)s is running%(where)s; try again when it has finished."
-    ) % {
-        "account": account,
-        "where": f" ({holder})" if holder else "",
-    }
-    return SyncInProgressError(message, holder=holder)
 
 
 def _start_run(checkpoint: SyncCheckpoint, *, full: bool, since: datetime | None) -> list[Window]:

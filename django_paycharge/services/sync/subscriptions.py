@@ -25,8 +25,7 @@ from ...client.types import Rejected
 from ...models import QuarantinedItem, Subscription
 from ..clients import get_client
 from ..mirror import quarantine, store_remote_charge, store_subscription
-from .lock import account_lock
-from .run import _in_progress
+from .lock import account_lock, in_progress
 
 #: How many of a changed subscription's newest charges are read (one page).
 RECENT_CHARGES = 10
@@ -59,7 +58,7 @@ def sync_subscriptions(
     result = SubscriptionSyncResult()
     with account_lock(f"{name}.subscriptions", wait=wait) as held:
         if not held:
-            raise _in_progress(name)
+            raise in_progress(name)
         rejected: list[Rejected] = []
         for remote in client.subscriptions.list(store, rejected=rejected):
             result.seen += 1
