@@ -253,7 +253,45 @@ class RequestState(models.TextChoices):
 OPEN_REQUEST_STATES = (RequestState.PENDING, RequestState.UNKNOWN)
 
 
-class ChargeRequest(models.Model):
+class MoneyRequest(models.Model):
+    """What every request of the one exactly-once machine keeps (``services.lifecycle``):
+    its account, its body, where it stands, how often it was sent and what went wrong.
+    States: :class:`RequestState`."""
+
+    State = RequestState
+
+    #: States that recovery may still send (with the request's own key).
+    OPEN_STATES = OPEN_REQUEST_STATES
+
+    account = models.CharField(_("account"), max_length=64, default="default")
+    params = models.JSONField(_("request parameters"), encoder=PayloadEncoder)
+    state = models.CharField(
+        _("state"), max_length=16, choices=State.choices, default=State.PENDING
+    )
+    attempts = models.PositiveIntegerField(_("attempts"), default=0)
+    #: When it was last sent: the gateway may finish a request some time after that.
+    sent_at = models.DateTimeField(_("last sent at"), null=True, blank=True)
+    error = models.JSONField(_("error"), null=True, blank=True, encoder=PayloadEncoder)
+    created_at = models.DateTimeField(_("created at"), auto_now_add=True)
+    updated_at = models.DateTimeField(_("updated at"), auto_now=True)
+
+    class Meta:
+        abstract = True
+
+
+class KeyedRequest(MoneyRequest):
+    """A request on something that exists already (a charge's refund, a subscription's
+    suspension): the caller's key kept as sent, and who asked."""
+
+    # Text, not UUID: a caller's own key (an API client's Idempotency-Key header) is kept as sent.
+    idempotency_key = models.CharField(_("idempotency key"), max_length=255, unique=True)
+    requested_by = models.CharField(_("requested by"), max_length=150, blank=True)
+
+    class Meta:
+        abstract = True
+
+
+class ChargeRequest(MoneyRequest):
     """A charge being created: committed with its idempotency key before the POST.
 
     If the process dies or the network drops after the gateway took the charge,
@@ -261,35 +299,19 @@ class ChargeRequest(models.Model):
     one remote charge and one local row. States: :class:`RequestState`.
     """
 
-    State = RequestState
-
-    #: States that recovery may still send (with the request's own key).
-    OPEN_STATES = OPEN_REQUEST_STATES
-
     #: The key sent to the gateway (always a UUID: the caller's own key stays local).
     idempotency_key = models.UUIDField(_("idempotency key"), unique=True, default=uuid.uuid4)
     #: The caller's key (e.g. ``order-12-attempt-1``): one request per key, ever.
     caller_key = models.CharField(
         _("caller's key"), max_length=255, unique=True, null=True, blank=True
     )
-    account = models.CharField(_("account"), max_length=64, default="default")
-    params = models.JSONField(_("request parameters"), encoder=PayloadEncoder)
-    state = models.CharField(
-        _("state"), max_length=16, choices=State.choices, default=State.PENDING
-    )
     charge = models.OneToOneField(
         Charge, null=True, blank=True, on_delete=models.SET_NULL, related_name="request"
     )
     #: The gateway's id of the charge when it answered but the mirror could not store it yet.
     charge_gateway_id = models.UUIDField(_("gateway charge id"), null=True, blank=True)
-    attempts = models.PositiveIntegerField(_("attempts"), default=0)
-    #: When it was last sent: the gateway may finish a request some time after that.
-    sent_at = models.DateTimeField(_("last sent at"), null=True, blank=True)
-    error = models.JSONField(_("error"), null=True, blank=True, encoder=PayloadEncoder)
     #: The gateway's id of the answer that created the charge (errors keep theirs in ``error``).
     gateway_request_id = models.CharField(_("gateway request id"), max_length=100, blank=True)
-    created_at = models.DateTimeField(_("created at"), auto_now_add=True)
-    updated_at = models.DateTimeField(_("updated at"), auto_now=True)
 
     class Meta:
         verbose_name = _("charge request")

@@ -8,7 +8,7 @@ from django.db import models
 from django.db.models import F, QuerySet, Sum
 from django.utils.translation import gettext_lazy as _
 
-from .charges import OPEN_REQUEST_STATES, REFUNDED_ANNOTATION, Charge, RequestState
+from .charges import REFUNDED_ANNOTATION, Charge, KeyedRequest
 from .payload import PayloadEncoder
 
 
@@ -140,7 +140,7 @@ def with_refunded_amounts(queryset: QuerySet[Charge]) -> QuerySet[Charge]:
     return queryset.annotate(**{REFUNDED_ANNOTATION: F("refunds_total")})
 
 
-class ChargeActionRequest(models.Model):
+class ChargeActionRequest(KeyedRequest):
     """A capture, cancel, refund or metadata update: committed with its idempotency key first.
 
     Like :class:`ChargeRequest` for new charges, and driven by the same machine
@@ -157,19 +157,9 @@ class ChargeActionRequest(models.Model):
         REFUND = "refund", _("Refund")
         UPDATE = "update", _("Metadata update")
 
-    State = RequestState
-    OPEN_STATES = OPEN_REQUEST_STATES
-
     kind = models.CharField(_("kind"), max_length=16, choices=Kind.choices)
-    # Text, not UUID: a caller's own key (an API client's Idempotency-Key header) is kept as sent.
-    idempotency_key = models.CharField(_("idempotency key"), max_length=255, unique=True)
-    account = models.CharField(_("account"), max_length=64, default="default")
     charge = models.ForeignKey(
         Charge, on_delete=models.CASCADE, related_name="action_requests", verbose_name=_("charge")
-    )
-    params = models.JSONField(_("request parameters"), encoder=PayloadEncoder)
-    state = models.CharField(
-        _("state"), max_length=16, choices=State.choices, default=State.PENDING
     )
     refund = models.ForeignKey(
         Refund, null=True, blank=True, on_delete=models.SET_NULL, related_name="requests"
@@ -177,13 +167,6 @@ class ChargeActionRequest(models.Model):
     cancel = models.ForeignKey(
         Cancel, null=True, blank=True, on_delete=models.SET_NULL, related_name="requests"
     )
-    requested_by = models.CharField(_("requested by"), max_length=150, blank=True)
-    attempts = models.PositiveIntegerField(_("attempts"), default=0)
-    #: When it was last sent: the gateway may finish a request some time after that.
-    sent_at = models.DateTimeField(_("last sent at"), null=True, blank=True)
-    error = models.JSONField(_("error"), null=True, blank=True, encoder=PayloadEncoder)
-    created_at = models.DateTimeField(_("created at"), auto_now_add=True)
-    updated_at = models.DateTimeField(_("updated at"), auto_now=True)
 
     class Meta:
         verbose_name = _("charge action request")

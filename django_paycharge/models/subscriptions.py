@@ -15,7 +15,7 @@ from django.db import models
 from django.db.models import QuerySet
 from django.utils.translation import gettext_lazy as _
 
-from .charges import OPEN_REQUEST_STATES, Charge, RequestState
+from .charges import Charge, KeyedRequest
 from .payload import PayloadEncoder
 
 
@@ -147,7 +147,7 @@ class ScheduledPayment(models.Model):
         return f"{self.due_date} {self.amount} {self.currency or ''}".strip()
 
 
-class SubscriptionRequest(models.Model):
+class SubscriptionRequest(KeyedRequest):
     """A new subscription, or a change of one, committed with its idempotency key first.
 
     Driven by the one exactly-once machine (``services.lifecycle.exactly_once``) like
@@ -162,17 +162,7 @@ class SubscriptionRequest(models.Model):
         CANCEL = "subscription_cancel", _("Cancel")
         CHANGE_CARD = "subscription_card", _("Change the card")
 
-    State = RequestState
-    OPEN_STATES = OPEN_REQUEST_STATES
-
     kind = models.CharField(_("kind"), max_length=32, choices=Kind.choices)
-    # Text: a caller's own key is kept as sent (as for charge action requests).
-    idempotency_key = models.CharField(_("idempotency key"), max_length=255, unique=True)
-    account = models.CharField(_("account"), max_length=64, default="default")
-    params = models.JSONField(_("request parameters"), encoder=PayloadEncoder)
-    state = models.CharField(
-        _("state"), max_length=16, choices=State.choices, default=State.PENDING
-    )
     #: The subscription changed, or the one the create made once stored.
     subscription = models.ForeignKey(
         Subscription,
@@ -182,12 +172,6 @@ class SubscriptionRequest(models.Model):
         related_name="requests",
         verbose_name=_("subscription"),
     )
-    requested_by = models.CharField(_("requested by"), max_length=150, blank=True)
-    attempts = models.PositiveIntegerField(_("attempts"), default=0)
-    sent_at = models.DateTimeField(_("last sent at"), null=True, blank=True)
-    error = models.JSONField(_("error"), null=True, blank=True, encoder=PayloadEncoder)
-    created_at = models.DateTimeField(_("created at"), auto_now_add=True)
-    updated_at = models.DateTimeField(_("updated at"), auto_now=True)
 
     class Meta:
         verbose_name = _("subscription request")
