@@ -1,5 +1,6 @@
-"""docs/subscriptions.md's order per renewal, run as written: heard from the fake gateway's
-renewals, again as after a crash, late, and after a sync, it makes one order per renewal.
+"""docs/subscriptions.md run as written: its ``subscribe`` makes one subscription however
+often it is called, and its order per renewal, heard from the fake gateway's renewals, again
+as after a crash, late, and after a sync, makes one order per renewal.
 
 The guide's ``shop/renewals.py`` block is run here as it is written, beside a stand-in for
 its ``shop/models.py``: a ``RenewalOrder`` whose ``objects.get_or_create`` keeps orders by
@@ -104,3 +105,23 @@ def test_one_order_per_renewal_however_often_and_late_it_is_heard(
         _webhook("subscription_payment", sub)
         services.sync_subscriptions()
     assert len(orders.rows) == 2
+
+
+def test_the_guides_subscribe_makes_one_subscription_however_often_called(
+    fake_gateway: Any,
+) -> None:
+    [body] = [
+        s.body
+        for s in snippets(REPO / "docs" / "subscriptions.md", REPO)
+        if s.action == "file" and s.target == "shop/subscribe.py"
+    ]
+    shop: dict[str, Any] = {}
+    exec(compile(body, "docs/subscriptions.md (shop/subscribe.py)", "exec"), shop)
+    order = types.SimpleNamespace(pk=7)
+    token = fake_gateway.create_transaction_token(type="subscription")["id"]
+    first = shop["subscribe"](order, token)
+    again = shop["subscribe"](order, token)  # a double click, a retried view
+    assert first.pk == again.pk and Subscription.objects.count() == 1
+    assert (first.amount, first.currency, first.period) == (1200, "JPY", "monthly")
+    made = [r for r in fake_gateway.requests_log if r["method"] == "POST"]
+    assert [r["path"] for r in made].count("/subscriptions") == 1
