@@ -23,6 +23,8 @@ Ids are stable and never reused once retired:
 - W003 an SQLite database has no busy time-out or no IMMEDIATE transactions
 - W004 a named account has no WEBHOOK_AUTH_TOKENS of its own (the default account's are used)
 - W005 WEBHOOK_LEASE_SECONDS is shorter than one gateway request may take
+- W006 (``check --deploy``) a PostgreSQL database opens a new connection for every
+  request: CONN_MAX_AGE is 0 and no pool is configured
 """
 
 from __future__ import annotations
@@ -344,6 +346,42 @@ def sqlite_busy_timeout_messages(databases: Mapping[str, Any]) -> list[CheckMess
                     id=_id("W003"),
                 )
             )
+    return messages
+
+
+@register(Tags.database, deploy=True)
+def check_postgresql_connections(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    """W006: a PostgreSQL connection opened for every request costs more than a checkout's
+    writes (its server process, authentication and catalog reads)."""
+    return postgresql_connection_messages(getattr(settings, "DATABASES", {}))
+
+
+def postgresql_connection_messages(databases: Mapping[str, Any]) -> list[CheckMessage]:
+    """The W006 warnings for ``databases`` (a ``DATABASES``-shaped mapping)."""
+    messages: list[CheckMessage] = []
+    for alias, database in databases.items():
+        if "postgresql" not in str(database.get("ENGINE", "")):
+            continue
+        pooled = bool((database.get("OPTIONS") or {}).get("pool"))
+        if pooled or database.get("CONN_MAX_AGE", 0) != 0:
+            continue
+        messages.append(
+            Warning(
+                _(
+                    "Database %(alias)s is PostgreSQL and opens a new connection for every "
+                    "request (CONN_MAX_AGE is 0, no pool): each checkout pays for a connection "
+                    "that costs the server more than the payment's own writes."
+                )
+                % {"alias": repr(alias)},
+                hint=_(
+                    "Set DATABASES[%(alias)s]['CONN_MAX_AGE'] = 60 with 'CONN_HEALTH_CHECKS': "
+                    "True, or OPTIONS {'pool': True} with psycopg[pool] (see the deployment "
+                    "guide)."
+                )
+                % {"alias": repr(alias)},
+                id=_id("W006"),
+            )
+        )
     return messages
 
 

@@ -135,6 +135,39 @@ def test_sqlite_without_a_busy_timeout_is_warned_about(options, warned):
         assert "'default'" in messages[0].msg and "'timeout': 20" in str(messages[0].hint)
 
 
+PG = {"ENGINE": "django.db.backends.postgresql", "NAME": "shop"}
+
+
+@pytest.mark.parametrize(
+    ("database", "warned"),
+    [
+        (PG, True),  # Django's default: a new connection every request
+        ({**PG, "CONN_MAX_AGE": 0}, True),
+        ({**PG, "CONN_MAX_AGE": 60, "CONN_HEALTH_CHECKS": True}, False),
+        ({**PG, "CONN_MAX_AGE": None}, False),  # kept for ever
+        ({**PG, "OPTIONS": {"pool": True}}, False),
+        ({**PG, "OPTIONS": {"pool": {"min_size": 2}}}, False),
+        (SQLITE, False),
+    ],
+)
+def test_postgresql_without_kept_connections_is_warned_about_at_deploy(database, warned):
+    from django_paycharge.checks import postgresql_connection_messages
+
+    messages = postgresql_connection_messages({"default": database})
+    assert ids(messages) == (["django_paycharge.W006"] if warned else [])
+    if warned:
+        assert "'default'" in messages[0].msg and "CONN_MAX_AGE" in str(messages[0].hint)
+
+
+def test_the_connection_check_runs_only_with_deploy():
+    from django.core.checks.registry import registry
+
+    from django_paycharge.checks import check_postgresql_connections
+
+    assert check_postgresql_connections in registry.get_checks(include_deployment_checks=True)
+    assert check_postgresql_connections not in registry.get_checks()
+
+
 def test_the_seconds_settings_are_validated_when_read(settings):
     from django_paycharge import conf
     from django_paycharge.exceptions import ConfigurationError
