@@ -10,7 +10,7 @@ from __future__ import annotations
 from ._client import PayChargeClient
 from .lifecycle_types import Cancel, Capture, ChargeExpiry, Refund, ThreeDSIssuerToken
 from .paging import Prefetcher, RawPage
-from .parsing import ShapeError, parse_charge, parse_webhook
+from .parsing import ShapeError, parse_charge, parse_transaction_token, parse_webhook
 from .retries import IN_PROGRESS_CODE
 from .subscription_params import PlanSimulationParams, SubscriptionCreateParams
 from .subscription_parsing import parse_subscription
@@ -25,6 +25,7 @@ from .types import (
     Charge,
     ChargeError,
     ChargeRedirect,
+    CvvAuthorization,
     IssuerToken,
     Page,
     Rejected,
@@ -41,6 +42,7 @@ __all__ = [
     "ChargeError",
     "ChargeExpiry",
     "ChargeRedirect",
+    "CvvAuthorization",
     "IssuerToken",
     "Page",
     "PayChargeClient",
@@ -62,5 +64,6 @@ __all__ = [
     "WebhookConfiguration",
     "parse_charge",
     "parse_subscription",
+    "parse_transaction_token",
     "parse_webhook",
 ]
