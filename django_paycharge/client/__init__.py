@@ -30,6 +30,7 @@ from .types import (
     Page,
     Rejected,
     ThreeDS,
+    TokenCard,
     TransactionToken,
     WebhookConfiguration,
 )
@@ -60,6 +61,7 @@ __all__ = [
     "SubscriptionCreateParams",
     "ThreeDS",
     "ThreeDSIssuerToken",
+    "TokenCard",
     "TransactionToken",
     "WebhookConfiguration",
     "parse_charge",

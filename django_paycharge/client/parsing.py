@@ -30,6 +30,7 @@ from .types import (
     Page,
     Rejected,
     ThreeDS,
+    TokenCard,
     TransactionToken,
     WebhookConfiguration,
     token_digest,
@@ -285,6 +286,25 @@ def parse_transaction_token(value: Any) -> TransactionToken:
         last_used_on=_datetime(g("last_used_on")),
         previous_id=_uuid(g("previous_id")),
         cvv_authorize=_cvv_authorization(cvv) if cvv is not None else None,
+        card=_card(data, g("payment_type")),
+    )
+
+
+def _card(data: JSONObject | None, payment_type: Any) -> TokenCard | None:
+    """``data.card`` as the gateway nests it; a card token's flat ``data`` (older bodies) too."""
+    if data is None:
+        return None
+    card = _dict(data.get("card"))
+    if card is None and payment_type == "card" and "last_four" in data:
+        card = data
+    if card is None:
+        return None
+    return TokenCard(
+        brand=_text(card.get("brand")),
+        last_four=_text(card.get("last_four")),
+        exp_month=_int(card.get("exp_month")),
+        exp_year=_int(card.get("exp_year")),
+        raw=card,
     )
 
 

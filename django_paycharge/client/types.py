@@ -169,13 +169,26 @@ class CvvAuthorization:
 
 
 @dataclass(frozen=True, slots=True)
+class TokenCard:
+    """What a card token says of its card (``data.card``): what a shop shows a returning
+    customer ("VISA ending 4242, 12/2030"). Never the number."""
+
+    brand: str | None
+    last_four: str | None
+    exp_month: int | None
+    exp_year: int | None
+    raw: JSONObject = field(repr=False, compare=False)
+
+
+@dataclass(frozen=True, slots=True)
 class TransactionToken:
     """A transaction token (``data`` holds ``brand`` and ``call_method`` for online tokens).
 
     A saved card is a token of ``type`` ``recurring``: ``usage_limit`` (at most one charge
     per ``daily``/``weekly``/``monthly``/``annually`` period, None: no limit),
     ``cvv_authorize`` (its CVV authorization, when the store asks for one), ``active``
-    (False once deleted) and ``previous_id`` (the token a renewal replaced).
+    (False once deleted) and ``previous_id`` (the token a renewal replaced). ``card``: the
+    card's brand, last four digits and expiry, for a card token.
     """
 
     id: uuid.UUID
@@ -193,6 +206,7 @@ class TransactionToken:
     last_used_on: datetime | None = None
     previous_id: uuid.UUID | None = None
     cvv_authorize: CvvAuthorization | None = None
+    card: TokenCard | None = None
 
 
 @dataclass(frozen=True, slots=True)

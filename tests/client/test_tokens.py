@@ -58,6 +58,13 @@ def test_a_recorded_recurring_token_is_read() -> None:
     assert (token.cvv_authorize.enabled, token.cvv_authorize.status) == (True, "current")
     assert token.cvv_authorize.charge_id == uuid.UUID("11ed7d43-284a-afe2-bbe4-f7e019497fb1")
     assert token.raw is RECORDED
+    assert token.card is not None
+    assert (token.card.brand, token.card.last_four, token.card.exp_month, token.card.exp_year) == (
+        "visa",
+        "9504",
+        12,
+        2099,
+    )
 
 
 @pytest.mark.parametrize(
@@ -65,7 +72,8 @@ def test_a_recorded_recurring_token_is_read() -> None:
     [
         {"active": "yes", "usage_limit": 7, "last_used_on": "soon", "previous_id": "x"},
         {"data": "not an object"},
-        {"data": {"cvv_authorize": ["enabled"]}},
+        {"data": {"cvv_authorize": ["enabled"], "card": "visa"}},
+        {"data": {"card": {"last_four": 4242, "exp_month": "twelve"}}},
         {"data": {"cvv_authorize": {"enabled": "maybe", "status": 3, "charge_id": 1}}},
         {"type": None, "usage_limit": None, "active": None},
     ],
@@ -139,3 +147,4 @@ def test_the_fakes_token_is_read() -> None:
     token = parse_transaction_token(body)
     assert (token.type, token.usage_limit, token.active) == ("recurring", "daily", True)
     assert token.cvv_authorize is not None and token.cvv_authorize.status == "pending"
+    assert token.card is not None and token.card.last_four == "4242"
