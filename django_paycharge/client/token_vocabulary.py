@@ -44,6 +44,11 @@ RECURRING_TOKEN_DELETED = "recurring_token_deleted"  # noqa: S105 (an event name
 # answers each with HTTP 400.
 #: A charge on a card token whose CVV authorization is enabled but not ``current``.
 CVV_AUTHORIZATION_NOT_COMPLETED = "CVV_AUTHORIZATION_NOT_COMPLETED"
+#: A charge on a recurring card token when the store asks the card's security code again for
+#: such charges (its ``card_charge_cvv_confirmation``) and none was given since the last one:
+#: the customer enters it (a ``PATCH`` of the token's ``data.cvv``, which the browser's app
+#: token may send), then the charge is made again (univapay-client-sdk's update request).
+RECURRING_USAGE_REQUIRES_CVV = "RECURRING_USAGE_REQUIRES_CVV"
 #: A merchant's charge on a token that is not recurring (PHP's ``Reason``).
 TRANSACTION_TOKEN_IS_NOT_RECURRING = "TRANSACTION_TOKEN_IS_NOT_RECURRING"  # noqa: S105
 #: A direct charge on a token of type ``subscription`` (PHP ``validateCreateCharge``).
@@ -60,6 +65,7 @@ USAGE_LIMIT_NOT_APPLICABLE = "USAGE_LIMIT_NOT_APPLICABLE"
 TOKEN_ERROR_CODES = frozenset(
     {
         CVV_AUTHORIZATION_NOT_COMPLETED,
+        RECURRING_USAGE_REQUIRES_CVV,
         TRANSACTION_TOKEN_IS_NOT_RECURRING,
         NON_SUBSCRIPTION_PAYMENT,
         RECURRING_TOKEN_DISABLED,
@@ -102,6 +108,7 @@ __all__ = [
     "RECURRING_TOKEN_DELETED",
     "RECURRING_TOKEN_DISABLED",
     "RECURRING_TOKEN_TYPE",
+    "RECURRING_USAGE_REQUIRES_CVV",
     "SUBSCRIPTION_TOKEN_TYPE",
     "TOKEN_ERROR_CODES",
     "TOKEN_EVENTS",

@@ -62,10 +62,18 @@ def list_tokens(fake: FakeApp, request: Request) -> Any:
 
 
 def update_token(fake: FakeApp, request: Request) -> Any:
-    """``PATCH /stores/{s}/tokens/{t}``; a new ``data.cvv`` is authorized right after."""
+    """``PATCH /stores/{s}/tokens/{t}``; a new ``data.cvv`` is authorized right after. The
+    browser's app token (``Bearer jwt``, no secret) may send a security code, and only that."""
     state = fake.state
     token = _token(fake, request)
-    body = state.update_token(token, request.json())
+    body = request.json()
+    app = request.credentials()
+    widget = request.headers.get("authorization", "").strip() == f"Bearer {app.jwt}"
+    data = body.get("data")
+    if widget and (set(body) - {"data"} or not isinstance(data, dict) or set(data) != {"cvv"}):
+        reason = [("Authorization", "SECRET_REQUIRED")]
+        raise ApiError(403, "INVALID_PERMISSIONS", reason)
+    body = state.update_token(token, body)
     request.after.append(lambda: state.start_cvv_authorization(token.id))
     return 200, body
 

@@ -104,6 +104,7 @@ class FakeGateway:
         self.move_clock = self.state.move_clock
         self.require_cvv_authorization = self.state.require_cvv_authorization
         self.set_cvv_authorization = self.state.set_cvv_authorization
+        self.require_cvv_confirmation = self.state.require_cvv_confirmation
         self.reset = self.state.reset
 
     @property

@@ -27,6 +27,9 @@ class Store:
     #: The store asks a recurring card token's CVV to be authorized before its first charge
     #: (the gateway's ``recurring_token_configuration.card_charge_cvv_confirmation``).
     cvv_authorization: bool = False
+    #: The store asks the security code again for each charge on a recurring card token
+    #: (``card_charge_cvv_confirmation``; the fake has no amount threshold).
+    cvv_confirmation: bool = False
 
 
 @dataclass(slots=True, frozen=True)
@@ -74,6 +77,8 @@ class TransactionToken:
     last_used: dt.datetime | None = None
     previous_id: str | None = None
     cvv_authorize: Json | None = None
+    #: A security code was given (``PATCH data.cvv``) since the token's last charge.
+    cvv_given: bool = False
 
     def to_json(self) -> Json:
         """The token as ``GET /stores/{s}/tokens/{t}`` returns it."""

@@ -14,6 +14,10 @@ univapay-java-sdk ``responses/transactiontoken/*.json``); the refusals are the c
   ``pending``, then ``current`` right after the answer (``failed`` for the declining test
   cards); a charge before that is refused (``CVV_AUTHORIZATION_NOT_COMPLETED``). A ``PATCH``
   with ``data.cvv`` authorizes it again.
+- A store that asks the security code again for each recurring card charge
+  (:meth:`TokenRules.require_cvv_confirmation`) refuses one (``RECURRING_USAGE_REQUIRES_CVV``)
+  unless a ``PATCH`` gave ``data.cvv`` since the token's last charge; the browser's app
+  token (``Bearer jwt``) may send that ``PATCH``, and nothing else.
 - Deleting a recurring token deactivates it (it stays readable, ``active: false``); a renewal
   makes a new token naming the old as ``previous_id`` and deactivates the old one.
 
@@ -33,6 +37,7 @@ from ..client.token_vocabulary import (
     CVV_AUTHORIZE_STATUSES,
     RECURRING_TOKEN_DELETED,
     RECURRING_TOKEN_TYPE,
+    RECURRING_USAGE_REQUIRES_CVV,
     TOKEN_REPLACED,
     USAGE_LIMIT_REACHED,
     charge_refusal,
@@ -162,6 +167,7 @@ class TokenRules:
             token.data.update({k: data[k] for k in _UPDATABLE_DATA if k in data})
             if cvv is not None and token.cvv_authorize and token.cvv_authorize.get("enabled"):
                 token.cvv_authorize.update(status="pending", charge_id=None)
+            token.cvv_given = token.cvv_given or cvv is not None
             answer = token.to_json()
             deliveries = self.record_deliveries(self._store(token), ["token_updated"], answer)
         self.sender.send(deliveries)
@@ -222,6 +228,11 @@ class TokenRules:
         with self.lock:
             self.stores[store_id or self.default_credentials[2]].cvv_authorization = required
 
+    def require_cvv_confirmation(self, required: bool = True, store_id: str | None = None) -> None:
+        """Test control: the store asks the security code again for each recurring card charge."""
+        with self.lock:
+            self.stores[store_id or self.default_credentials[2]].cvv_confirmation = required
+
     def start_cvv_authorization(self, token_id: str) -> None:
         """After an answer: a ``pending`` CVV authorization finishes (now, or after the delay)."""
         with self.lock:
@@ -276,6 +287,11 @@ class TokenRules:
         )
         if reason is not None:
             raise ApiError(400, reason, [("transaction_token_id", reason)])
+        store = self._store(token)
+        asks = store.cvv_confirmation and token.type == RECURRING_TOKEN_TYPE
+        if asks and token.payment_type == "card" and not token.cvv_given:
+            field = [("data.cvv", "REQUIRED_VALUE")]
+            raise ApiError(400, RECURRING_USAGE_REQUIRES_CVV, field)
         period = _USAGE_PERIODS.get(token.usage_limit or "")
         if period and token.last_used is not None:
             allowed = add_duration(token.last_used.astimezone(dt.UTC).date(), period)
@@ -284,8 +300,10 @@ class TokenRules:
                 raise ApiError(400, USAGE_LIMIT_REACHED, field)
 
     def use_token(self, token: TransactionToken) -> None:
-        """Under the lock: a charge was made with ``token`` now (on the fake's clock)."""
+        """Under the lock: a charge was made with ``token`` now (on the fake's clock); a
+        security code given for it is used up."""
         token.last_used = self.clock()
+        token.cvv_given = False
 
     def _store(self, token: TransactionToken) -> Store:
         return self.stores[token.store_id]

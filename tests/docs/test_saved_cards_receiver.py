@@ -18,10 +18,11 @@ from typing import Any
 import pytest
 
 from django_paycharge import services
+from django_paycharge.exceptions import BadRequestError
 from django_paycharge.models import ChargeRequest, TransactionTokenInfo
 from django_paycharge.services.webhooks.deliveries import process_delivery, store_delivery
 from django_paycharge.signals import saved_card_deleted, saved_card_replaced
-from django_paycharge.testing import TEST_STORE_ID
+from django_paycharge.testing import TEST_STORE_ID, TEST_WIDGET_JWT
 
 from .project import REPO
 from .snippets import snippets
@@ -60,7 +61,7 @@ class _Found:
 
 
 class _Order:
-    """A saved order, as ``services.idempotency_key_for`` reads one."""
+    """A saved order, as ``services.payment_attempt_key`` reads one."""
 
     _meta = types.SimpleNamespace(label_lower="shop.order")
 
@@ -118,6 +119,17 @@ def test_the_guides_saved_card_module(
     first = module.pay_with_saved_card(order, card)
     assert module.pay_with_saved_card(order, card).pk == first.pk  # clicked twice: one charge
     assert (first.requested_amount, ChargeRequest.objects.count()) == (3300, 1)
+
+    # The store starts asking the security code again: refused, the customer gives it from
+    # the browser, and the order's next attempt charges (the refused one charged nothing).
+    fake_gateway.require_cvv_confirmation()
+    with pytest.raises(BadRequestError):
+        module.pay_with_saved_card(_Order(44, 500), card)
+    browser = {"Authorization": f"Bearer {TEST_WIDGET_JWT}"}
+    path = f"/stores/{TEST_STORE_ID}/tokens/{token}"
+    fake_gateway.request("PATCH", path, {"data": {"cvv": "123"}}, headers=browser)
+    assert module.pay_with_saved_card(_Order(44, 500), card).requested_amount == 500
+    fake_gateway.require_cvv_confirmation(False)
 
     renewed = fake_gateway.request(
         "POST", f"/stores/{TEST_STORE_ID}/tokens/{token}/renew", {"data": {"exp_year": 2100}}

@@ -18,6 +18,7 @@ from django_paycharge.client.token_vocabulary import (
     CVV_AUTHORIZATION_NOT_COMPLETED,
     NON_SUBSCRIPTION_PAYMENT,
     RECURRING_TOKEN_DISABLED,
+    RECURRING_USAGE_REQUIRES_CVV,
     TRANSACTION_TOKEN_IS_NOT_RECURRING,
     USAGE_LIMIT_REACHED,
 )
@@ -25,7 +26,7 @@ from django_paycharge.exceptions import BadRequestError, InvalidParametersError,
 from django_paycharge.models import ChargeRequest, TransactionTokenInfo
 from django_paycharge.services.mirror import store_saved_card
 from django_paycharge.services.webhooks.deliveries import process_delivery, store_delivery
-from django_paycharge.testing import TEST_STORE_ID
+from django_paycharge.testing import TEST_STORE_ID, TEST_WIDGET_JWT
 
 pytestmark = pytest.mark.django_db
 
@@ -191,3 +192,21 @@ def test_a_token_the_gateway_no_longer_knows_is_mirrored_deleted(
     row = TransactionTokenInfo.objects.get(token_id=token)
     assert (row.active, row.state) == (False, "not_found")
     assert [name for name, _ in heard] == ["saved_card_deleted"]
+
+
+def test_a_store_that_asks_the_cvv_again_refuses_until_the_customer_gives_it(fake_gateway):
+    fake_gateway.require_cvv_confirmation()
+    token = fake_gateway.create_transaction_token(type="recurring")["id"]
+    key = services.payment_attempt_key("order-5")
+    with pytest.raises(BadRequestError) as refused:
+        pay(token, key)
+    assert (refused.value.code, refused.value.outcome) == (RECURRING_USAGE_REQUIRES_CVV, "refused")
+    # The customer's page sends the security code from the browser (Bearer jwt alone).
+    browser = {"Authorization": f"Bearer {TEST_WIDGET_JWT}"}
+    path = f"{TOKENS}/{token}"
+    assert (
+        fake_gateway.request("PATCH", path, {"data": {"cvv": "123"}}, headers=browser).status == 200
+    )
+    again = services.payment_attempt_key("order-5")  # the refused attempt charged nothing
+    assert again != key
+    assert pay(token, again).status == "pending"

@@ -12,10 +12,11 @@ from django_paycharge.client.token_vocabulary import (
     CVV_AUTHORIZATION_NOT_COMPLETED,
     NON_SUBSCRIPTION_PAYMENT,
     RECURRING_TOKEN_DISABLED,
+    RECURRING_USAGE_REQUIRES_CVV,
     USAGE_LIMIT_NOT_APPLICABLE,
     USAGE_LIMIT_REACHED,
 )
-from django_paycharge.testing import CARD_DECLINED, TEST_STORE_ID, FakeGateway
+from django_paycharge.testing import CARD_DECLINED, TEST_STORE_ID, TEST_WIDGET_JWT, FakeGateway
 
 TOKENS = f"/stores/{TEST_STORE_ID}/tokens"
 
@@ -159,3 +160,19 @@ def test_tokens_of_another_store_are_not_found(fake):
         type="recurring", store_id="44444444-4444-4444-8444-444444444444"
     )["id"]
     assert fake.request("DELETE", f"{TOKENS}/{token}").status == 404
+
+
+def test_a_store_that_asks_the_cvv_again_for_each_recurring_charge(fake):
+    fake.require_cvv_confirmation()
+    token = fake.create_transaction_token(type="recurring")["id"]
+    assert charge(fake, token)[1]["code"] == RECURRING_USAGE_REQUIRES_CVV
+    browser = {"Authorization": f"Bearer {TEST_WIDGET_JWT}"}
+    cvv = fake.request("PATCH", f"{TOKENS}/{token}", {"data": {"cvv": "123"}}, headers=browser)
+    assert cvv.status == 200
+    assert charge(fake, token)[0] == 201
+    assert charge(fake, token)[1]["code"] == RECURRING_USAGE_REQUIRES_CVV  # used up
+    other = {"email": "x@example.com"}
+    refused = fake.request("PATCH", f"{TOKENS}/{token}", other, headers=browser)
+    assert (refused.status, refused.json()["code"]) == (403, "INVALID_PERMISSIONS")
+    assert fake.request("PATCH", f"{TOKENS}/{token}", other).status == 200  # with the secret
+    assert charge(fake, fake.create_transaction_token()["id"])[0] == 201  # one-time: not asked
