@@ -381,6 +381,20 @@ class SubscriptionStateError(ServiceError):
         self.status = status
 
 
+class SavedCardError(ServiceError):
+    """What the mirror knows of a saved card's transaction token says the gateway would refuse
+    this charge: refused before anything was kept or sent (``outcome == "refused"``).
+
+    ``code`` is the gateway's code for it (:mod:`django_paycharge.client.token_vocabulary`):
+    ``TRANSACTION_TOKEN_IS_NOT_RECURRING``, ``NON_SUBSCRIPTION_PAYMENT``,
+    ``RECURRING_TOKEN_DISABLED`` (deleted) or ``CVV_AUTHORIZATION_NOT_COMPLETED`` (ask the
+    customer for the card's security code first).
+    """
+
+    default_message = gettext_noop("This saved card cannot be charged.")
+    outcome = "refused"
+
+
 class SyncInProgressError(ServiceError):
     """Another sync of the same account is running; ``holder`` says where, when known."""
 

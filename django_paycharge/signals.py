@@ -20,6 +20,11 @@
   first one included) became ``successful`` in the mirror, once per charge.
 - ``subscription_renewal_failed(subscription, charge)``: such a charge became ``failed``
   or ``error``. ``subscription`` is None when the mirror does not hold it yet.
+- ``saved_card_replaced(saved_card, previous_token_id)``: a saved card (a ``recurring``
+  transaction token, :class:`~django_paycharge.models.TransactionTokenInfo`) renewed by a new
+  token, once per new token; ``previous_token_id`` (text) is the token it replaces.
+- ``saved_card_deleted(saved_card)``: a saved card was deleted (it can no longer be
+  charged), once per token.
 
 Every receiver also gets ``event_id`` (a UUID): the same for every receiver
 of one change, and on every run of it, so a receiver can act once.
@@ -50,6 +55,8 @@ subscription_canceled = Signal()
 subscription_completed = Signal()
 subscription_renewal_paid = Signal()
 subscription_renewal_failed = Signal()
+saved_card_replaced = Signal()
+saved_card_deleted = Signal()
 
 
 #: Every signal of the app, by name.
@@ -70,4 +77,6 @@ SIGNALS: dict[str, Signal] = {
     "subscription_completed": subscription_completed,
     "subscription_renewal_paid": subscription_renewal_paid,
     "subscription_renewal_failed": subscription_renewal_failed,
+    "saved_card_replaced": saved_card_replaced,
+    "saved_card_deleted": saved_card_deleted,
 }

@@ -118,7 +118,7 @@ def test_the_handoff_hook_gets_stored_deliveries_instead_of_our_queue(settings, 
     handed_off.clear()
     response = client.post(
         "/payments/webhook/",
-        data=json.dumps({"id": "d-handoff", "event": "token_created", "data": {}}),
+        data=json.dumps({"id": "d-handoff", "event": "a_later_event", "data": {}}),
         content_type="application/json",
         HTTP_AUTHORIZATION=f"Bearer {TOKEN}",
     )

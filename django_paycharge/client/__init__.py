@@ -10,7 +10,7 @@ from __future__ import annotations
 from ._client import PayChargeClient
 from .lifecycle_types import Cancel, Capture, ChargeExpiry, Refund, ThreeDSIssuerToken
 from .paging import Prefetcher, RawPage
-from .parsing import ShapeError, parse_charge, parse_webhook
+from .parsing import ShapeError, parse_charge, parse_transaction_token, parse_webhook
 from .retries import IN_PROGRESS_CODE
 from .subscription_params import PlanSimulationParams, SubscriptionCreateParams
 from .subscription_parsing import parse_subscription
@@ -25,10 +25,12 @@ from .types import (
     Charge,
     ChargeError,
     ChargeRedirect,
+    CvvAuthorization,
     IssuerToken,
     Page,
     Rejected,
     ThreeDS,
+    TokenCard,
     TransactionToken,
     WebhookConfiguration,
 )
@@ -41,6 +43,7 @@ __all__ = [
     "ChargeError",
     "ChargeExpiry",
     "ChargeRedirect",
+    "CvvAuthorization",
     "IssuerToken",
     "Page",
     "PayChargeClient",
@@ -58,9 +61,11 @@ __all__ = [
     "SubscriptionCreateParams",
     "ThreeDS",
     "ThreeDSIssuerToken",
+    "TokenCard",
     "TransactionToken",
     "WebhookConfiguration",
     "parse_charge",
     "parse_subscription",
+    "parse_transaction_token",
     "parse_webhook",
 ]

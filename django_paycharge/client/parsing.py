@@ -24,11 +24,13 @@ from .types import (
     Charge,
     ChargeError,
     ChargeRedirect,
+    CvvAuthorization,
     IssuerToken,
     JSONObject,
     Page,
     Rejected,
     ThreeDS,
+    TokenCard,
     TransactionToken,
     WebhookConfiguration,
     token_digest,
@@ -266,6 +268,8 @@ def parse_transaction_token(value: Any) -> TransactionToken:
     """A :class:`TransactionToken` from the decoded JSON of a transaction token."""
     d = _object(value, "the transaction token")
     g = d.get
+    data = _dict(g("data"))
+    cvv = _dict(data.get("cvv_authorize")) if data is not None else None
     return TransactionToken(
         id=_required_uuid(g("id"), "id"),
         store_id=_uuid(g("store_id")),
@@ -274,8 +278,42 @@ def parse_transaction_token(value: Any) -> TransactionToken:
         mode=_text(g("mode")),
         email=_text(g("email")),
         metadata=_dict(g("metadata")),
-        data=_dict(g("data")),
+        data=data,
         created_on=_datetime(g("created_on")),
+        raw=d,
+        active=_bool(g("active")),
+        usage_limit=_text(g("usage_limit")),
+        last_used_on=_datetime(g("last_used_on")),
+        previous_id=_uuid(g("previous_id")),
+        cvv_authorize=_cvv_authorization(cvv) if cvv is not None else None,
+        card=_card(data, g("payment_type")),
+    )
+
+
+def _card(data: JSONObject | None, payment_type: Any) -> TokenCard | None:
+    """``data.card`` as the gateway nests it; a card token's flat ``data`` (older bodies) too."""
+    if data is None:
+        return None
+    card = _dict(data.get("card"))
+    if card is None and payment_type == "card" and "last_four" in data:
+        card = data
+    if card is None:
+        return None
+    return TokenCard(
+        brand=_text(card.get("brand")),
+        last_four=_text(card.get("last_four")),
+        exp_month=_int(card.get("exp_month")),
+        exp_year=_int(card.get("exp_year")),
+        raw=card,
+    )
+
+
+def _cvv_authorization(d: JSONObject) -> CvvAuthorization:
+    return CvvAuthorization(
+        enabled=_bool(d.get("enabled")),
+        status=_text(d.get("status")),
+        charge_id=_uuid(d.get("charge_id")),
+        currency=_text(d.get("currency")),
         raw=d,
     )
 

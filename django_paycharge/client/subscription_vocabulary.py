@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from types import MappingProxyType
 
+from .token_vocabulary import SUBSCRIPTION_TOKEN_TYPE
 from .vocabulary import (
     CANNOT_CHANGE_CANCELED_SUBSCRIPTION,
     CANNOT_CHANGE_TOKEN,
@@ -73,8 +74,6 @@ TERMINATION_MODES = ("immediate", "on_next_payment")
 INSTALLMENT_PLAN_TYPES = ("revolving", "fixed_cycles")
 #: ``subscription_plan.plan_type``: a fixed number of cycles, or a fixed amount per cycle.
 SUBSCRIPTION_PLAN_TYPES = ("fixed_cycles", "fixed_cycle_amount")
-#: The transaction token type a subscription is created with.
-SUBSCRIPTION_TOKEN_TYPE = "subscription"  # noqa: S105 (a token type, not a secret)
 #: Payment types a subscription may be paid with (PHP ``isSubscribable``).
 SUBSCRIBABLE_PAYMENT_TYPES = frozenset({"card", "konbini", "apple_pay"})
 

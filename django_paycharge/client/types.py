@@ -157,8 +157,39 @@ class WebhookConfiguration:
 
 
 @dataclass(frozen=True, slots=True)
+class CvvAuthorization:
+    """A card token's ``data.cvv_authorize``: whether the store has its CVV authorized before
+    the first charge, and how far that went (``pending``, ``current``, ``failed``...)."""
+
+    enabled: bool | None
+    status: str | None
+    charge_id: uuid.UUID | None
+    currency: str | None
+    raw: JSONObject = field(repr=False, compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class TokenCard:
+    """What a card token says of its card (``data.card``): what a shop shows a returning
+    customer ("VISA ending 4242, 12/2030"). Never the number."""
+
+    brand: str | None
+    last_four: str | None
+    exp_month: int | None
+    exp_year: int | None
+    raw: JSONObject = field(repr=False, compare=False)
+
+
+@dataclass(frozen=True, slots=True)
 class TransactionToken:
-    """A transaction token (``data`` holds ``brand`` and ``call_method`` for online tokens)."""
+    """A transaction token (``data`` holds ``brand`` and ``call_method`` for online tokens).
+
+    A saved card is a token of ``type`` ``recurring``: ``usage_limit`` (at most one charge
+    per ``daily``/``weekly``/``monthly``/``annually`` period, None: no limit),
+    ``cvv_authorize`` (its CVV authorization, when the store asks for one), ``active``
+    (False once deleted) and ``previous_id`` (the token a renewal replaced). ``card``: the
+    card's brand, last four digits and expiry, for a card token.
+    """
 
     id: uuid.UUID
     store_id: uuid.UUID | None
@@ -170,6 +201,12 @@ class TransactionToken:
     data: JSONObject | None
     created_on: datetime | None
     raw: JSONObject = field(repr=False, compare=False)
+    active: bool | None = None
+    usage_limit: str | None = None
+    last_used_on: datetime | None = None
+    previous_id: uuid.UUID | None = None
+    cvv_authorize: CvvAuthorization | None = None
+    card: TokenCard | None = None
 
 
 @dataclass(frozen=True, slots=True)

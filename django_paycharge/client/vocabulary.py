@@ -10,6 +10,8 @@ is kept as sent, never refused on reading.
 
 from __future__ import annotations
 
+from .token_vocabulary import TOKEN_ERROR_CODES, TOKEN_EVENTS
+
 # --- Charges -----------------------------------------------------------------
 
 #: Every charge status the gateway documents, in the order a charge moves through them.
@@ -240,6 +242,7 @@ ERROR_CODES = frozenset(
         INVALID_CHARGE_STATUS,
         *LIFECYCLE_ERROR_CODES,
         *SUBSCRIPTION_ERROR_CODES,
+        *TOKEN_ERROR_CODES,
     }
 )
 
@@ -251,9 +254,7 @@ TRIGGERS = (
     "charge_finished",
     "refund_finished",
     "cancel_finished",
-    "token_created",
-    "token_updated",
-    "recurring_token_deleted",
+    *TOKEN_EVENTS,
     "bank_transfer_status_updated",
     "subscription_created",
     "subscription_payment",

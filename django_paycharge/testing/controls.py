@@ -65,7 +65,44 @@ def seed(fake: FakeApp, request: Request) -> Any:
 def create_token(fake: FakeApp, request: Request) -> Any:
     """A transaction token without the JWT (for scripts); same body as ``POST /tokens``."""
     body = request.optional_json()
-    return 201, fake.state.create_token(None, body, store_id=body.get("store_id"))
+    state = fake.state
+    token = state.create_token(None, body, store_id=body.get("store_id"))
+    request.after.append(lambda: state.start_cvv_authorization(token["id"]))
+    return 201, token
+
+
+def cvv_authorization(fake: FakeApp, request: Request) -> Any:
+    """``{"required": true, "store_id"?}``: the store has new recurring card tokens' CVV
+    authorized before their first charge (false: not)."""
+    body = request.optional_json()
+    required = body.get("required", True)
+    store_id = body.get("store_id")
+    if not isinstance(required, bool) or (
+        store_id is not None and store_id not in fake.state.stores
+    ):
+        raise validation_error([("required", "MUST_BE_BOOLEAN"), ("store_id", "NOT_FOUND")])
+    fake.state.require_cvv_authorization(required, store_id)
+    return 200, {"required": required}
+
+
+def cvv_confirmation(fake: FakeApp, request: Request) -> Any:
+    """``{"required": true, "store_id"?}``: the store asks the security code again for each
+    charge on a recurring card token (``RECURRING_USAGE_REQUIRES_CVV`` until it is given)."""
+    body = request.optional_json()
+    required = body.get("required", True)
+    store_id = body.get("store_id")
+    if not isinstance(required, bool) or (
+        store_id is not None and store_id not in fake.state.stores
+    ):
+        raise validation_error([("required", "MUST_BE_BOOLEAN"), ("store_id", "NOT_FOUND")])
+    fake.state.require_cvv_confirmation(required, store_id)
+    return 200, {"required": required}
+
+
+def set_cvv(fake: FakeApp, request: Request) -> Any:
+    """``{"status": "pending"}``: set a recurring card token's CVV authorization status."""
+    status = str(request.optional_json().get("status", ""))
+    return 200, fake.state.set_cvv_authorization(request.params["token"], status)
 
 
 def deliveries(fake: FakeApp, request: Request) -> Any:

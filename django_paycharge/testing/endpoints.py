@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from .basics import ApiError
 from .messages import Request
-from .records import Store
+from .records import Store, TransactionToken
 
 if TYPE_CHECKING:
     from .app import FakeApp
@@ -33,14 +33,60 @@ def _charge_ids(request: Request) -> tuple[str, str]:
 
 
 def create_token(fake: FakeApp, request: Request) -> Any:
-    """``POST /tokens``: the browser widget's call (``Bearer jwt`` is enough)."""
-    return 201, fake.state.create_token(request.credentials(), request.json())
+    """``POST /tokens``: the browser widget's call (``Bearer jwt`` is enough); a CVV
+    authorization the store asks for follows right after the answer."""
+    state = fake.state
+    body = state.create_token(request.credentials(), request.json())
+    request.after.append(lambda: state.start_cvv_authorization(body["id"]))
+    return 201, body
+
+
+def _token(fake: FakeApp, request: Request) -> TransactionToken:
+    return fake.state.token_of(
+        request.credentials(), request.params["store"], request.params["token"]
+    )
 
 
 def get_token(fake: FakeApp, request: Request) -> Any:
     """``GET /stores/{s}/tokens/{t}``."""
     token_id = request.params["token"]
     return 200, fake.state.get_token(request.credentials(), request.params["store"], token_id)
+
+
+def list_tokens(fake: FakeApp, request: Request) -> Any:
+    """``GET (/stores/{s})/tokens``."""
+    app = request.credentials()
+    store_id = request.params.get("store")
+    store = fake.state.store_for(app, store_id) if store_id is not None else None
+    return 200, fake.state.list_tokens(app, store, request.query)
+
+
+def update_token(fake: FakeApp, request: Request) -> Any:
+    """``PATCH /stores/{s}/tokens/{t}``; a new ``data.cvv`` is authorized right after. The
+    browser's app token (``Bearer jwt``, no secret) may send a security code, and only that."""
+    state = fake.state
+    token = _token(fake, request)
+    body = request.json()
+    app = request.credentials()
+    widget = request.headers.get("authorization", "").strip() == f"Bearer {app.jwt}"
+    data = body.get("data")
+    if widget and (set(body) - {"data"} or not isinstance(data, dict) or set(data) != {"cvv"}):
+        reason = [("Authorization", "SECRET_REQUIRED")]
+        raise ApiError(403, "INVALID_PERMISSIONS", reason)
+    body = state.update_token(token, body)
+    request.after.append(lambda: state.start_cvv_authorization(token.id))
+    return 200, body
+
+
+def delete_token(fake: FakeApp, request: Request) -> Any:
+    """``DELETE /stores/{s}/tokens/{t}``: 204, the token deactivated."""
+    fake.state.delete_token(_token(fake, request))
+    return 204, None
+
+
+def renew_token(fake: FakeApp, request: Request) -> Any:
+    """``POST /stores/{s}/tokens/{t}/renew``: the new token, naming the old as ``previous_id``."""
+    return 200, fake.state.renew_token(_token(fake, request), request.optional_json())
 
 
 def create_charge(fake: FakeApp, request: Request) -> Any:

@@ -102,6 +102,9 @@ class FakeGateway:
         self.clear_faults = self.state.clear_faults
         self.forget_idempotency_keys = self.state.forget_idempotency_keys
         self.move_clock = self.state.move_clock
+        self.require_cvv_authorization = self.state.require_cvv_authorization
+        self.set_cvv_authorization = self.state.set_cvv_authorization
+        self.require_cvv_confirmation = self.state.require_cvv_confirmation
         self.reset = self.state.reset
 
     @property
@@ -131,17 +134,26 @@ class FakeGateway:
         email: str = "buyer@example.com",
         metadata: Json | None = None,
         type: str = "one_time",
+        usage_limit: str | None = None,
         **data: Any,
     ) -> Json:
-        """A transaction token as the widget would create it; ``data`` overrides defaults."""
-        body = {
+        """A transaction token as the widget would create it; ``data`` overrides defaults.
+
+        A CVV authorization the store asks for (a recurring card token) follows at once,
+        or after ``processing_delay``: the answer says ``pending``, as the gateway's does.
+        """
+        body: Json = {
             "payment_type": payment_type,
             "type": type,
             "email": email,
             "metadata": metadata or {},
             "data": {**_DEFAULTS.get(payment_type, {}), **data},
         }
-        return self.state.create_token(None, body, store_id=store_id)
+        if usage_limit is not None:
+            body["usage_limit"] = usage_limit
+        token = self.state.create_token(None, body, store_id=store_id)
+        self.state.start_cvv_authorization(token["id"])
+        return token
 
     def create_charge(
         self,

@@ -24,6 +24,12 @@ class Store:
     merchant_id: str
     name: str = "Fake Store"
     merchant_name: str = "Fake Merchant"
+    #: The store asks a recurring card token's CVV to be authorized before its first charge
+    #: (the gateway's ``recurring_token_configuration.card_charge_cvv_confirmation``).
+    cvv_authorization: bool = False
+    #: The store asks the security code again for each charge on a recurring card token
+    #: (``card_charge_cvv_confirmation``; the fake has no amount threshold).
+    cvv_confirmation: bool = False
 
 
 @dataclass(slots=True, frozen=True)
@@ -49,7 +55,13 @@ class AppToken:
 
 @dataclass(slots=True)
 class TransactionToken:
-    """A transaction token; ``card_number`` stays private and decides the card outcome."""
+    """A transaction token; ``card_number`` stays private and decides the card outcome.
+
+    A recurring token also has a ``usage_limit`` (one charge per that period at most),
+    the time of its last charge, its CVV authorization (``cvv_authorize``: the
+    ``data.cvv_authorize`` object of the gateway's recorded bodies) and, once renewed,
+    the token it replaced (``previous_id``). Deleted, it stays readable, inactive.
+    """
 
     id: str
     store_id: str
@@ -60,21 +72,37 @@ class TransactionToken:
     data: Json
     created: dt.datetime
     card_number: str | None = None
+    usage_limit: str | None = None
+    active: bool = True
+    last_used: dt.datetime | None = None
+    previous_id: str | None = None
+    cvv_authorize: Json | None = None
+    #: A security code was given (``PATCH data.cvv``) since the token's last charge.
+    cvv_given: bool = False
 
     def to_json(self) -> Json:
         """The token as ``GET /stores/{s}/tokens/{t}`` returns it."""
-        return {
+        data = dict(self.data)
+        if self.cvv_authorize is not None:
+            data["cvv_authorize"] = dict(self.cvv_authorize)
+        body: Json = {
             "id": self.id,
             "store_id": self.store_id,
             "payment_type": self.payment_type,
             "type": self.type,
             "mode": "test",
-            "active": True,
+            "active": self.active,
             "email": self.email,
+            "usage_limit": self.usage_limit,
+            "confirmed": None,
             "metadata": dict(self.metadata),
-            "data": dict(self.data),
+            "data": data,
             "created_on": iso(self.created),
+            "last_used_on": iso(self.last_used) if self.last_used is not None else None,
         }
+        if self.previous_id is not None:
+            body["previous_id"] = self.previous_id
+        return body
 
     @property
     def brand(self) -> str | None:

@@ -56,6 +56,7 @@ def _webhook_routes() -> list[Route]:
 
 
 _CHARGE = "/stores/{store}/charges/{charge}"
+_TOKEN = "/stores/{store}/tokens/{token}"  # noqa: S105 (a path)
 _SUB = "/stores/{store}/subscriptions/{subscription}"
 
 
@@ -81,7 +82,12 @@ def _subscription_routes() -> list[Route]:
 ROUTES: tuple[Route, ...] = (
     # The gateway's API.
     Route("POST", "/tokens", endpoints.create_token, auth="widget"),
-    Route("GET", "/stores/{store}/tokens/{token}", endpoints.get_token),
+    Route("GET", "/tokens", endpoints.list_tokens),
+    Route("GET", "/stores/{store}/tokens", endpoints.list_tokens),
+    Route("GET", _TOKEN, endpoints.get_token),
+    Route("PATCH", _TOKEN, endpoints.update_token, auth="widget"),
+    Route("DELETE", _TOKEN, endpoints.delete_token),
+    Route("POST", f"{_TOKEN}/renew", endpoints.renew_token),
     Route("POST", "/charges", endpoints.create_charge),
     Route("GET", "/charges", endpoints.list_charges),
     Route("GET", "/stores/{store}/charges", endpoints.list_store_charges),
@@ -107,6 +113,9 @@ ROUTES: tuple[Route, ...] = (
     Route("POST", "/_fake/provider/{charge}/3ds/answer", provider.challenge_answer, auth=None),
     # The test controls.
     Route("POST", "/_fake/tokens", controls.create_token, auth=None),
+    Route("POST", "/_fake/tokens/{token}/cvv_authorization", controls.set_cvv, auth=None),
+    Route("POST", "/_fake/cvv_authorization", controls.cvv_authorization, auth=None),
+    Route("POST", "/_fake/cvv_confirmation", controls.cvv_confirmation, auth=None),
     Route("GET", "/_fake/charges/{charge}", controls.read_charge, auth=None),
     Route("POST", "/_fake/charges/{charge}/complete", controls.complete, auth=None),
     Route("POST", "/_fake/charges/{charge}/fail", controls.fail, auth=None),

@@ -48,11 +48,11 @@ from .records import (
     WebhookConfig,
 )
 from .subscriptions import SubscriptionRules
+from .tokens import TokenRules
 from .validation import (
     check_charge_against_token,
     is_uuid,
     parse_charge,
-    parse_token,
     parse_webhook,
 )
 from .webhook_sender import WebhookSender
@@ -60,7 +60,7 @@ from .webhook_sender import WebhookSender
 _LIST_FILTERS = ("currency", "mode", "transaction_token_id", "status", "merchant_transaction_id")
 
 
-class FakeState(LifecycleRules, SubscriptionRules):
+class FakeState(LifecycleRules, SubscriptionRules, TokenRules):
     """Stores, app tokens, transaction tokens, charges, refunds, cancels, webhooks and faults."""
 
     def __init__(
@@ -228,43 +228,6 @@ class FakeState(LifecycleRules, SubscriptionRules):
             else:
                 self.idempotency[(app.credentials, key)].response = response
 
-    # -- transaction tokens --------------------------------------------------------------------
-
-    def create_token(
-        self, app: AppToken | None, body: Json, *, store_id: str | None = None
-    ) -> Json:
-        """``POST /tokens``; ``app`` None (test controls) uses ``store_id`` or the default store."""
-        if app is not None and app.store_id is None:
-            reason = "MERCHANT_TOKEN_CANNOT_CREATE_TOKENS"
-            raise ApiError(403, "INVALID_PERMISSIONS", [("Authorization", reason)])
-        request = parse_token(body)
-        sid = app.store_id if app is not None else (store_id or self.default_credentials[2])
-        with self.lock:
-            if sid not in self.stores:
-                raise ApiError(404, "NOT_FOUND", [("store_id", "NOT_FOUND")])
-            token = TransactionToken(
-                str(uuid.uuid4()),
-                str(sid),
-                request.payment_type,
-                request.type,
-                request.email,
-                request.metadata,
-                request.data,
-                now(),
-                request.card_number,
-            )
-            self.tokens[token.id] = token
-            return token.to_json()
-
-    def get_token(self, app: AppToken, store_id: str, token_id: str) -> Json:
-        """``GET /stores/{s}/tokens/{t}``."""
-        with self.lock:
-            store = self.store_for(app, store_id)
-            token = self.tokens.get(token_id)
-            if token is None or token.store_id != store.id:
-                raise ApiError(404, "NOT_FOUND", [("tokenId", "NOT_FOUND")])
-            return token.to_json()
-
     # -- charges -------------------------------------------------------------------------------
 
     def create_charge(self, app: AppToken, body: Json) -> Charge:
@@ -275,6 +238,7 @@ class FakeState(LifecycleRules, SubscriptionRules):
             if token is None or not app.reaches(self.stores[token.store_id]):
                 raise ApiError(404, "NOT_FOUND", [("transaction_token_id", "NOT_FOUND")])
             check_charge_against_token(request, token)
+            self.check_token_charge(token)
             store = self.stores[token.store_id]
             mtid = request.merchant_transaction_id
             if mtid is not None and (store.id, mtid) in self.merchant_transaction_ids:
@@ -300,6 +264,7 @@ class FakeState(LifecycleRules, SubscriptionRules):
                 ip_address=request.ip_address,
             )
             self.add_charge(charge)
+            self.use_token(token)
             return charge
 
     def add_charge(self, charge: Charge) -> None:

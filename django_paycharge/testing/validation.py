@@ -13,6 +13,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeGuard
 
+from ..client.token_vocabulary import (
+    RECURRING_TOKEN_TYPE,
+    TOKEN_TYPES,
+    USAGE_LIMIT_NOT_APPLICABLE,
+    USAGE_LIMITS,
+)
 from ..client.vocabulary import (
     CALL_METHODS,
     PAYMENT_TYPES,
@@ -185,6 +191,7 @@ class TokenRequest:
     metadata: Json
     data: Json
     card_number: str | None
+    usage_limit: str | None = None
 
 
 def parse_token(body: Json) -> TokenRequest:
@@ -194,8 +201,13 @@ def parse_token(body: Json) -> TokenRequest:
     if payment_type not in PAYMENT_TYPES:
         errors.append(("payment_type", "INVALID_ENUM_VALUE"))
     token_type = body.get("type", "one_time")
-    if token_type not in ("one_time", "subscription", "recurring"):
+    if token_type not in TOKEN_TYPES:
         errors.append(("type", "INVALID_ENUM_VALUE"))
+    usage_limit = body.get("usage_limit")
+    if usage_limit is not None and usage_limit not in USAGE_LIMITS:
+        errors.append(("usage_limit", "INVALID_ENUM_VALUE"))
+    elif usage_limit is not None and token_type != RECURRING_TOKEN_TYPE:
+        errors.append(("usage_limit", USAGE_LIMIT_NOT_APPLICABLE))
     email = body.get("email")
     if email is not None and (not isinstance(email, str) or "@" not in email):
         errors.append(("email", "INVALID_FORMAT_EMAIL"))
@@ -212,7 +224,9 @@ def parse_token(body: Json) -> TokenRequest:
         data = _other_data(payment_type, raw, errors)
     if errors:
         raise validation_error(errors)
-    return TokenRequest(str(payment_type), str(token_type), email, metadata, data, card_number)
+    return TokenRequest(
+        str(payment_type), str(token_type), email, metadata, data, card_number, usage_limit
+    )
 
 
 def _other_data(payment_type: Any, raw: Json, errors: list[tuple[str, str]]) -> Json:

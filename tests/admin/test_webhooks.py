@@ -232,7 +232,7 @@ def _claimed(*, expired):
         status="processing", attempts=1, claimed_at=start,
         lease_until=start + timedelta(minutes=5),
         claimed_by="drain_webhook_deliveries task (web-1 pid 4242)",
-        body=json.dumps({"event": "token_created", "data": {}}),
+        body=json.dumps({"event": "a_later_event", "data": {}}),
     )  # fmt: skip
 
 

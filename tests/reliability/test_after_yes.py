@@ -29,10 +29,11 @@ from django_paycharge.models import (
     ChargeRequest,
     Refund,
     Subscription,
+    TransactionTokenInfo,
     WebhookDelivery,
 )
 from django_paycharge.services import retry
-from django_paycharge.testing import CARD_DECLINED
+from django_paycharge.testing import CARD_DECLINED, TEST_STORE_ID
 from tests.db_locks import locked_database
 
 PAYMENT_TYPES = ("card", "konbini", "bank_transfer")
@@ -158,6 +159,7 @@ def test_raising_receivers_change_nothing_else(
                 damage["lost_updates"] += Cancel.objects.count() != 1
             cases += 1
         cases += _subscriptions_heard(fake_gateway, web, damage)
+        cases += _saved_cards_heard(fake_gateway, web, damage)
         damage["requests_not_settled"] += ChargeRequest.objects.exclude(state="succeeded").count()
         damage["requests_not_settled"] += ChargeActionRequest.objects.exclude(
             state="succeeded"
@@ -170,11 +172,41 @@ def test_raising_receivers_change_nothing_else(
         "Raising signal receivers",
         "a receiver of every signal raises while charges are created through the API, "
         "updated by webhooks, returned to by the customer and asked for an issuer token, "
-        "captured, refunded and canceled; 3 payment types",
+        "captured, refunded and canceled; subscriptions renewed and saved cards renewed and "
+        "deleted; 3 payment types",
         cases,
         damage,
         note=f"{len(raised)} receiver calls raised; each was logged by name",
     )
+
+
+def _token_hook(web: Client, damage: dict[str, int], event: str, token_id: str) -> None:
+    body = {"id": f"t-{uuid.uuid4()}", "event": event, "data": {"id": token_id}}
+    sent = web.post(
+        "/payments/webhook/",
+        json.dumps(body),
+        content_type="application/json",
+        HTTP_AUTHORIZATION=f"Bearer {WEBHOOK_TOKEN}",
+    )
+    damage["5xx"] += sent.status_code >= 500
+    damage["lost_updates"] += (
+        WebhookDelivery.objects.filter(delivery_id=body["id"], status="processed").count() != 1
+    )
+
+
+def _saved_cards_heard(gateway: Any, web: Client, damage: dict[str, int]) -> int:
+    """A saved card charged, renewed and deleted, its token webhooks through the view: the
+    saved-card signals. Returns the cases (1)."""
+    token = gateway.create_transaction_token(type="recurring")["id"]
+    services.charge_saved_card(transaction_token_id=token, amount=700, currency="JPY")
+    path = f"/stores/{TEST_STORE_ID}/tokens/{token}/renew"
+    renewed = gateway.request("POST", path, {"data": {"exp_year": 2100}}).json()["id"]
+    _token_hook(web, damage, "token_replaced", renewed)
+    services.delete_saved_card(renewed)
+    _token_hook(web, damage, "recurring_token_deleted", renewed)
+    row = TransactionTokenInfo.objects.get(token_id=renewed)
+    damage["lost_updates"] += (row.active, str(row.previous_id)) != (False, token)
+    return 1
 
 
 def _subscriptions_heard(gateway: Any, web: Client, damage: dict[str, int]) -> int:

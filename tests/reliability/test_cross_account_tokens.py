@@ -65,7 +65,7 @@ def test_a_token_never_opens_another_accounts_url(tokens, client, reliability_re
         for header in (f"Bearer {token}", token)
     ]
     for (owner, header), target, delivery_id in product(presented, ACCOUNTS, delivery_ids):
-        body = {"id": delivery_id, "event": "token_created", "data": {}}
+        body = {"id": delivery_id, "event": "a_later_event", "data": {}}
         response = client.post(
             url(target), data=json.dumps(body), content_type="application/json",
             HTTP_AUTHORIZATION=header,

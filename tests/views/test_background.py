@@ -56,7 +56,7 @@ def test_the_view_enqueues_and_the_worker_processes(background, client):
 def test_inline_mode_ignores_the_backend(background, client, settings):
     settings.PAYCHARGE = {**settings.PAYCHARGE, "TASKS": "inline"}
     assert not queue.background_enabled()
-    body = {"id": "d-inline", "event": "token_created", "data": {}}
+    body = {"id": "d-inline", "event": "a_later_event", "data": {}}
     client.post(
         "/payments/webhook/",
         data=json.dumps(body),
@@ -110,7 +110,7 @@ def _waiting_drains():
 def test_one_waiting_drain_task_serves_many_deliveries(background, client):
     assert drains_deliveries()
     for n in range(5):
-        assert post(client, {"id": f"d-many-{n}", "event": "token_created", "data": {}}).json() == {
+        assert post(client, {"id": f"d-many-{n}", "event": "a_later_event", "data": {}}).json() == {
             "status": "ok",
             "duplicate": False,
         }
@@ -125,14 +125,14 @@ def test_a_drain_that_already_started_counts_only_within_its_window(
 ):
     from django_tasks_db.models import DBTaskResult
 
-    post(client, {"id": "d-first", "event": "token_created", "data": {}})
+    post(client, {"id": "d-first", "event": "a_later_event", "data": {}})
     # A worker claimed the drain task: it may have read the table already. It runs
     # on for DRAIN_WINDOW after it started (below): within that, a delivery counts on it.
     DBTaskResult.objects.update(status="RUNNING")
-    post(client, {"id": "d-second", "event": "token_created", "data": {}})
+    post(client, {"id": "d-second", "event": "a_later_event", "data": {}})
     assert not _waiting_drains().exists()
     drain_clock.now += DRAIN_WINDOW
-    post(client, {"id": "d-third", "event": "token_created", "data": {}})
+    post(client, {"id": "d-third", "event": "a_later_event", "data": {}})
     assert _waiting_drains().count() == 1  # past the window: asked again, woke a new one
     call_command("db_worker", "--batch", "--interval", "0", verbosity=0)
     assert set(WebhookDelivery.objects.values_list("status", flat=True)) == {"ignored"}
@@ -141,14 +141,14 @@ def test_a_drain_that_already_started_counts_only_within_its_window(
 def test_a_drain_ends_no_sooner_than_its_window_so_late_deliveries_are_taken(
     background, client, drain_clock, monkeypatch
 ):
-    post(client, {"id": "d-early", "event": "token_created", "data": {}})
+    post(client, {"id": "d-early", "event": "a_later_event", "data": {}})
     waits: list[float] = []
 
     def a_receiver_stores_one_meanwhile(seconds):
         # While the drain waits out its window, a receiver that saw it waiting stores
         # another delivery and (covered by the window) asks nothing.
         if not waits:
-            post(client, {"id": "d-late", "event": "token_created", "data": {}})
+            post(client, {"id": "d-late", "event": "a_later_event", "data": {}})
         waits.append(seconds)
         drain_clock.sleep(seconds)
 
@@ -161,7 +161,7 @@ def test_a_drain_ends_no_sooner_than_its_window_so_late_deliveries_are_taken(
 
 
 def test_a_repeat_of_a_delivery_still_waiting_wakes_a_drain_again(background, client, monkeypatch):
-    body = {"id": "d-woken-late", "event": "token_created", "data": {}}
+    body = {"id": "d-woken-late", "event": "a_later_event", "data": {}}
 
     def broken_dispatch(pk):
         raise RuntimeError("task backend unreachable")
@@ -194,7 +194,7 @@ def test_a_failing_webhook_received_receiver_still_answers_200(background, clien
 
     signals.webhook_received.connect(broken, weak=False)
     try:
-        response = post(client, {"id": "d-signal", "event": "token_created", "data": {}})
+        response = post(client, {"id": "d-signal", "event": "a_later_event", "data": {}})
     finally:
         signals.webhook_received.disconnect(broken)
     assert response.status_code == 200
@@ -232,7 +232,7 @@ def test_other_backends_are_told_after_the_delivery_committed(settings, client, 
         return real_enqueue(self, task, args, kwargs)
 
     monkeypatch.setattr(backend, "enqueue", enqueue)
-    assert post(client, {"id": "d-dummy", "event": "token_created", "data": {}}).status_code == 200
+    assert post(client, {"id": "d-dummy", "event": "a_later_event", "data": {}}).status_code == 200
     assert seen == [([WebhookDelivery.objects.get().pk], False)]
 
 

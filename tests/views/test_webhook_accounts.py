@@ -47,7 +47,7 @@ def accounts(settings, fake_gateway):
 
 
 def post(client, url, token, body=None):
-    body = body or {"id": str(uuid.uuid4()), "event": "token_created", "data": {}}
+    body = body or {"id": str(uuid.uuid4()), "event": "a_later_event", "data": {}}
     return client.post(
         url, data=json.dumps(body), content_type="application/json",
         HTTP_AUTHORIZATION=f"Bearer {token}",
@@ -89,11 +89,11 @@ def test_a_synced_configurations_token_opens_its_own_account_only(accounts, clie
 
 
 def test_the_dedupe_key_includes_the_account(accounts, client):
-    body = {"id": "same-delivery-id", "event": "token_created", "data": {}}
+    body = {"id": "same-delivery-id", "event": "a_later_event", "data": {}}
     assert post(client, URLS["tokyo"], TOKYO_TOKEN, body).json()["duplicate"] is False
     assert post(client, URLS["osaka"], OSAKA_TOKEN, body).json()["duplicate"] is False
     assert post(client, URLS["tokyo"], TOKYO_TOKEN, body).json()["duplicate"] is True
-    no_id = {"event": "token_created", "data": {"n": 1}}
+    no_id = {"event": "a_later_event", "data": {"n": 1}}
     assert post(client, URLS["tokyo"], TOKYO_TOKEN, no_id).json()["duplicate"] is False
     assert post(client, URLS["osaka"], OSAKA_TOKEN, no_id).json()["duplicate"] is False
     assert sorted(WebhookDelivery.objects.values_list("account", flat=True)) == [

@@ -45,10 +45,10 @@ def post(client, body):
 def stored(**fields) -> WebhookDelivery:
     n = uuid.uuid4().hex
     values = {
-        "event": "token_created",
+        "event": "a_later_event",
         "delivery_id": n,
         "dedupe_key": f"id:{n}",
-        "body": json.dumps({"id": n, "event": "token_created", "data": {}}),
+        "body": json.dumps({"id": n, "event": "a_later_event", "data": {}}),
         "received_at": timezone.now(),
     }
     return WebhookDelivery.objects.create(**{**values, **fields})

@@ -22,7 +22,7 @@ TOKEN = "whk-receipt-token-0123456789"
 def values(key: str, **extra):
     return {
         "account": "default",
-        "event": "token_created",
+        "event": "a_later_event",
         "delivery_id": key,
         "dedupe_key": f"id:{key}",
         "body": "{}",
@@ -59,7 +59,7 @@ def test_a_delivery_costs_one_statement_while_a_drain_seen_waiting_covers_it(
     assert drains_deliveries()
 
     def post(n):
-        body = {"id": f"d-{n}", "event": "token_created", "data": {}}
+        body = {"id": f"d-{n}", "event": "a_later_event", "data": {}}
         with CaptureQueriesContext(connection) as queries:
             response = client.post(
                 "/payments/webhook/", data=json.dumps(body), content_type="application/json",

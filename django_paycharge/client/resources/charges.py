@@ -13,6 +13,7 @@ from ..transport import Transport
 from ..types import Charge, IssuerToken, Page, Rejected, TransactionToken
 from ..validation import Checker, path_ids, request_key, validate_bool, validate_uuid
 from .charge_operations import ChargeOperations, ThreeDSIssuerTokens
+from .subscriptions import _nothing
 
 __all__ = ["Charges", "IssuerTokens", "Tokens"]
 
@@ -178,7 +179,7 @@ class IssuerTokens(ThreeDSIssuerTokens):
 
 
 class Tokens:
-    """``client.tokens``: read transaction tokens."""
+    """``client.tokens``: read transaction tokens; delete a saved card."""
 
     __slots__ = ("_transport",)
 
@@ -191,3 +192,9 @@ class Tokens:
         return self._transport.request(
             "GET", f"/stores/{store}/tokens/{token}", parse_transaction_token
         )
+
+    def delete(self, store_id: uuid.UUID | str, token_id: uuid.UUID | str) -> None:
+        """``DELETE /stores/{store_id}/tokens/{token_id}``: the saved card can no longer be
+        charged (the gateway keeps it, inactive, and sends ``recurring_token_deleted``)."""
+        store, token = path_ids(store_id=store_id, token_id=token_id)
+        self._transport.request("DELETE", f"/stores/{store}/tokens/{token}", _nothing)

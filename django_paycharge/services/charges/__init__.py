@@ -1,4 +1,5 @@
-"""A checkout: create a charge, learn its outcome, what the customer must do next.
+"""A checkout: create a charge (on a saved card too), learn its outcome, what the customer
+must do next.
 
 Creates go through the exactly-once machine (:mod:`..lifecycle`) and store
 what they learn through :mod:`..mirror`, never the other way round. Other
@@ -26,6 +27,7 @@ from .payment_types import (
     fill_payment_types_task,
     known_payment_type,
 )
+from .saved_cards import charge_saved_card, delete_saved_card
 
 __all__ = [
     "CREATE",
@@ -34,8 +36,10 @@ __all__ = [
     "MAX_STORED_INT",
     "ChargeCheck",
     "PaymentInstructions",
+    "charge_saved_card",
     "check_charge_request",
     "create_charge",
+    "delete_saved_card",
     "fetch_issuer_token",
     "fetch_three_ds_issuer_token",
     "fill_new_payment_types_task",

@@ -33,6 +33,7 @@ from .subscriptions import (
     store_subscription,
     subscription_place,
 )
+from .tokens import refresh_saved_card, saved_card_place, store_saved_card
 from .upsert import (
     UpsertResult,
     WriteCounts,
@@ -60,15 +61,18 @@ __all__ = [
     "recount_refunds_total",
     "refresh_charge",
     "refresh_latest_charge",
+    "refresh_saved_card",
     "refresh_subscription",
     "report",
     "retry_quarantined",
+    "saved_card_place",
     "statements",
     "store_cancel",
     "store_of",
     "store_quarantined_by_id",
     "store_refund",
     "store_remote_charge",
+    "store_saved_card",
     "store_scheduled_payment",
     "store_scheduled_payments",
     "store_subscription",

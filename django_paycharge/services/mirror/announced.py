@@ -6,7 +6,8 @@ here and nowhere else: ``charge_updated``, then ``charge_status_changed`` when
 its status moved (a new charge's previous status is None); for a charge of a
 subscription that became paid or failed, ``subscription_renewal_paid`` or
 ``subscription_renewal_failed`` too. A subscription the mirror wrote is announced
-by :func:`announce_subscription`, called by its one writer. Called inside the
+by :func:`announce_subscription`, called by its one writer; a saved card by
+:func:`announce_saved_card`. Called inside the
 write's transaction: recorded with the change, heard after it commits
 (:func:`django_paycharge.outbox.send`); a stale or repeated read changes nothing,
 so it announces nothing.
@@ -20,7 +21,8 @@ from typing import Any
 from django.dispatch import Signal
 
 from ... import outbox, signals
-from ...models import Charge, Subscription
+from ...client.token_vocabulary import RECURRING_TOKEN_TYPE
+from ...models import Charge, Subscription, TransactionTokenInfo
 
 #: What :func:`announce_charges` sends.
 CHARGE_SIGNALS = (signals.charge_updated, signals.charge_status_changed)
@@ -108,4 +110,25 @@ def announce_subscription(row: Subscription, previous: str | None, alias: str) -
     reached = _REACHED.get(row.status or "")
     if reached is not None:
         said.append((reached, Subscription, {"subscription": row, "previous_status": previous}))
+    outbox.send_all(said, using=alias)
+
+
+def announce_saved_card(
+    row: TransactionTokenInfo,
+    before: TransactionTokenInfo | None,
+    alias: str,
+    *,
+    replaced: bool = False,
+) -> None:
+    """Announce a saved card (a recurring token) the mirror wrote (``before``: the row before,
+    None when new): ``saved_card_replaced`` once the row first names the token it replaces,
+    ``saved_card_deleted`` once it is no longer active, unless a renewal ``replaced`` it."""
+    if row.type != RECURRING_TOKEN_TYPE:
+        return
+    said: Said = []
+    if row.previous_id is not None and (before is None or before.previous_id != row.previous_id):
+        renewed = {"saved_card": row, "previous_token_id": str(row.previous_id)}
+        said.append((signals.saved_card_replaced, TransactionTokenInfo, renewed))
+    if row.active is False and not replaced and (before is None or before.active is not False):
+        said.append((signals.saved_card_deleted, TransactionTokenInfo, {"saved_card": row}))
     outbox.send_all(said, using=alias)

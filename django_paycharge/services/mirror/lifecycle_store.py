@@ -72,23 +72,31 @@ def _stale(values: dict[str, Any], row: Any, by_updated_on: bool) -> bool:
 
 
 def _upsert(
-    model: type[Any], gateway_id: Any, values: dict[str, Any], *, by_updated_on: bool = False
+    model: type[Any],
+    gateway_id: Any,
+    values: dict[str, Any],
+    *,
+    by_updated_on: bool = False,
+    key: dict[str, Any] | None = None,
 ) -> tuple[Any, Any]:
     """Lock or insert the row, move it forward; ``(row, the row before or None when new)``.
 
-    A stale read (see :func:`_stale`) only touches ``synced_at``.
+    The row is the one whose ``gateway_id`` is ``gateway_id``, or whose fields are ``key``
+    (a model keyed otherwise: a token by its account and id). A stale read (see
+    :func:`_stale`) only touches ``synced_at``.
     """
+    lookup = key if key is not None else {"gateway_id": gateway_id}
     with transaction.atomic(using=router.db_for_write(model)):
-        row = model.objects.select_for_update().filter(gateway_id=gateway_id).first()
+        row = model.objects.select_for_update().filter(**lookup).first()
         if row is None:
             try:
                 with transaction.atomic():
                     row = model.objects.create(
-                        gateway_id=gateway_id, first_seen_at=values["synced_at"], **values
+                        **lookup, first_seen_at=values["synced_at"], **values
                     )
                 return row, None
             except IntegrityError:  # stored by a concurrent path a moment ago
-                row = model.objects.select_for_update().get(gateway_id=gateway_id)
+                row = model.objects.select_for_update().get(**lookup)
         before = copy.copy(row)
         if _stale(values, row, by_updated_on):
             model.objects.filter(pk=row.pk).update(synced_at=values["synced_at"])

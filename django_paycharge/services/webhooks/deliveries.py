@@ -19,11 +19,19 @@ from django.utils import timezone
 from django.utils.translation import gettext
 
 from ... import observe, outbox, signals
-from ...client import ShapeError, parse_charge, parse_subscription
+from ...client import ShapeError, parse_charge, parse_subscription, parse_transaction_token
 from ...client.subscription_vocabulary import SUBSCRIPTION_EVENTS
+from ...client.token_vocabulary import TOKEN_EVENTS
 from ...exceptions import NotFoundError, PayChargeError
 from ...models import Charge, WebhookDelivery
-from ..mirror import insert_once, refresh_charge, refresh_latest_charge, refresh_subscription
+from ..mirror import (
+    insert_once,
+    refresh_charge,
+    refresh_latest_charge,
+    refresh_saved_card,
+    refresh_subscription,
+    store_saved_card,
+)
 from ..sync import LIFECYCLE_EVENTS, apply_lifecycle_event
 from .body import MalformedDelivery, read_payload, storable, storable_value
 
@@ -219,6 +227,8 @@ def _apply(delivery: WebhookDelivery, payload: dict[str, Any]) -> Any:
         return apply_lifecycle_event(delivery.account, event, payload.get("data"))
     if event in SUBSCRIPTION_EVENTS:
         return _subscription_event(delivery.account, event, payload.get("data"))
+    if event in TOKEN_EVENTS:
+        return _token_event(delivery.account, payload.get("data"))
     if not event.startswith("charge_"):
         logger.info("Webhook event %r recorded and ignored", event)
         return None
@@ -265,6 +275,25 @@ def _subscription_event(account: str, event: str, data: Any) -> Any:
 
 
 _PAYMENT_EVENTS = frozenset({"subscription_payment", "subscription_failure"})
+
+
+def _token_event(account: str, data: Any) -> Any:
+    """A ``token_*`` or ``recurring_token_deleted`` event: the token it names is read again
+    and mirrored (the body is never trusted; a stale or repeated event changes nothing). A
+    token the gateway no longer knows is mirrored as inactive: deleted."""
+    if not isinstance(data, dict):
+        raise MalformedDelivery(gettext("A token event without a token in 'data'."))
+    try:
+        named = parse_transaction_token(data)
+    except ShapeError:
+        raise MalformedDelivery(
+            gettext("The token id in 'data' is missing or not a UUID.")
+        ) from None
+    try:
+        return refresh_saved_card(named.id, named.store_id, account=account)
+    except NotFoundError:
+        # Known to be gone: only that is taken from the (authenticated) body.
+        return store_saved_card(named, account=account, gone=True)
 
 
 def _describe(exc: BaseException) -> str:
