@@ -22,11 +22,16 @@ from typing import Any
 
 from .params import fields_body, rule
 from .subscription_vocabulary import (
+    CHANGE_PERIOD,
+    CHANGE_PLAN,
+    CHANGE_TOKEN,
     INSTALLMENT_PLAN_TYPES,
     SUBSCRIBABLE_PAYMENT_TYPES,
     SUBSCRIPTION_PERIODS,
     SUBSCRIPTION_PLAN_TYPES,
+    SUSPEND,
     TERMINATION_MODES,
+    UNSUSPEND,
 )
 from .validation import (
     Checker,
@@ -213,6 +218,63 @@ class PlanSimulationParams(_Schedule):
         body = self._checked_body(SIMULATION_REQUIRED, c)
         c.raise_if_any()
         return body
+
+
+#: ``status`` values a subscription's update may ask for: suspend, or resume (unsuspend).
+UPDATE_STATUSES = ("suspended", "unpaid")
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class SubscriptionUpdateParams:
+    """A change of a subscription (``PATCH .../subscriptions/{id}``, the Node SDK's
+    ``SubscriptionUpdateParams``); ``None`` means "not changed". Which of them its status
+    allows is :func:`~.subscription_vocabulary.refusal`'s (:func:`update_actions`)."""
+
+    amount: int | None = field(metadata=rule(validate_amount), default=None)
+    metadata: Mapping[str, Any] | None = field(metadata=rule(validate_metadata), default=None)
+    transaction_token_id: uuid.UUID | str | None = field(metadata=rule(validate_uuid), default=None)
+    status: str | None = field(metadata=rule(_choice(UPDATE_STATUSES)), default=None)
+    period: str | None = field(metadata=rule(validate_period), default=None)
+    cyclical_period: str | None = field(metadata=rule(validate_duration), default=None)
+    installment_plan: Mapping[str, Any] | None = field(
+        metadata=rule(validate_installment_plan), default=None
+    )
+    subscription_plan: Mapping[str, Any] | None = field(
+        metadata=rule(validate_subscription_plan), default=None
+    )
+    termination_mode: str | None = field(
+        metadata=rule(validate_termination_mode, _schedule("termination_mode")), default=None
+    )
+    only_direct_currency: bool | None = field(metadata=rule(validate_bool), default=None)
+    first_charge_authorization_only: bool | None = field(metadata=rule(validate_bool), default=None)
+    first_charge_capture_after: str | None = field(metadata=rule(validate_duration), default=None)
+
+    def to_body(self, checker: Checker | None = None) -> dict[str, Any]:
+        """The JSON body of the PATCH, every rule applied (one error for all); an update that
+        changes nothing is refused."""
+        c = checker or Checker()
+        body = fields_body(self, frozenset(), c)
+        if not body:
+            c.fail("amount", "give at least one thing to change")
+        if self.period is not None and self.cyclical_period is not None:
+            c.fail("period", "give at most one of period and cyclical_period")
+        c.raise_if_any()
+        return body
+
+
+def update_actions(body: Mapping[str, Any]) -> list[str]:
+    """The guarded changes a checked update body asks for (the card, the period, the plan,
+    a suspension or a resumption), in the order the gateway checks them."""
+    actions = []
+    if "transaction_token_id" in body:
+        actions.append(CHANGE_TOKEN)
+    if "period" in body or "cyclical_period" in body:
+        actions.append(CHANGE_PERIOD)
+    if "installment_plan" in body or "subscription_plan" in body:
+        actions.append(CHANGE_PLAN)
+    if "status" in body:
+        actions.append(SUSPEND if body["status"] == "suspended" else UNSUSPEND)
+    return actions
 
 
 def _required(cls: type) -> frozenset[str]:

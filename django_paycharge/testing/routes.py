@@ -69,12 +69,14 @@ def _subscription_routes() -> list[Route]:
         Route("GET", "/stores/{store}/subscriptions", subs.list_subscriptions),
         Route("POST", "/stores/{store}/subscriptions/simulate_plan", subs.simulate_plan),
         Route("GET", _SUB, subs.get_subscription),
+        Route("PATCH", _SUB, subs.update),
         Route("DELETE", _SUB, subs.cancel),
         Route("PATCH", f"{_SUB}/suspend", subs.suspend),
         Route("PATCH", f"{_SUB}/unsuspend", subs.unsuspend),
         Route("PATCH", f"{_SUB}/token", subs.change_token),
         Route("GET", f"{_SUB}/payments", subs.list_payments),
         Route("GET", f"{_SUB}/payments/{{payment}}", subs.get_payment),
+        Route("GET", f"{_SUB}/payments/{{payment}}/charges", subs.list_charges),
         Route("GET", f"{_SUB}/charges", subs.list_charges),
     ]
 

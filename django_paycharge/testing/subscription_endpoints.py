@@ -69,6 +69,12 @@ unsuspend = _change(UNSUSPEND)
 change_token = _change(CHANGE_TOKEN)
 
 
+def update(fake: FakeApp, request: Request) -> Any:
+    """``PATCH .../subscriptions/{id}``: amount, metadata, settings; guarded changes."""
+    sub = _subscription(fake, request)
+    return 200, fake.state.update_subscription(sub, request.json())
+
+
 def cancel(fake: FakeApp, request: Request) -> Any:
     """``DELETE .../subscriptions/{id}``: 204; canceled now, or at its next payment."""
     sub = _subscription(fake, request)
@@ -92,11 +98,17 @@ def get_payment(fake: FakeApp, request: Request) -> Any:
 
 
 def list_charges(fake: FakeApp, request: Request) -> Any:
-    """``GET .../charges``: the charges of every payment of the subscription."""
+    """``GET .../charges``, or ``.../payments/{paymentId}/charges``: the charges of every
+    payment of the subscription, or of the one."""
     sub = _subscription(fake, request)
     state = fake.state
     with state.lock:
-        ids = [cid for p in sub.payments for cid in p.charge_ids]
+        payments = sub.payments
+        if "payment" in request.params:
+            payments = [p for p in sub.payments if p.id == request.params["payment"]]
+            if not payments:
+                raise ApiError(404, "NOT_FOUND", [("paymentId", "NOT_FOUND")])
+        ids = [cid for p in payments for cid in p.charge_ids]
         return 200, page_of(
             {cid: state.charges[cid] for cid in ids}, parse_page_query(request.query)
         )

@@ -29,7 +29,11 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..client.params import fields_from_wire
-from ..client.subscription_params import SubscriptionCreateParams
+from ..client.subscription_params import (
+    SubscriptionCreateParams,
+    SubscriptionUpdateParams,
+    update_actions,
+)
 from ..client.subscription_vocabulary import (
     CHANGE_TOKEN,
     NEXT_STATUS,
@@ -50,6 +54,12 @@ if TYPE_CHECKING:
 
 _DEFAULT_ZONE = "Asia/Tokyo"
 _OPTIONAL_ECHOED = ("descriptor", "only_direct_currency", "installment_plan", "subscription_plan")
+#: What an update may change that the fake only echoes back.
+_UPDATE_ECHOED = (
+    "only_direct_currency",
+    "first_charge_authorization_only",
+    "first_charge_capture_after",
+)
 
 
 def parse_subscription_body(body: Json) -> dict[str, Any]:
@@ -57,6 +67,16 @@ def parse_subscription_body(body: Json) -> dict[str, Any]:
     try:
         return SubscriptionCreateParams(
             **fields_from_wire(SubscriptionCreateParams, body)
+        ).to_body()
+    except InvalidParametersError as exc:
+        raise validation_error([(e.field, "INVALID_FORMAT") for e in exc.errors]) from None
+
+
+def parse_update_body(body: Json) -> dict[str, Any]:
+    """The checked body of ``PATCH .../subscriptions/{id}``, or a 400 naming fields."""
+    try:
+        return SubscriptionUpdateParams(
+            **fields_from_wire(SubscriptionUpdateParams, body)
         ).to_body()
     except InvalidParametersError as exc:
         raise validation_error([(e.field, "INVALID_FORMAT") for e in exc.errors]) from None
@@ -208,6 +228,44 @@ class SubscriptionRules:
                 events = {SUSPEND: ["subscription_suspended"], UNSUSPEND: []}.get(
                     action, ["subscription_canceled"]
                 )
+            sub.updated = self.clock()
+            data = sub.to_json()
+            deliveries = self.record_deliveries(sub.store, events, data)
+        self.sender.send(deliveries)
+        return data
+
+    def update_subscription(self, sub: SubscriptionRecord, body: Json) -> Json:
+        """``PATCH``: the amount (of the payments not made yet), metadata and settings at any
+        time; the card, the period, the plan, a suspension or a resumption only where the
+        status allows each (every guard before anything changes)."""
+        checked = parse_update_body(body)
+        with self.lock:
+            actions = update_actions(checked)
+            for action in actions:
+                self._guard(sub, action)
+            if CHANGE_TOKEN in actions:
+                sub.token = self._subscription_token(sub, checked["transaction_token_id"])
+            if "period" in checked or "cyclical_period" in checked:
+                sub.period = checked.get("period")
+                sub.cyclical_period = checked.get("cyclical_period")
+            for name in ("installment_plan", "subscription_plan", *_UPDATE_ECHOED):
+                if name in checked:
+                    sub.body[name] = checked[name]
+            if "installment_plan" in checked or "subscription_plan" in checked:
+                sub.cycles = _cycles(sub.body)
+            if "amount" in checked:
+                sub.amount = checked["amount"]
+                for payment in sub.payments:
+                    if not payment.is_paid and not payment.charge_ids:
+                        payment.amount = sub.amount
+            if "metadata" in checked:
+                sub.metadata = dict(checked["metadata"])
+            sub.schedule.update(checked.get("schedule_settings") or {})
+            events = []
+            if "status" in checked:
+                action = actions[-1]
+                sub.status = NEXT_STATUS[action]
+                events = ["subscription_suspended"] if action == SUSPEND else []
             sub.updated = self.clock()
             data = sub.to_json()
             deliveries = self.record_deliveries(sub.store, events, data)

@@ -133,6 +133,46 @@ def test_transitions_and_their_guards(fake: FakeGateway, client: PayChargeClient
     assert "subscription_suspended" in events(fake) and events(fake)[-1] == "subscription_canceled"
 
 
+def test_an_update_changes_what_the_status_allows_and_refuses_the_rest(
+    fake: FakeGateway, client: PayChargeClient
+) -> None:
+    sub = subscribe(fake, client)  # current: its first payment made
+    moved = client.subscriptions.update(STORE, sub.id, amount=1500, metadata={"plan": "large"})
+    assert (moved.amount, moved.metadata) == (1500, {"plan": "large"})
+    assert moved.next_payment is not None and moved.next_payment.amount == 1500
+    refused_changes: list[tuple[dict[str, Any], str]] = [
+        ({"period": "weekly"}, "CANNOT_SET_AFTER_SUBSCRIPTION_STARTED"),
+        ({"installment_plan": {"plan_type": "revolving"}}, "PLAN_ALREADY_SET"),
+        ({"status": "unpaid"}, "VALIDATION_ERROR"),  # resume: not suspended
+        ({"amount": 900, "period": "weekly"}, "CANNOT_SET_AFTER_SUBSCRIPTION_STARTED"),
+    ]
+    for change, code in refused_changes:
+        with pytest.raises(APIError) as refused:
+            client.subscriptions.update(STORE, sub.id, **change)
+        assert refused.value.code == code
+    assert client.subscriptions.retrieve(STORE, sub.id).amount == 1500  # nothing half-done
+    assert client.subscriptions.update(STORE, sub.id, status="suspended").status == "suspended"
+    assert events(fake)[-1] == "subscription_suspended"
+    new_card = fake.create_transaction_token(type="subscription")["id"]
+    changed = client.subscriptions.update(STORE, sub.id, transaction_token_id=new_card)
+    assert changed.transaction_token_id == uuid.UUID(new_card)
+
+
+def test_an_unstarted_subscription_takes_a_new_period_and_plan(
+    fake: FakeGateway, client: PayChargeClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(fake.state, "later", lambda work, item_id: None)  # not verified yet
+    token = fake.create_transaction_token(type="subscription")["id"]
+    created = client.subscriptions.create(
+        transaction_token_id=token, amount=1000, currency="JPY", period="monthly"
+    )
+    plan = {"plan_type": "fixed_cycles", "fixed_cycles": 6}
+    changed = client.subscriptions.update(
+        STORE, created.id, period="weekly", subscription_plan=plan
+    )
+    assert changed.period == "weekly" and changed.cycles_left == 6
+
+
 def test_suspend_on_next_payment_waits_for_the_due_day(
     fake: FakeGateway, client: PayChargeClient
 ) -> None:

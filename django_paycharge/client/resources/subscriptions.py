@@ -1,5 +1,5 @@
-"""``client.subscriptions``: create, read and list subscriptions; suspend, resume, cancel them,
-change their card; read their scheduled payments and charges; simulate a plan.
+"""``client.subscriptions``: create, read and list subscriptions; update, suspend, resume,
+cancel them, change their card; read their scheduled payments and charges; simulate a plan.
 
 Routes from the official SDKs (univapay-node ``Subscriptions.ts``, univapay-java-sdk
 ``SubscriptionsResource``). Every request that changes something carries an
@@ -21,6 +21,7 @@ from ..parsing import page_parser, parse_charge
 from ..subscription_params import (
     PlanSimulationParams,
     SubscriptionCreateParams,
+    SubscriptionUpdateParams,
     token_change_body,
     validate_termination_mode,
 )
@@ -143,6 +144,25 @@ class Subscriptions:
         checker = Checker()
         body = token_change_body(transaction_token_id, checker)
         return self._change(path, idempotency_key, body, checker)
+
+    def update(
+        self,
+        store_id: uuid.UUID | str,
+        subscription_id: uuid.UUID | str,
+        params: SubscriptionUpdateParams | None = None,
+        /,
+        *,
+        idempotency_key: str | uuid.UUID | None = None,
+        **fields: Any,
+    ) -> Subscription:
+        """Change a subscription (``PATCH .../subscriptions/{id}``): its amount, metadata and
+        settings, and, where its status allows (``update_actions``), its card, period or plan,
+        or suspend or resume it. ``params`` or its fields as keyword arguments."""
+        change = params if params is not None else SubscriptionUpdateParams(**fields)
+        checker = Checker()
+        key = request_key(checker, idempotency_key)
+        body = change.to_body(checker)
+        return self._change(self._path(store_id, subscription_id), key, body, checker)
 
     def cancel(
         self,
