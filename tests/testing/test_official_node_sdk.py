@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from django_paycharge.testing import TEST_JWT, TEST_SECRET, TEST_STORE_ID
+from django_paycharge.testing import TEST_JWT, TEST_SECRET, TEST_STORE_ID, TEST_WIDGET_JWT
 
 HERE = Path(__file__).resolve().parent / "node_sdk"
 REPO = Path(os.environ.get("PAYCHARGE_REPO") or Path(__file__).resolve().parents[2])
@@ -60,9 +60,38 @@ def node_sdk(tmp_path_factory: pytest.TempPathFactory) -> Path:
             "(npm ci --prefix .tmp/node_sdk, from tests/testing/node_sdk's lock file)"
         )
     folder = tmp_path_factory.mktemp("node_sdk")
-    shutil.copy(HERE / "subscriptions.mjs", folder / "subscriptions.mjs")
+    for script in ("subscriptions.mjs", "tokens.mjs"):
+        shutil.copy(HERE / script, folder / script)
     (folder / "node_modules").symlink_to(INSTALLED, target_is_directory=True)
     return folder
+
+
+def _run(folder: Path, script: str, *args: Any) -> dict[str, dict[str, Any]]:
+    """Each call the script made, by name; a rejected one fails with the script's output."""
+    done = subprocess.run(
+        ["node", script, *map(str, args)], cwd=folder, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    lines = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    return {line["call"]: line for line in lines}
+
+
+def test_the_node_sdk_through_the_token_routes(node_sdk: Path, fake_gateway_server: Any) -> None:
+    said = _run(
+        node_sdk, "tokens.mjs", fake_gateway_server.base_url, TEST_SECRET, TEST_JWT,
+        TEST_WIDGET_JWT, TEST_STORE_ID,
+    )  # fmt: skip
+    assert list(said) == [
+        "create recurring", "get", "list (store)", "update", "renew", "delete",
+        "get after delete", "create subscription",
+    ]  # fmt: skip
+    saved = said["create recurring"]["item"]
+    assert (saved["type"], saved["usageLimit"]) == ("recurring", "monthly")
+    assert said["list (store)"]["id"] == saved["id"]
+    assert said["update"]["item"]["email"] == "taro@example.com"
+    assert said["renew"]["item"]["previousId"] == saved["id"]
+    assert said["get after delete"]["item"]["active"] is False
+    assert said["create subscription"]["item"]["type"] == "subscription"
 
 
 def test_the_node_sdk_through_every_subscription_route(
