@@ -261,6 +261,11 @@ class SubscriptionUpdateParams:
         c.raise_if_any()
         return body
 
+    def to_dict(self) -> dict[str, Any]:
+        """The fields given (``None`` left out): ``SubscriptionUpdateParams(**p.to_dict())``."""
+        given = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        return {name: value for name, value in given.items() if value is not None}
+
 
 def update_actions(body: Mapping[str, Any]) -> list[str]:
     """The guarded changes a checked update body asks for (the card, the period, the plan,

@@ -406,7 +406,7 @@ class Migration(migrations.Migration):
             name='SubscriptionRequest',
             fields=[
                 ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('kind', models.CharField(choices=[('subscription_create', 'New subscription'), ('subscription_suspend', 'Suspend'), ('subscription_resume', 'Resume'), ('subscription_cancel', 'Cancel'), ('subscription_card', 'Change the card')], max_length=32, verbose_name='kind')),
+                ('kind', models.CharField(choices=[('subscription_create', 'New subscription'), ('subscription_suspend', 'Suspend'), ('subscription_resume', 'Resume'), ('subscription_cancel', 'Cancel'), ('subscription_card', 'Change the card'), ('subscription_update', 'Change the amount, period or plan')], max_length=32, verbose_name='kind')),
                 ('idempotency_key', models.CharField(max_length=255, unique=True, verbose_name='idempotency key')),
                 ('account', models.CharField(default='default', max_length=64, verbose_name='account')),
                 ('params', models.JSONField(encoder=django_paycharge.models.payload.PayloadEncoder, verbose_name='request parameters')),

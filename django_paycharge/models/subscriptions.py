@@ -161,6 +161,7 @@ class SubscriptionRequest(KeyedRequest):
         RESUME = "subscription_resume", _("Resume")
         CANCEL = "subscription_cancel", _("Cancel")
         CHANGE_CARD = "subscription_card", _("Change the card")
+        UPDATE = "subscription_update", _("Change the amount, period or plan")
 
     kind = models.CharField(_("kind"), max_length=32, choices=Kind.choices)
     #: The subscription changed, or the one the create made once stored.

@@ -58,6 +58,7 @@ from .subscriptions import (
     scheduled_payments,
     simulate_plan,
     suspend_subscription,
+    update_subscription,
 )
 from .sync import (
     SubscriptionSyncResult,
@@ -121,6 +122,7 @@ __all__ = [
     "sync_webhooks",
     "token_digest",
     "update_charge_metadata",
+    "update_subscription",
     "upsert_charges",
     "wait_for_charge",
 ]

@@ -13,9 +13,11 @@ from django_paycharge.exceptions import (
     APIError,
     IdempotencyKeyReusedError,
     InvalidParametersError,
+    PayChargeError,
     SubscriptionStateError,
 )
 from django_paycharge.models import Subscription, SubscriptionRequest
+from django_paycharge.services.clients import get_client
 from django_paycharge.services.lifecycle import send
 from django_paycharge.services.subscriptions.kinds import CREATE_SUBSCRIPTION, SUSPEND
 
@@ -156,3 +158,62 @@ def test_a_refusal_of_the_gateway_is_final(fake_gateway) -> None:
     request = SubscriptionRequest.objects.get()
     assert request.state == "failed" and request.subscription is None
     assert services.recover_requests(older_than=timedelta(0)).settled == 0
+
+
+def test_an_update_changes_the_amount_and_refuses_a_period_once_started(fake_gateway) -> None:
+    made = services.create_subscription(transaction_token_id=token(fake_gateway), **PLAN)
+    changed = services.update_subscription(made, amount=1500, metadata={"size": "large"})
+    assert (changed.amount, changed.metadata) == (1500, {"size": "large"})
+    before = len(fake_gateway.requests_log)
+    refused: list[tuple[dict[str, Any], str]] = [
+        ({"period": "weekly"}, "CANNOT_SET_AFTER_SUBSCRIPTION_STARTED"),
+        (
+            {"subscription_plan": {"plan_type": "fixed_cycles", "fixed_cycles": 3}},
+            "PLAN_ALREADY_SET",
+        ),
+    ]
+    for change, code in refused:
+        with pytest.raises(SubscriptionStateError) as error:
+            services.update_subscription(changed, **change)
+        assert error.value.code == code
+    sent_after = [r["method"] for r in fake_gateway.requests_log[before:]]
+    assert "PATCH" not in sent_after  # refused before anything was sent
+    with pytest.raises(InvalidParametersError):
+        services.update_subscription(changed)  # nothing to change
+    assert SubscriptionRequest.objects.filter(kind="subscription_update").count() == 1
+
+
+def test_a_lost_update_answer_is_asked_again_with_its_key(fake_gateway) -> None:
+    made = services.create_subscription(transaction_token_id=token(fake_gateway), **PLAN)
+    fake_gateway.add_fault("PATCH", r"/subscriptions/[^/]+$", action="drop_after", count=1)
+    assert services.update_subscription(made, amount=2000).amount == 2000
+    patches = sent(fake_gateway, "PATCH", str(made.gateway_id))
+    assert len(patches) == 2 and len({p["headers"]["idempotency-key"] for p in patches}) == 1
+    request = SubscriptionRequest.objects.get(kind="subscription_update")
+    assert request.state == "succeeded" and request.subscription == made
+
+
+def test_an_abandoned_update_is_never_sent_again_and_found_once_the_gateway_shows_it(
+    fake_gateway,
+) -> None:
+    made = services.create_subscription(transaction_token_id=token(fake_gateway), **PLAN)
+    path = r"/subscriptions/[^/]+$"
+    fake_gateway.add_fault("PATCH", path, action="status", status=503, count=99)
+    with pytest.raises(PayChargeError):
+        services.update_subscription(made, amount=2000, metadata={"size": "large"})
+    request = SubscriptionRequest.objects.get(kind="subscription_update")
+    assert request.state == "abandoned"
+    fake_gateway.clear_faults()
+    patches = len(sent(fake_gateway, "PATCH", str(made.gateway_id)))
+    services.recover_requests(older_than=timedelta(0))
+    request.refresh_from_db()
+    assert request.state == "abandoned"  # the gateway shows nothing of it: left as it is
+    # The gateway did it after all (late): the next check finds it, and sends nothing.
+    client = get_client("default")
+    store = str(made.store_id)
+    client.subscriptions.update(store, made.gateway_id, amount=2000, metadata={"size": "large"})
+    settled = services.recover_requests(older_than=timedelta(0))
+    request.refresh_from_db()
+    assert settled.by_kind["subscription_update"]["found"] == 1
+    assert request.state == "succeeded" and Subscription.objects.get().amount == 2000
+    assert len(sent(fake_gateway, "PATCH", str(made.gateway_id))) == patches + 1  # ours only

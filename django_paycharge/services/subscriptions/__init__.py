@@ -13,6 +13,7 @@ from .changes import (
     change_subscription_card,
     resume_subscription,
     suspend_subscription,
+    update_subscription,
 )
 from .create import create_subscription
 from .kinds import KINDS, SubscriptionKind
@@ -28,4 +29,5 @@ __all__ = [
     "scheduled_payments",
     "simulate_plan",
     "suspend_subscription",
+    "update_subscription",
 ]

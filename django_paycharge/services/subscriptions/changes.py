@@ -1,4 +1,4 @@
-"""Suspend, resume, cancel a subscription or change its card: refused locally, else exactly once.
+"""Suspend, resume, cancel, change a subscription or its card: refused locally, else exactly once.
 
 The subscription is read from the gateway first; a change its status does not allow
 (the SDKs' transition table, :func:`~django_paycharge.client.subscription_vocabulary.refusal`)
@@ -13,7 +13,11 @@ from typing import Any
 
 from django.utils.translation import gettext
 
-from ...client.subscription_params import validate_termination_mode
+from ...client.subscription_params import (
+    SubscriptionUpdateParams,
+    update_actions,
+    validate_termination_mode,
+)
 from ...client.subscription_vocabulary import (
     CANCEL,
     CHANGE_TOKEN,
@@ -26,14 +30,14 @@ from ...exceptions import SubscriptionStateError
 from ...models import Subscription
 from ..lifecycle import answer
 from ..mirror import refresh_subscription
-from .kinds import CANCEL_SUBSCRIPTION, CHANGE_CARD, RESUME, ChangeKind
+from .kinds import CANCEL_SUBSCRIPTION, CHANGE_CARD, RESUME, UPDATE_SUBSCRIPTION, ChangeKind
 from .kinds import SUSPEND as SUSPEND_KIND
 from .requests import checked_key, existing_request, open_and_send
 
 
 def _change(
     kind: ChangeKind,
-    action: str,
+    actions: str | list[str],
     subscription: Subscription,
     params: dict[str, Any],
     idempotency_key: uuid.UUID | str | None,
@@ -47,7 +51,8 @@ def _change(
     current = refresh_subscription(
         subscription.gateway_id, subscription.store_id, account=subscription.account
     )
-    reason = refusal(action, current.status)
+    asked = [actions] if isinstance(actions, str) else actions
+    reason = next(filter(None, (refusal(action, current.status) for action in asked)), None)
     if reason is not None:
         message = gettext("The subscription's status (%(status)s) does not allow this change.")
         # In the reader's language ("継続中"), as staff and the API's callers read it.
@@ -113,3 +118,45 @@ def change_subscription_card(
     token = validate_uuid(transaction_token_id, "transaction_token_id")
     params = {"transaction_token_id": token}
     return _change(CHANGE_CARD, CHANGE_TOKEN, subscription, params, idempotency_key, requested_by)
+
+
+def update_subscription(
+    subscription: Subscription,
+    *,
+    amount: int | None = None,
+    metadata: dict[str, Any] | None = None,
+    period: str | None = None,
+    cyclical_period: str | None = None,
+    installment_plan: dict[str, Any] | None = None,
+    subscription_plan: dict[str, Any] | None = None,
+    termination_mode: str | None = None,
+    only_direct_currency: bool | None = None,
+    idempotency_key: uuid.UUID | str | None = None,
+    requested_by: str = "",
+) -> Subscription:
+    """Change a subscription's amount (its payments not made yet), metadata or settings at
+    any time, and its period or plan before it has started (``unverified``,
+    ``unconfirmed``: else ``SubscriptionStateError``, the gateway's
+    ``CANNOT_SET_AFTER_SUBSCRIPTION_STARTED`` or ``PLAN_ALREADY_SET``). ``None``: not
+    changed; every rule is checked before anything is kept or sent (the card, a suspension
+    and a resumption have their own services)."""
+    change = SubscriptionUpdateParams(
+        amount=amount,
+        metadata=metadata,
+        period=period,
+        cyclical_period=cyclical_period,
+        installment_plan=installment_plan,
+        subscription_plan=subscription_plan,
+        termination_mode=termination_mode,
+        only_direct_currency=only_direct_currency,
+    )
+    body = change.to_body()  # raises InvalidParametersError
+    params = change.to_dict()
+    return _change(
+        UPDATE_SUBSCRIPTION,
+        update_actions(body),
+        subscription,
+        params,
+        idempotency_key,
+        requested_by,
+    )

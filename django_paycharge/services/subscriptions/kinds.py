@@ -204,12 +204,32 @@ class ChangeCardKind(ChangeKind):
         )
 
 
+class UpdateKind(ChangeKind):
+    """A change of the amount, metadata, period, plan or settings (``PATCH``): done once
+    the subscription shows every value asked for."""
+
+    name = Kind.UPDATE
+
+    def shows_done(self, subscription: Subscription, request: SubscriptionRequest) -> bool:
+        shown = {
+            **{name: getattr(subscription, name, None) for name in request.params},
+            "termination_mode": (subscription.schedule_settings or {}).get("termination_mode"),
+        }
+        return all(shown[name] == value for name, value in request.params.items())
+
+    def call(self, client: PayChargeClient, request: SubscriptionRequest) -> Any:
+        return client.subscriptions.update(
+            *_ids(request), idempotency_key=request.idempotency_key, **request.params
+        )
+
+
 CREATE_SUBSCRIPTION = CreateKind()
 SUSPEND = SuspendKind()
 RESUME = ResumeKind()
 CANCEL_SUBSCRIPTION = CancelKind()
 CHANGE_CARD = ChangeCardKind()
+UPDATE_SUBSCRIPTION = UpdateKind()
 
 #: The kind of each stored row, by its ``kind``: recovery's table for subscription rows.
-_ALL = (CREATE_SUBSCRIPTION, SUSPEND, RESUME, CANCEL_SUBSCRIPTION, CHANGE_CARD)
+_ALL = (CREATE_SUBSCRIPTION, SUSPEND, RESUME, CANCEL_SUBSCRIPTION, CHANGE_CARD, UPDATE_SUBSCRIPTION)
 KINDS: dict[str, SubscriptionKind] = {kind.name: kind for kind in _ALL}
