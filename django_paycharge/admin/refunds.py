@@ -159,7 +159,7 @@ class ChargeActionRequestAdmin(ReadOnlyAdmin):
 
     list_display = ("kind", "state", "charge_link", "amount_display", "requested_by",
                     "created_at", "attempts")  # fmt: skip
-    list_filter = ("kind", "state", OutcomeFilter, "account",
+    list_filter = ("kind", "state", OutcomeFilter, AccountFilter,
                    ("created_at", admin.DateFieldListFilter))  # fmt: skip
     list_select_related = ("charge",)
     ordering = ("-created_at", "-id")
