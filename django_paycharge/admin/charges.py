@@ -23,7 +23,7 @@ from django.urls import URLPattern, path, reverse
 from django.utils.translation import gettext_lazy
 
 from ..models import Charge, with_refunded_amounts
-from . import charge_fields, charge_page, export, rows
+from . import charge_fields, charge_page, export
 from .charge_actions import cancel_charges, capture_charges, refund_charges
 from .filters import (
     AccountFilter,
@@ -69,8 +69,6 @@ class ChargeChangeList(ChangeList):
 class ChargeAdmin(ReadOnlyAdmin):
     # -- the list --------------------------------------------------------------------------------
 
-    action_checkbox = rows.action_checkbox
-    get_empty_value_display = rows.empty_value_display
     list_display = (
         "short_id",
         "status_badge",
@@ -96,7 +94,6 @@ class ChargeAdmin(ReadOnlyAdmin):
         AmountRangeFilter,
     )
     list_select_related = ("issuer_token",)
-    list_per_page = 50
     show_full_result_count = False
     paginator = EstimatedCountPaginator
     # Only for Django to show the search box: get_search_results does the matching.

@@ -86,7 +86,6 @@ def _exact_id_search(queryset: QuerySet[Any], term: str) -> QuerySet[Any]:
 
 class _ChildAdmin(ReadOnlyAdmin):
     list_select_related = ("charge",)
-    list_per_page = 50
     ordering = ("-created_on", "-id")
     search_fields = ("=gateway_id",)
     search_help_text = gettext_lazy("Exact id, or the charge's id.")

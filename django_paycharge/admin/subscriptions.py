@@ -11,7 +11,7 @@ from django.http import HttpRequest
 from django.utils.translation import gettext, gettext_lazy
 
 from ..models import Subscription
-from . import rows, subscription_fields
+from . import subscription_fields
 from .filters import AccountFilter
 from .paginator import EstimatedCountPaginator
 from .readonly import ReadOnlyAdmin
@@ -31,8 +31,6 @@ PERMISSIONS = {
 
 
 class SubscriptionAdmin(ReadOnlyAdmin):
-    action_checkbox = rows.action_checkbox
-    get_empty_value_display = rows.empty_value_display
     list_display = (
         "short_id",
         "status_badge",
@@ -45,7 +43,6 @@ class SubscriptionAdmin(ReadOnlyAdmin):
     )
     list_display_links = ("short_id",)
     list_filter = ("status", "mode", "currency", AccountFilter, "period")
-    list_per_page = 50
     show_full_result_count = False
     paginator = EstimatedCountPaginator
     search_fields = ("=gateway_id",)  # for the box: get_search_results matches

@@ -175,3 +175,9 @@ def test_an_announcement_is_searched_by_event_id_or_by_receiver(admin_user):
         plan = by_id.all()[:50].explain()
         assert "SCAN django_paycharge_announcement" not in plan, plan
 
+
+def test_every_list_draws_50_rows_a_page(admin_client):
+    deliveries(60)
+    page = admin_client.get("/admin/django_paycharge/webhookdelivery/")
+    assert len(page.context["cl"].result_list) == 50
+    assert page.content.decode().count('class="action-select"') == 50
