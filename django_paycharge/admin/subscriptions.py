@@ -12,7 +12,12 @@ from django.utils.translation import gettext, gettext_lazy
 
 from ..models import Subscription
 from . import subscription_fields
-from .filters import AccountFilter
+from .filters import (
+    AccountFilter,
+    SubscriptionCurrencyFilter,
+    SubscriptionModeFilter,
+    SubscriptionPeriodFilter,
+)
 from .paginator import EstimatedCountPaginator
 from .readonly import ReadOnlyAdmin
 from .search import id_prefix_range
@@ -42,7 +47,13 @@ class SubscriptionAdmin(ReadOnlyAdmin):
         "created_on",
     )
     list_display_links = ("short_id",)
-    list_filter = ("status", "mode", "currency", AccountFilter, "period")
+    list_filter = (
+        "status",
+        SubscriptionModeFilter,
+        SubscriptionCurrencyFilter,
+        AccountFilter,
+        SubscriptionPeriodFilter,
+    )
     show_full_result_count = False
     paginator = EstimatedCountPaginator
     search_fields = ("=gateway_id",)  # for the box: get_search_results matches

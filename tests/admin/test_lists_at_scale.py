@@ -181,3 +181,45 @@ def test_every_list_draws_50_rows_a_page(admin_client):
     page = admin_client.get("/admin/django_paycharge/webhookdelivery/")
     assert len(page.context["cl"].result_list) == 50
     assert page.content.decode().count('class="action-select"') == 50
+
+
+def test_the_subscription_filters_read_no_table_for_their_choices(admin_client):
+    """mode, currency and period were Django's filters of plain columns: three SELECT
+    DISTINCT over every subscription on each page (8-16 ms for 10,000 on SQLite)."""
+    from django_paycharge.models import Subscription
+
+    now = timezone.now()
+    Subscription.objects.bulk_create(
+        Subscription(
+            gateway_id=uuid.uuid4(),
+            mode=("test", "live")[i % 2],
+            currency=("JPY", "USD", "JPY")[i % 3],
+            period=("monthly", "weekly")[i % 2],
+            status="current",
+            amount=1000,
+            created_on=now - timedelta(minutes=i),
+            synced_at=now,
+            first_seen_at=now,
+        )
+        for i in range(6)
+    )
+    url = "/admin/django_paycharge/subscription/"
+    with CaptureQueriesContext(connection) as queries:
+        page = admin_client.get(url)
+    assert not [q["sql"] for q in queries.captured_queries if "DISTINCT" in q["sql"]]
+    changelist = page.context["cl"]
+    choices = {
+        choice["display"]
+        for spec in changelist.filter_specs
+        for choice in spec.choices(changelist)
+        if "display" in choice
+    }
+    assert {"live", "test", "USD", "monthly", "semiannually"} <= choices
+    # The parameters Django's filters of these columns used: bookmarked lists still work.
+    for params, count in [
+        ({"mode__exact": "live"}, 3),
+        ({"currency__exact": "usd"}, 2),
+        ({"period__exact": "weekly", "mode__exact": "live"}, 3),
+    ]:
+        shown = admin_client.get(url, params).context["cl"].result_list
+        assert len(shown) == count, params
