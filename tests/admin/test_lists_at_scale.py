@@ -223,3 +223,30 @@ def test_the_subscription_filters_read_no_table_for_their_choices(admin_client):
     ]:
         shown = admin_client.get(url, params).context["cl"].result_list
         assert len(shown) == count, params
+
+
+def test_a_refund_or_cancel_is_searched_by_its_id_or_its_charges(admin_client):
+    from django_paycharge.models import Cancel, Refund
+
+    now = timezone.now()
+    charges = [charge_row() for _ in range(3)]
+    for charge in charges:
+        charge.save()
+    common = {"status": "successful", "synced_at": now, "first_seen_at": now}
+    refunds = [
+        Refund.objects.create(gateway_id=uuid.uuid4(), charge=c, amount=100, **common)
+        for c in charges
+    ]
+    cancel = Cancel.objects.create(gateway_id=uuid.uuid4(), charge=charges[1], **common)
+    url = "/admin/django_paycharge/refund/"
+    for term, expected in [
+        (refunds[2].gateway_id, [refunds[2].pk]),
+        (charges[0].gateway_id, [refunds[0].pk]),
+        (uuid.uuid4(), []),
+        ("not an id", []),
+    ]:
+        shown = admin_client.get(url, {"q": str(term)}).context["cl"].result_list
+        assert [r.pk for r in shown] == expected, term
+    cancels = "/admin/django_paycharge/cancel/"
+    shown = admin_client.get(cancels, {"q": str(charges[1].gateway_id)}).context["cl"]
+    assert [c.pk for c in shown.result_list] == [cancel.pk]
