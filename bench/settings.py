@@ -10,6 +10,7 @@ worker processes:
 - ``BENCH_TASKS=1``: background processing through django-tasks-db
   (the view stores and enqueues, ``manage.py db_worker`` processes);
 - ``BENCH_WEBHOOK_TOKEN``: the webhook auth token the receiver accepts;
+- ``BENCH_ACCOUNTS=2``: a second account (``second``), as the admin benchmark's mirror has;
 - ``BENCH_PG_SERVER_SIDE_BINDING=1``: PostgreSQL with psycopg's server-side binding and
   prepared statements.
 """
@@ -119,6 +120,16 @@ PAYCHARGE = {
     "STORE_ID": TEST_STORE_ID,
     "WEBHOOK_AUTH_TOKENS": [os.environ.get("BENCH_WEBHOOK_TOKEN", "bench-webhook-token")],
 }
+if os.environ.get("BENCH_ACCOUNTS") == "2":
+    # The admin benchmark's mirror holds two accounts' charges (and three stores): the
+    # second is configured, as a shop with two would (the account and store filters offer it).
+    PAYCHARGE["ACCOUNTS"] = {
+        "second": {
+            "SECRET": TEST_SECRET,
+            "JWT": TEST_JWT,
+            "STORE_ID": "00000000-0000-0000-0000-000000050001",
+        }
+    }
 
 if os.environ.get("BENCH_TASKS") == "1":
     TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}

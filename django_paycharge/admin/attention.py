@@ -14,7 +14,7 @@ from django.utils.translation import gettext_lazy
 from ..models import ChargeRequest, SyncCheckpoint
 from ..services.attention import sync_behind
 from . import display
-from .filters import OutcomeFilter
+from .filters import AccountFilter, OutcomeFilter
 from .readonly import ReadOnlyAdmin
 from .refunds import _charge_link as charge_link
 
@@ -24,7 +24,12 @@ class ChargeRequestAdmin(ReadOnlyAdmin):
 
     list_display = ("__str__", "state", "charge_column", "attempts", "sent_at", "created_at",
                     "account")  # fmt: skip
-    list_filter = ("state", OutcomeFilter, "account", ("created_at", admin.DateFieldListFilter))
+    list_filter = (
+        "state",
+        OutcomeFilter,
+        AccountFilter,
+        ("created_at", admin.DateFieldListFilter),
+    )
     list_select_related = ("charge",)
     show_full_result_count = False
     ordering = ("-created_at", "-id")

@@ -23,7 +23,7 @@ from django.urls import URLPattern, path, reverse
 from django.utils.translation import gettext_lazy
 
 from ..models import Charge, with_refunded_amounts
-from . import charge_fields, charge_page, export, rows
+from . import charge_fields, charge_page, export
 from .charge_actions import cancel_charges, capture_charges, refund_charges
 from .filters import (
     AccountFilter,
@@ -61,6 +61,26 @@ LIST_COLUMNS = (
 )
 
 
+#: At most this many charges found by an id prefix are searched by their primary keys.
+PREFIX_IDS = 50
+
+
+def prefix_condition(prefix: tuple[uuid.UUID, uuid.UUID]) -> Q:
+    """The charges whose id starts with the prefix: their primary keys, read first from the
+    id index in a statement of their own (8 hex characters name one charge in 4 billion).
+
+    As a range on ``gateway_id`` beside a range on ``created_on`` (a date filter), SQLite,
+    which has no statistics, read the dates' index and checked the prefix on every charge
+    of the range; as a subquery, PostgreSQL could no longer OR it with the merchant
+    transaction id's index and read the table. Keys are an index lookup on both. A prefix
+    that finds more than :data:`PREFIX_IDS` (ids made by hand, not by the gateway) is
+    searched as the range.
+    """
+    found = Charge.objects.filter(gateway_id__range=prefix).order_by().values_list("pk", flat=True)
+    keys = list(found[: PREFIX_IDS + 1])
+    return Q(pk__in=keys) if len(keys) <= PREFIX_IDS else Q(gateway_id__range=prefix)
+
+
 class ChargeChangeList(ChangeList):
     def get_queryset(self, request: HttpRequest, exclude_parameters: Any = None) -> QuerySet[Any]:
         return super().get_queryset(request, exclude_parameters).only(*LIST_COLUMNS)
@@ -69,8 +89,6 @@ class ChargeChangeList(ChangeList):
 class ChargeAdmin(ReadOnlyAdmin):
     # -- the list --------------------------------------------------------------------------------
 
-    action_checkbox = rows.action_checkbox
-    get_empty_value_display = rows.empty_value_display
     list_display = (
         "short_id",
         "status_badge",
@@ -96,7 +114,6 @@ class ChargeAdmin(ReadOnlyAdmin):
         AmountRangeFilter,
     )
     list_select_related = ("issuer_token",)
-    list_per_page = 50
     show_full_result_count = False
     paginator = EstimatedCountPaginator
     # Only for Django to show the search box: get_search_results does the matching.
@@ -196,7 +213,7 @@ class ChargeAdmin(ReadOnlyAdmin):
         except ValueError:
             prefix = id_prefix_range(term)
             if prefix is not None:
-                condition |= Q(gateway_id__range=prefix)
+                condition |= prefix_condition(prefix)
             elif hint := short_id_hint(term):
                 self.message_user(request, hint, messages.INFO)
         else:

@@ -11,8 +11,13 @@ from django.http import HttpRequest
 from django.utils.translation import gettext, gettext_lazy
 
 from ..models import Subscription
-from . import rows, subscription_fields
-from .filters import AccountFilter
+from . import subscription_fields
+from .filters import (
+    AccountFilter,
+    SubscriptionCurrencyFilter,
+    SubscriptionModeFilter,
+    SubscriptionPeriodFilter,
+)
 from .paginator import EstimatedCountPaginator
 from .readonly import ReadOnlyAdmin
 from .search import id_prefix_range
@@ -31,8 +36,6 @@ PERMISSIONS = {
 
 
 class SubscriptionAdmin(ReadOnlyAdmin):
-    action_checkbox = rows.action_checkbox
-    get_empty_value_display = rows.empty_value_display
     list_display = (
         "short_id",
         "status_badge",
@@ -44,8 +47,13 @@ class SubscriptionAdmin(ReadOnlyAdmin):
         "created_on",
     )
     list_display_links = ("short_id",)
-    list_filter = ("status", "mode", "currency", AccountFilter, "period")
-    list_per_page = 50
+    list_filter = (
+        "status",
+        SubscriptionModeFilter,
+        SubscriptionCurrencyFilter,
+        AccountFilter,
+        SubscriptionPeriodFilter,
+    )
     show_full_result_count = False
     paginator = EstimatedCountPaginator
     search_fields = ("=gateway_id",)  # for the box: get_search_results matches

@@ -64,7 +64,7 @@ class Migration(migrations.Migration):
                 'verbose_name_plural': 'announcements',
                 'ordering': ['-created_at', '-id'],
                 'permissions': [('retry_announcement', 'Can retry or dismiss announcements')],
-                'indexes': [models.Index(fields=['status', 'lease_until'], name='paycharge_announce_due'), models.Index(fields=['created_at'], name='paycharge_announce_created')],
+                'indexes': [models.Index(fields=['status', 'lease_until'], name='paycharge_announce_due'), models.Index(fields=['created_at'], name='paycharge_announce_created'), models.Index(fields=['signal', '-created_at'], name='paycharge_announce_signal')],
                 'constraints': [models.UniqueConstraint(fields=('event_id', 'receiver'), name='paycharge_announce_once')],
             },
         ),
@@ -507,7 +507,7 @@ class Migration(migrations.Migration):
             fields=[
                 ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
                 ('account', models.CharField(default='default', max_length=64, verbose_name='account')),
-                ('event', models.CharField(blank=True, db_index=True, max_length=64, verbose_name='event')),
+                ('event', models.CharField(blank=True, max_length=64, verbose_name='event')),
                 ('delivery_id', models.CharField(blank=True, max_length=64, null=True, verbose_name='delivery id')),
                 ('dedupe_key', models.CharField(max_length=80)),
                 ('body', models.TextField(verbose_name='body')),
@@ -543,6 +543,10 @@ class Migration(migrations.Migration):
             index=models.Index(fields=['state', 'created_at'], name='paycharge_request_state'),
         ),
         migrations.AddIndex(
+            model_name='chargerequest',
+            index=models.Index(fields=['-created_at', '-id'], name='paycharge_request_created'),
+        ),
+        migrations.AddIndex(
             model_name='refund',
             index=models.Index(fields=['charge', 'status'], name='paycharge_refund_charge'),
         ),
@@ -563,6 +567,10 @@ class Migration(migrations.Migration):
             index=models.Index(fields=['charge', 'kind', 'state'], name='paycharge_action_charge'),
         ),
         migrations.AddIndex(
+            model_name='chargeactionrequest',
+            index=models.Index(fields=['-created_at', '-id'], name='paycharge_action_created'),
+        ),
+        migrations.AddIndex(
             model_name='scheduledpayment',
             index=models.Index(fields=['subscription', 'due_date'], name='paycharge_sub_payment_due'),
         ),
@@ -573,6 +581,10 @@ class Migration(migrations.Migration):
         migrations.AddIndex(
             model_name='webhookdelivery',
             index=models.Index(fields=['status', 'received_at'], name='paycharge_delivery_status'),
+        ),
+        migrations.AddIndex(
+            model_name='webhookdelivery',
+            index=models.Index(fields=['event', '-received_at'], name='paycharge_delivery_event'),
         ),
         migrations.AddConstraint(
             model_name='webhookdelivery',

@@ -56,6 +56,8 @@ class Announcement(models.Model):
         indexes = [
             models.Index(fields=["status", "lease_until"], name="paycharge_announce_due"),
             models.Index(fields=["created_at"], name="paycharge_announce_created"),
+            # One signal's announcements, newest first (the admin's filter): read in order.
+            models.Index(fields=["signal", "-created_at"], name="paycharge_announce_signal"),
         ]
         constraints = [
             models.UniqueConstraint(fields=["event_id", "receiver"], name="paycharge_announce_once")

@@ -316,7 +316,11 @@ class ChargeRequest(MoneyRequest):
     class Meta:
         verbose_name = _("charge request")
         verbose_name_plural = _("charge requests")
-        indexes = [models.Index(fields=["state", "created_at"], name="paycharge_request_state")]
+        indexes = [
+            models.Index(fields=["state", "created_at"], name="paycharge_request_state"),
+            # The admin's list, newest first: read in order, never sorted whole.
+            models.Index(fields=["-created_at", "-id"], name="paycharge_request_created"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.caller_key or self.idempotency_key} ({self.get_state_display()})"

@@ -174,6 +174,8 @@ class ChargeActionRequest(KeyedRequest):
         indexes = [
             models.Index(fields=["state", "created_at"], name="paycharge_action_state"),
             models.Index(fields=["charge", "kind", "state"], name="paycharge_action_charge"),
+            # The admin's list, newest first: read in order, never sorted whole.
+            models.Index(fields=["-created_at", "-id"], name="paycharge_action_created"),
         ]
         permissions = [
             ("capture_charge", _("Can capture authorized charges")),

@@ -66,7 +66,7 @@ class WebhookDelivery(models.Model):
         FAILED = "failed", _("Failed")
 
     account = models.CharField(_("account"), max_length=64, default="default")
-    event = models.CharField(_("event"), max_length=64, blank=True, db_index=True)
+    event = models.CharField(_("event"), max_length=64, blank=True)
     delivery_id = models.CharField(_("delivery id"), max_length=64, null=True, blank=True)
     # The delivery id, or a digest of event and body when the gateway sent no id;
     # unique per account (two accounts' deliveries never dedupe each other).
@@ -96,6 +96,8 @@ class WebhookDelivery(models.Model):
         ordering = ["-received_at", "-id"]
         indexes = [
             models.Index(fields=["status", "received_at"], name="paycharge_delivery_status"),
+            # One event's deliveries, newest first (the admin's filter): read in order.
+            models.Index(fields=["event", "-received_at"], name="paycharge_delivery_event"),
         ]
         constraints = [
             models.UniqueConstraint(
