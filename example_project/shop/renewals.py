@@ -5,8 +5,9 @@ The app's subscription signals are heard at least once, in no promised order
 on the sign-up order:
 
 - ``subscription_renewal_paid``: the first paid charge of the sign-up's current attempt
-  (its number is in the charge's metadata) pays the sign-up order; every other paid charge becomes an order of its own
-  (``renewal_of`` the sign-up), one per charge (a unique constraint) however often heard;
+  (its number is in the charge's metadata) pays the sign-up order; every other paid
+  charge becomes an order of its own (``renewal_of`` the sign-up), one per charge (a
+  unique constraint) however often heard;
 - ``subscription_renewal_failed``: a failed first payment fails the sign-up order (the
   customer may try again: a new attempt); a failed renewal notes it on the sign-up order;
 - ``subscription_suspended`` / ``_canceled`` / ``_completed``: noted on the sign-up order
