@@ -86,11 +86,15 @@ print(json.dumps({{
 def _settled(shop: Stack, public_id: str, what: str, check: Any) -> dict[str, Any]:
     """The order once the fake's webhooks are delivered and ``check`` holds."""
     shop.deliveries()
-    found: dict[str, Any] = wait_until(
-        lambda: (lambda o: o if check(o) else None)(_order(shop, public_id)),
-        what,
-        diagnose=lambda: f"{_order(shop, public_id)}\n{shop.report()}",
+
+    def settled() -> dict[str, Any] | None:
+        order = _order(shop, public_id)
+        return order if check(order) else None
+
+    found = wait_until(
+        settled, what, diagnose=lambda: f"{_order(shop, public_id)}\n{shop.report()}"
     )
+    assert found is not None
     return found
 
 
