@@ -177,7 +177,7 @@ def test_a_declined_first_payment_fails_the_order_and_another_card_subscribes(sh
     assert paid["subscription"] != failed["subscription"]  # a new attempt, a new subscription
 
 
-def test_a_renewal_heard_again_makes_no_second_order_and_changes_are_noted(
+def test_a_renewal_heard_again_makes_no_second_order_and_each_change_is_noted(
     shop: Stack, staff: requests.Session
 ) -> None:
     order = _subscribe(shop, Customer(shop, shop.shop_urls[0]))
@@ -205,12 +205,18 @@ print(json.dumps(Order.objects.filter(renewal_of__subscription=sub).count()))
 
     change = (
         "from django_paycharge import services; from django_paycharge.models import Subscription; "
-        f"services.{{}}_subscription(Subscription.objects.get(gateway_id='{before['subscription']}'))"
+        f"services.{{}}(Subscription.objects.get(gateway_id='{before['subscription']}'){{}})"
         "; print('null')"
     )
-    shop.query(change.format("suspend"))
+    # The card changed to one that declines: the next month's payment fails, and says so.
+    declining = Customer(shop, shop.shop_urls[0]).token(DECLINED, token_type="subscription")
+    shop.query(change.format("change_subscription_card", f", transaction_token_id='{declining}'"))
+    _move_clock(staff, shop.shop_urls[0], order)
+    failed = _settled(shop, order, "noted failed", lambda o: o["note"] == "renewal_failed")
+    assert failed["status"] == "paid" and failed["renewals"] == before["renewals"]
+    shop.query(change.format("suspend_subscription", ""))
     _settled(shop, order, "noted suspended", lambda o: o["note"] == "suspended")
-    shop.query(change.format("resume"))
+    shop.query(change.format("resume_subscription", ""))
     _settled(shop, order, "the note cleared", lambda o: o["note"] == "")
-    shop.query(change.format("cancel"))
+    shop.query(change.format("cancel_subscription", ""))
     _settled(shop, order, "noted canceled", lambda o: o["note"] == "canceled")
