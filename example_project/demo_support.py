@@ -74,7 +74,17 @@ def register_webhook() -> str:
     token = env["PAYCHARGE_WEBHOOK_AUTH_TOKENS"].split(",")[0]
     body = {
         "url": env["SHOP_WEBHOOK_URL"],
-        "triggers": ["charge_updated", "charge_finished"],
+        "triggers": [
+            "charge_updated",
+            "charge_finished",
+            # The subscription's renewals, failures and changes: each renewal becomes an order.
+            "subscription_created",
+            "subscription_payment",
+            "subscription_failure",
+            "subscription_suspended",
+            "subscription_canceled",
+            "subscription_completed",
+        ],
         "auth_token": token,
         "active": True,
     }

@@ -1,4 +1,9 @@
-"""Products and orders. An order is paid by one or more charges (a declined card, then another)."""
+"""Products and orders. An order is paid by one or more charges (a declined card, then another).
+
+A product with a ``period`` is sold as a subscription: its order (the sign-up) is paid by
+the subscription's first payment, and each later payment becomes an order of its own
+(``renewal_of`` the sign-up; ``shop/renewals.py``).
+"""
 
 from __future__ import annotations
 
@@ -14,6 +19,14 @@ class Product(models.Model):
     #: In the currency's minor unit (JPY has none: 1200 is ¥1,200).
     price = models.PositiveIntegerField(_("price"))
     active = models.BooleanField(_("on sale"), default=True)
+    #: Sold as a subscription charged on this period (the gateway's ``period``); blank: once.
+    period = models.CharField(
+        _("subscription period"),
+        max_length=16,
+        blank=True,
+        default="",
+        choices=[("", _("One-off purchase")), ("monthly", _("Every month"))],
+    )
 
     class Meta:
         verbose_name = _("product")
@@ -23,6 +36,10 @@ class Product(models.Model):
     def __str__(self) -> str:
         return self.name
 
+    @property
+    def is_subscription(self) -> bool:
+        return bool(self.period)
+
 
 class Order(models.Model):
     class Status(models.TextChoices):
@@ -30,6 +47,15 @@ class Order(models.Model):
         AWAITING = "awaiting", _("Waiting for your transfer or store payment")
         PAID = "paid", _("Paid")
         FAILED = "failed", _("Payment failed")
+
+    class SubscriptionNote(models.TextChoices):
+        """What the customer's subscription needs them to know (set by ``shop/renewals.py``)."""
+
+        NONE = "", _("Nothing to report")
+        RENEWAL_FAILED = "renewal_failed", _("The last renewal payment failed")
+        SUSPENDED = "suspended", _("Suspended")
+        CANCELED = "canceled", _("Canceled")
+        COMPLETED = "completed", _("Completed")
 
     #: In URLs: customers never see sequential ids.
     public_id = models.UUIDField(_("public id"), default=uuid.uuid4, unique=True, editable=False)
@@ -52,11 +78,48 @@ class Order(models.Model):
     )
     created_at = models.DateTimeField(_("created at"), auto_now_add=True)
     paid_at = models.DateTimeField(_("paid at"), null=True, blank=True)
+    #: A subscription's sign-up order: the subscription its current attempt made.
+    subscription = models.ForeignKey(
+        "django_paycharge.Subscription",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        verbose_name=_("subscription"),
+    )
+    #: Numbers the sign-up's attempts: each has its own idempotency key (``shop/subscribe.py``).
+    subscription_attempt = models.PositiveIntegerField(
+        _("subscription attempt"), default=1, editable=False
+    )
+    subscription_note = models.CharField(
+        _("subscription note"),
+        max_length=16,
+        blank=True,
+        default="",
+        choices=SubscriptionNote.choices,
+    )
+    #: A renewal's order: the sign-up order of its subscription (its ``charge`` is the renewal's).
+    renewal_of = models.ForeignKey(
+        "self",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="renewals",
+        verbose_name=_("renewal of"),
+    )
 
     class Meta:
         verbose_name = _("order")
         verbose_name_plural = _("orders")
         ordering = ["-created_at"]
+        constraints = [
+            # One order per renewal charge, however often the renewal is heard.
+            models.UniqueConstraint(
+                fields=["charge"],
+                condition=models.Q(renewal_of__isnull=False),
+                name="shop_order_one_per_renewal",
+            )
+        ]
 
     def __str__(self) -> str:
         return f"#{self.pk} {self.quantity} x {self.product}"

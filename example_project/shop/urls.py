@@ -15,4 +15,5 @@ urlpatterns = [
     path("orders/<uuid:public_id>/pay/", views.pay, name="pay"),
     path("orders/<uuid:public_id>/refund/", refunds.refund, name="refund"),
     path("demo/bank/<uuid:public_id>/", views.demo_bank, name="demo_bank"),
+    path("demo/clock/<uuid:public_id>/", views.demo_move_clock, name="demo_move_clock"),
 ]

@@ -6,22 +6,24 @@ import logging
 import uuid
 from typing import Any
 
+import requests
 from django.conf import settings
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 
 from django_paycharge import services
 from django_paycharge.exceptions import (
-    ChargeOutcomeUnknownError,
     ChargeStateError,
     IdempotencyKeyReusedError,
     InvalidParametersError,
     NotFoundError,
+    OutcomeUnknownError,
     PayChargeError,
     PaymentDetailsRejectedError,
 )
@@ -31,6 +33,7 @@ from .checkout import checkout_context, rejected_message
 from .models import Order, Product
 from .payments import failure_message, needs_three_ds, pay_order, payment_type
 from .refunds import staff_refund_context
+from .subscribe import subscribe_order
 
 logger = logging.getLogger("shop.views")
 SESSION_KEY = "shop_orders"
@@ -44,7 +47,7 @@ def _remember(request: HttpRequest, order: Order) -> None:
 def _customer_order(request: HttpRequest, public_id: uuid.UUID) -> Order:
     """The order, if this browser placed it (or staff look at it); else 404."""
     order = get_object_or_404(
-        Order.objects.select_related("product", "charge"), public_id=public_id
+        Order.objects.select_related("product", "charge", "subscription"), public_id=public_id
     )
     user: Any = request.user
     if str(public_id) not in request.session.get(SESSION_KEY, []) and not user.is_staff:
@@ -96,12 +99,16 @@ def pay(request: HttpRequest, public_id: uuid.UUID) -> HttpResponse:
         return redirect("shop:order", public_id=order.public_id)
     token_id = request.POST.get("transaction_token_id", "").strip()
     try:
+        if order.product.is_subscription:
+            # The first payment follows the subscription; its webhook marks the order paid.
+            subscribe_order(request, order, token_id)
+            return redirect("shop:order", public_id=order.public_id)
         charge = pay_order(request, order, token_id)
     except IdempotencyKeyReusedError:
         # Another tab (or a second click with another card) is paying this order, or paid it.
         messages.info(request, _("This order is already being paid in another window."))
         return redirect("shop:order", public_id=order.public_id)
-    except ChargeOutcomeUnknownError:
+    except OutcomeUnknownError:
         error = _(
             "We could not confirm whether your payment went through. Please do not pay "
             "again: check this order again in a few minutes."
@@ -157,7 +164,49 @@ def order_detail(request: HttpRequest, public_id: uuid.UUID) -> HttpResponse:
     }
     if charge is not None and charge.status == "awaiting" and method in INSTRUCTED:
         context["instructions"] = _instructions(charge)
+    if order.subscription is not None:
+        context["renewals"] = order.renewals.select_related("charge").order_by("created_at")
+        context["demo_clock"] = settings.SHOP_DEMO_BANK and _is_staff(request)
     return render(request, "shop/order.html", context)
+
+
+def _is_staff(request: HttpRequest) -> bool:
+    user: Any = request.user
+    return bool(user.is_staff)
+
+
+@require_POST
+def demo_move_clock(request: HttpRequest, public_id: uuid.UUID) -> HttpResponse:
+    """Staff, on the fake gateway only: move its subscriptions' clock a month ahead.
+
+    The fake then charges what has come due and sends its ``subscription_*`` webhooks:
+    each renewal reaches the shop as a real gateway's would, and becomes an order.
+    """
+    if not settings.SHOP_DEMO_BANK or not _is_staff(request):
+        raise Http404("No demo clock here.")
+    order = _customer_order(request, public_id)
+    try:
+        answer = requests.post(
+            f"{settings.PAYCHARGE['BASE_URL']}/_fake/clock", json={"days": 31}, timeout=30
+        )
+        answer.raise_for_status()
+        tried = int(answer.json()["payments_tried"])
+    except (requests.RequestException, ValueError, KeyError, TypeError) as exc:
+        logger.warning("The fake gateway's clock did not move: %s", type(exc).__name__)
+        messages.error(request, _("The fake gateway's clock did not move. Is it running?"))
+    else:
+        messages.success(
+            request,
+            ngettext(
+                "The fake gateway's clock moved a month ahead: %(count)s payment was "
+                "charged. Its order arrives by webhook: reload this page.",
+                "The fake gateway's clock moved a month ahead: %(count)s payments were "
+                "charged. Their orders arrive by webhook: reload this page.",
+                tried,
+            )
+            % {"count": tried},
+        )
+    return redirect("shop:order", public_id=order.public_id)
 
 
 def _instructions(charge: Any) -> services.PaymentInstructions | None:

@@ -30,7 +30,7 @@ from django_paycharge.testing import (
 
 from ..test_i18n import PO as APP_CATALOG
 from ..test_i18n import english_detector
-from ..waiting import GUARD, browser_context
+from ..waiting import GUARD, browser_context, wait_until
 from .demo_process import REPO, Demo
 
 # The demo installs its own Django into its own virtualenv: the version matrix of
@@ -431,6 +431,46 @@ def test_staff_refund_from_the_order_page(demo: Demo, browser_page: Any) -> None
     assert page.locator("#refund-left").inner_text() == f"¥{price:,}"
     refunds: list[list[Any]] = demo.query(_REFUNDS_QUERY.replace("{charge_id}", charge_id))
     assert refunds == [[price, "successful", "duplicate"]]
+    assert_no_console_errors(page)
+
+
+def test_a_subscription_is_paid_then_the_clock_button_makes_a_renewal_order(
+    demo: Demo, browser_page: Any
+) -> None:
+    page = browser_page
+    page.goto(f"{demo.shop_url}/admin/")
+    page.fill("#id_username", demo.admin_user)
+    page.fill("#id_password", demo.admin_password)
+    page.click("input[type=submit]")
+    page.console_errors.clear()  # the admin's pages have no icon: a favicon 404, not ours
+    tokens: list[Any] = []
+    page.on("request", lambda r: tokens.append(r) if r.url.endswith("/tokens") else None)
+    page.goto(f"{demo.shop_url}/")
+    page.locator("li.product", has_text="a month").locator("button.buy").click()
+    page.wait_for_url(re.compile(r"/checkout/$"))
+    pay(page, "card", card_number=CARD_SUCCESS)
+    landed_order_id(page)
+    # checkout.js asked the gateway for a subscription token; the first payment's webhook
+    # then marks the order paid (the page polls and reloads by itself).
+    [token] = [r for r in tokens if r.method == "POST"]
+    assert json.loads(token.post_data)["type"] == "subscription"
+    page.wait_for_selector("#order-status[data-status=paid]", timeout=TIMEOUT_MS)
+    assert page.locator("#subscription-status").get_attribute("data-status") == "current"
+    assert re.fullmatch(
+        r"\d{4}-\d\d-\d\d", page.locator("#next-payment").get_attribute("data-date")
+    )
+
+    page.click("#demo-clock-button")
+    page.wait_for_url(ORDER_URL, timeout=TIMEOUT_MS)
+    assert "moved a month ahead" in page.locator(".messages").inner_text()
+
+    def renewals() -> int:
+        page.reload()
+        count: int = page.locator("#renewals li").count()
+        return count
+
+    wait_until(renewals, "the renewal's order on the page", every=0.5)
+    assert page.locator("#renewals li").count() == 1
     assert_no_console_errors(page)
 
 

@@ -237,15 +237,16 @@ class Customer:
     def csrf(self) -> str:
         return str(self.session.cookies.get("csrftoken", ""))
 
-    def place_order(self) -> str:
-        """An order of the first product; returns its public id."""
+    def place_order(self, product: int | None = None) -> str:
+        """An order of ``product`` (its pk; the first listed by default); returns its public id."""
         page = self.session.get(self.shop + "/", timeout=30)
         assert page.status_code == 200, page.status_code
-        product = re.search(r'name="product" value="(\d+)"', page.text)
-        assert product, page.text[:500]
+        listed = re.search(r'name="product" value="(\d+)"', page.text)
+        assert listed, page.text[:500]
+        chosen = str(product) if product is not None else listed.group(1)
         answer = self.session.post(
             self.shop + "/orders/",
-            data={"product": product.group(1), "quantity": "1", "csrfmiddlewaretoken": self.csrf()},
+            data={"product": chosen, "quantity": "1", "csrfmiddlewaretoken": self.csrf()},
             allow_redirects=False,
             timeout=30,
         )
@@ -254,13 +255,14 @@ class Customer:
         assert found, answer.headers["Location"]
         return found.group(1)
 
-    def token(self, card: dict[str, Any] | None = None) -> str:
-        """A card transaction token, made as the checkout page's script makes it."""
+    def token(self, card: dict[str, Any] | None = None, *, token_type: str = "one_time") -> str:
+        """A card transaction token, made as the checkout page's script makes it
+        (``token_type="subscription"`` for a product sold by the month)."""
         answer = requests.post(
             self.stack.gateway_url + "/tokens",
             json={
                 "payment_type": "card",
-                "type": "one_time",
+                "type": token_type,
                 "email": "taro@example.com",
                 "data": card or CARD,
             },

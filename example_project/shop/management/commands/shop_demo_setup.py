@@ -26,12 +26,20 @@ DEMO_PRODUCTS = [
         800,
     ),
 ]
+#: Sold as a monthly subscription (named to sort last: the first product stays a one-off).
+DEMO_SUBSCRIPTION = (
+    gettext_noop("Uji sencha, every month"),
+    gettext_noop("A 100 g bag of this month's sencha, delivered monthly. Cancel any time."),
+    1500,
+    "monthly",
+)
 
 
 class Command(BaseCommand):
     help = (
-        "Create the demo products (when there are none) and a demo admin user with a new "
-        "random password, printed once. For the demo only: never on a real shop."
+        "Create the demo products (when there are none), a monthly subscription product, "
+        "and a demo admin user with a new random password, printed once. For the demo "
+        "only: never on a real shop."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -44,6 +52,10 @@ class Command(BaseCommand):
                 for name, text, price in DEMO_PRODUCTS
             )
             self.stdout.write(f"Created {len(DEMO_PRODUCTS)} demo products.")
+        if not Product.objects.exclude(period="").exists():
+            name, text, price, period = DEMO_SUBSCRIPTION
+            Product.objects.create(name=name, description=text, price=price, period=period)
+            self.stdout.write("Created the demo subscription product.")
         password = secrets.token_urlsafe(12)
         user_model = get_user_model()
         user, _created = user_model.objects.get_or_create(username=options["username"])

@@ -42,7 +42,10 @@
       const brand = form.elements.namedItem("brand");
       data = { brand: value("brand"), call_method: brand.selectedOptions[0].dataset.callMethod };
     }
-    return { payment_type: type, type: "one_time", email: value("email"), data: data };
+    // "subscription" for a product sold by the month (the page says which): the gateway
+    // charges that token on the subscription's schedule.
+    const tokenType = form.dataset.tokenType || "one_time";
+    return { payment_type: type, type: tokenType, email: value("email"), data: data };
   }
 
   function showError(message) {

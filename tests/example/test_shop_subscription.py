@@ -1,0 +1,222 @@
+"""The example shop's monthly subscription, as real processes (no browser).
+
+The fake gateway's HTTP server and one shop server (``tests/reliability/shop_stack.py``):
+a customer subscribes through the shop's pay form with a ``subscription`` token (as
+checkout.js makes it), staff move the fake's clock with the shop's demo button, the
+renewals come back by webhook, and each becomes an order; heard again, none makes a
+second one. Suspend and cancel reach the sign-up order as notes.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import requests
+from django.db import connection
+
+from tests.pg_databases import new_postgres_database
+from tests.reliability.shop_stack import CARD, Customer, Stack, start_stack
+from tests.waiting import wait_until
+
+DECLINED = {**CARD, "card_number": "4000000000000002"}
+
+
+@pytest.fixture(scope="module")
+def shop(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+    data = tmp_path_factory.mktemp("shop")
+    sqlite = connection.vendor == "sqlite"
+    url = f"sqlite:///{data / 'shop.sqlite3'}" if sqlite else new_postgres_database("shop_sub")
+    stack = start_stack(data, url, shops=1)
+    yield stack
+    stack.stop()
+
+
+@pytest.fixture(scope="module")
+def staff(shop: Stack) -> requests.Session:
+    """A staff member logged in to the shop (a demo admin of their own)."""
+    printed = shop.manage("shop_demo_setup", "--username", "staff")
+    password = re.search(r"password '([^']+)'", printed)
+    assert password, printed
+    session = requests.Session()
+    login = shop.shop_urls[0] + "/admin/login/"
+    session.get(login, timeout=30)
+    answer = session.post(
+        login,
+        data={
+            "username": "staff",
+            "password": password.group(1),
+            "csrfmiddlewaretoken": session.cookies["csrftoken"],
+            "next": "/admin/",
+        },
+        allow_redirects=False,
+        timeout=30,
+    )
+    assert answer.status_code == 302, answer.text[:500]
+    return session
+
+
+def _product(shop: Stack) -> int:
+    pk: int = shop.query(
+        "import json; from shop.models import Product; "
+        "print(json.dumps(Product.objects.get(period='monthly').pk))"
+    )
+    return pk
+
+
+def _order(shop: Stack, public_id: str) -> dict[str, Any]:
+    code = f"""
+import json
+from shop.models import Order
+o = Order.objects.select_related("subscription", "charge").get(public_id="{public_id}")
+print(json.dumps({{
+    "pk": o.pk, "status": o.status, "note": o.subscription_note,
+    "subscription": str(o.subscription.gateway_id) if o.subscription else None,
+    "charge": str(o.charge.gateway_id) if o.charge else None,
+    "renewals": [[str(r.charge.gateway_id), r.amount, r.status, r.pk]
+                 for r in o.renewals.select_related("charge").order_by("pk")],
+}}))
+"""
+    found: dict[str, Any] = shop.query(code)
+    return found
+
+
+def _settled(shop: Stack, public_id: str, what: str, check: Any) -> dict[str, Any]:
+    """The order once the fake's webhooks are delivered and ``check`` holds."""
+    shop.deliveries()
+
+    def settled() -> dict[str, Any] | None:
+        order = _order(shop, public_id)
+        return order if check(order) else None
+
+    found = wait_until(
+        settled, what, diagnose=lambda: f"{_order(shop, public_id)}\n{shop.report()}"
+    )
+    assert found is not None
+    return found
+
+
+def _subscribe(shop: Stack, customer: Customer, card: dict[str, Any] | None = None) -> str:
+    order = customer.place_order(_product(shop))
+    page = customer.session.get(f"{customer.shop}/orders/{order}/checkout/", timeout=30).text
+    assert 'data-token-type="subscription"' in page  # checkout.js asks for this type
+    assert 'value="konbini"' not in page  # a subscription is paid by card only
+    answer = customer.pay(order, customer.token(card, token_type="subscription"))
+    assert answer.status_code == 302, answer.text[:500]
+    assert answer.headers["Location"] == f"/orders/{order}/"
+    return order
+
+
+def _move_clock(staff: requests.Session, shop_url: str, order: str) -> None:
+    page = staff.get(f"{shop_url}/orders/{order}/", timeout=30)
+    assert 'id="demo-clock-button"' in page.text
+    answer = staff.post(
+        f"{shop_url}/demo/clock/{order}/",
+        data={"csrfmiddlewaretoken": staff.cookies["csrftoken"]},
+        timeout=30,
+    )
+    assert answer.status_code == 200, answer.text[:500]  # the order page, after the redirect
+    assert "moved a month ahead" in answer.text
+
+
+def test_a_subscription_is_paid_then_each_month_makes_an_order(
+    shop: Stack, staff: requests.Session
+) -> None:
+    customer = Customer(shop, shop.shop_urls[0])
+    order = _subscribe(shop, customer)
+    paid = _settled(
+        shop, order, "the first payment paid the order", lambda o: o["status"] == "paid"
+    )
+    assert paid["subscription"] and paid["charge"] and paid["renewals"] == []
+    page = customer.session.get(f"{customer.shop}/orders/{order}/", timeout=30).text
+    assert 'id="subscription-status" data-status="current"' in page
+    assert re.search(r'id="next-payment" data-date="\d{4}-\d\d-\d\d"', page)
+    assert 'id="demo-clock-button"' not in page  # the customer is not staff
+
+    # A second submit of the same token joins the first subscription.
+    again = customer.pay(order, customer.token(token_type="subscription"))
+    assert again.status_code == 302
+    made = shop.gateway("GET", "/subscriptions", params={"limit": 100}).json()["items"]
+    assert [s["id"] for s in made].count(paid["subscription"]) == 1
+    assert (
+        sum(1 for s in made if (s.get("metadata") or {}).get("subscription_order") == paid["pk"])
+        == 1
+    )
+
+    _move_clock(staff, shop.shop_urls[0], order)
+    once = _settled(shop, order, "a renewal order", lambda o: len(o["renewals"]) == 1)
+    _move_clock(staff, shop.shop_urls[0], order)
+    twice = _settled(shop, order, "a second renewal order", lambda o: len(o["renewals"]) == 2)
+    charges = shop.gateway(
+        "GET",
+        f"/stores/{shop.env['PAYCHARGE_STORE_ID']}/subscriptions/{paid['subscription']}/charges",
+    ).json()["items"]
+    renewal_charges = {c["id"] for c in charges} - {paid["charge"]}
+    assert {r[0] for r in twice["renewals"]} == renewal_charges
+    assert once["renewals"][0] == twice["renewals"][0]
+    assert all(r[1:3] == [1500, "paid"] for r in twice["renewals"])
+    listed = staff.get(f"{shop.shop_urls[0]}/admin/shop/order/", timeout=30)
+    assert listed.status_code == 200
+    for renewal in twice["renewals"]:
+        assert f"/admin/shop/order/{renewal[3]}/change/" in listed.text
+    shown = staff.get(f"{shop.shop_urls[0]}/orders/{order}/", timeout=30).text
+    assert shown.count("<li data-order=") == 2
+
+
+def test_a_declined_first_payment_fails_the_order_and_another_card_subscribes(shop: Stack) -> None:
+    customer = Customer(shop, shop.shop_urls[0])
+    order = _subscribe(shop, customer, DECLINED)
+    failed = _settled(shop, order, "the order failed", lambda o: o["status"] == "failed")
+    page = customer.session.get(f"{customer.shop}/orders/{order}/", timeout=30).text
+    assert f"/orders/{order}/checkout/" in page  # try again
+    answer = customer.pay(order, customer.token(token_type="subscription"))
+    assert answer.status_code == 302, answer.text[:500]
+    paid = _settled(shop, order, "the second attempt paid", lambda o: o["status"] == "paid")
+    assert paid["subscription"] != failed["subscription"]  # a new attempt, a new subscription
+
+
+def test_a_renewal_heard_again_makes_no_second_order_and_each_change_is_noted(
+    shop: Stack, staff: requests.Session
+) -> None:
+    order = _subscribe(shop, Customer(shop, shop.shop_urls[0]))
+    _settled(shop, order, "the first payment", lambda o: o["status"] == "paid")
+    _move_clock(staff, shop.shop_urls[0], order)
+    before = _settled(shop, order, "a renewal order", lambda o: len(o["renewals"]) == 1)
+    # Every paid charge of the subscription announced again, twice, as a crash's rerun or
+    # a sync would: the receiver makes nothing more.
+    replay = f"""
+import json, uuid
+from django_paycharge import signals
+from django_paycharge.models import Charge, Subscription
+sub = Subscription.objects.get(gateway_id="{before["subscription"]}")
+for _ in range(2):
+    for charge in sub.charges().filter(status="successful"):
+        for given in (sub, None):
+            signals.subscription_renewal_paid.send(
+                sender=Subscription, subscription=given, charge=charge, event_id=uuid.uuid4()
+            )
+from shop.models import Order
+print(json.dumps(Order.objects.filter(renewal_of__subscription=sub).count()))
+"""
+    assert shop.query(replay) == 1
+    assert _order(shop, order) == before
+
+    change = (
+        "from django_paycharge import services; from django_paycharge.models import Subscription; "
+        f"services.{{}}(Subscription.objects.get(gateway_id='{before['subscription']}'){{}})"
+        "; print('null')"
+    )
+    # The card changed to one that declines: the next month's payment fails, and says so.
+    declining = Customer(shop, shop.shop_urls[0]).token(DECLINED, token_type="subscription")
+    shop.query(change.format("change_subscription_card", f", transaction_token_id='{declining}'"))
+    _move_clock(staff, shop.shop_urls[0], order)
+    failed = _settled(shop, order, "noted failed", lambda o: o["note"] == "renewal_failed")
+    assert failed["status"] == "paid" and failed["renewals"] == before["renewals"]
+    shop.query(change.format("suspend_subscription", ""))
+    _settled(shop, order, "noted suspended", lambda o: o["note"] == "suspended")
+    shop.query(change.format("resume_subscription", ""))
+    _settled(shop, order, "the note cleared", lambda o: o["note"] == "")
+    shop.query(change.format("cancel_subscription", ""))
+    _settled(shop, order, "noted canceled", lambda o: o["note"] == "canceled")
