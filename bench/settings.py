@@ -39,6 +39,8 @@ INSTALLED_APPS = [
     "django_paycharge",
     *([] if find_spec("django.tasks") else ["django_tasks"]),
     "django_tasks_db",
+    # The 3-column table of the webhook receipt's floor (bench/minimal_webhook.py).
+    "bench.floor",
 ]
 
 MIDDLEWARE = [

@@ -14,7 +14,7 @@ Policy (the gateway deletes a configuration whose receiver answers 3xx, 4xx,
   so the gateway retries.
 
 This view is the request the gateway waits on; its cost per delivery is
-measured against a minimal view by ``bench/webhooks.py`` ("receipt cost").
+measured against the floor a shop writes by ``bench/webhook_receipt.py`` ("receipt cost").
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ from django.db import connection
 
 from django_paycharge import queue, services, tasks
 from django_paycharge.models import Announcement, Charge, WebhookDelivery
-from django_paycharge.services.webhooks import DRAIN_WINDOW, drain, drains_deliveries
+from django_paycharge.services.webhooks import DRAIN_POLL, DRAIN_WINDOW, drain, drains_deliveries
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -158,6 +158,29 @@ def test_a_drain_ends_no_sooner_than_its_window_so_late_deliveries_are_taken(
     assert waits and drain_clock.now - started >= DRAIN_WINDOW
     assert set(WebhookDelivery.objects.values_list("status", flat=True)) == {"ignored"}
     assert not _waiting_drains().exists()  # one drain took both
+
+
+def test_a_drain_waiting_out_its_window_takes_a_late_delivery_within_a_poll(
+    background, client, drain_clock, monkeypatch
+):
+    # The window is long (a receiver's check is made once per window); a delivery
+    # stored while the drain waits it out is taken at its next look, not at the end.
+    assert DRAIN_POLL < DRAIN_WINDOW
+    post(client, {"id": "d-early", "event": "token_created", "data": {}})
+    stored_at: list[float] = []
+    taken_at: list[float] = []
+
+    def a_receiver_stores_one_meanwhile(seconds):
+        if not stored_at:
+            post(client, {"id": "d-late", "event": "token_created", "data": {}})
+            stored_at.append(drain_clock.now)
+        elif not taken_at and WebhookDelivery.objects.get(delivery_id="d-late").status == "ignored":
+            taken_at.append(drain_clock.now)
+        drain_clock.sleep(seconds)
+
+    monkeypatch.setattr(drain, "_sleep", a_receiver_stores_one_meanwhile)
+    call_command("db_worker", "--batch", "--interval", "0", verbosity=0)
+    assert taken_at and taken_at[0] - stored_at[0] <= DRAIN_POLL
 
 
 def test_a_repeat_of_a_delivery_still_waiting_wakes_a_drain_again(background, client, monkeypatch):

@@ -28,6 +28,7 @@ from .dispatch import dispatch_delivery, handoff
 from .drain import (
     DELIVERY_RETRY_BACKOFF,
     DRAIN_BATCH,
+    DRAIN_POLL,
     DRAIN_WINDOW,
     drain_webhook_deliveries,
     drains_deliveries,
@@ -40,6 +41,7 @@ __all__ = [
     "BUSY",
     "DELIVERY_RETRY_BACKOFF",
     "DRAIN_BATCH",
+    "DRAIN_POLL",
     "DRAIN_WINDOW",
     "MAX_ATTEMPTS",
     "MISSING",

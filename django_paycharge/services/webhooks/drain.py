@@ -58,8 +58,14 @@ logger = logging.getLogger("django_paycharge.tasks")
 DRAIN_BATCH = 200
 
 #: Seconds a drain seen waiting is counted on by a receiver, and the least a drain
-#: runs: the receipt's check (a query) is made once per window and process.
-DRAIN_WINDOW = 0.05
+#: runs: the receipt's check (a query, and an enqueue when the last drain started)
+#: is made once per window and process. At 50 ms it was a third of what our code
+#: adds to the receipt (docs/benchmarks.md, "receipt cost").
+DRAIN_WINDOW = 0.2
+
+#: Seconds a drain waiting out its window sleeps between looks at the table: the
+#: longest a delivery stored meanwhile waits for it.
+DRAIN_POLL = 0.05
 
 # Monotonic time until which the drain seen waiting covers new deliveries, by routed task.
 _drain_covers: conf.SettingsCache[int, float] = conf.SettingsCache()
@@ -150,7 +156,8 @@ def drain(label: str, *, hold: float = 0.0) -> dict[str, int]:
             left = started + hold - _clock()
             if left <= 0:
                 break
-            _sleep(left)  # receivers that saw this drain waiting may store more until then
+            # Receivers that saw this drain waiting may store more until then.
+            _sleep(min(left, DRAIN_POLL))
             continue
         taken += 1
         ensure_sweep_for(delivery)
