@@ -128,6 +128,8 @@ def test_card_payment_marks_the_order_paid(demo: Demo, browser_page: Any) -> Non
     widget_jwt = page.locator("#checkout").get_attribute("data-jwt")
     pay(page, "card", card_number=CARD_SUCCESS)
     public_id = landed_order_id(page)
+    # The return may land before the webhook: the page polls and reloads once paid.
+    page.locator("#order-status[data-status=paid]").wait_for(timeout=TIMEOUT_MS)
     assert page.locator("#order-status").inner_text() == "Paid"
     assert "Thank you" in page.locator(".paid").inner_text()
     assert_no_console_errors(page)
@@ -173,6 +175,7 @@ def test_failed_card_shows_the_reason_then_another_card_pays(
     public_id = landed_order_id(page)
     message = page.locator(".payment-error").inner_text()
     assert message == f"Your payment did not go through: {reason}. No money was taken."
+    page.locator("#order-status[data-status=failed]").wait_for(timeout=TIMEOUT_MS)
     assert page.locator("#order-status").inner_text() == "Payment failed"
     failed = order_state(demo, public_id)
     assert failed["order"]["status"] == "failed"
@@ -183,6 +186,8 @@ def test_failed_card_shows_the_reason_then_another_card_pays(
     page.wait_for_url(re.compile(r"/checkout/$"))
     pay(page, "card", card_number=CARD_SUCCESS)
     assert landed_order_id(page) == public_id
+    # The return may land before the webhook: the page polls and reloads once paid.
+    page.locator("#order-status[data-status=paid]").wait_for(timeout=TIMEOUT_MS)
     assert page.locator("#order-status").inner_text() == "Paid"
     paid = order_state(demo, public_id)
     assert paid["order"]["status"] == "paid"
@@ -261,6 +266,8 @@ def test_online_wallet_goes_to_the_provider_and_back(demo: Demo, browser_page: A
     buy(page, demo, product=1)
     pay(page, "online")
     public_id = landed_order_id(page)
+    # The return may land before the webhook: the page polls and reloads once paid.
+    page.locator("#order-status[data-status=paid]").wait_for(timeout=TIMEOUT_MS)
     assert page.locator("#order-status").inner_text() == "Paid"
 
     state = order_state(demo, public_id)
@@ -356,6 +363,8 @@ def test_a_3ds_card_confirms_with_the_issuer_then_is_paid(demo: Demo, browser_pa
     assert "Confirm your payment" in page.locator("h1").inner_text()
     page.click("#three-ds-pass")
     public_id = landed_order_id(page)
+    # The return may land before the webhook: the page polls and reloads once paid.
+    page.locator("#order-status[data-status=paid]").wait_for(timeout=TIMEOUT_MS)
     assert page.locator("#order-status").inner_text() == "Paid"
 
     state = order_state(demo, public_id)
@@ -387,6 +396,8 @@ def test_an_http_get_wallet_opens_its_page_with_a_get(demo: Demo, browser_page: 
     page.select_option("#checkout select[name=brand]", "line_pay")
     page.click("#pay-button")
     public_id = landed_order_id(page)
+    # The return may land before the webhook: the page polls and reloads once paid.
+    page.locator("#order-status[data-status=paid]").wait_for(timeout=TIMEOUT_MS)
     assert page.locator("#order-status").inner_text() == "Paid"
     state = order_state(demo, public_id)
     charge_id = state["charge"]["id"]
