@@ -71,9 +71,8 @@ def create_token(fake: FakeApp, request: Request) -> Any:
     return 201, token
 
 
-def cvv_authorization(fake: FakeApp, request: Request) -> Any:
-    """``{"required": true, "store_id"?}``: the store has new recurring card tokens' CVV
-    authorized before their first charge (false: not)."""
+def _store_requirement(fake: FakeApp, request: Request) -> tuple[bool, str | None]:
+    """``{"required": true, "store_id"?}`` read and checked (every store when none is named)."""
     body = request.optional_json()
     required = body.get("required", True)
     store_id = body.get("store_id")
@@ -81,6 +80,13 @@ def cvv_authorization(fake: FakeApp, request: Request) -> Any:
         store_id is not None and store_id not in fake.state.stores
     ):
         raise validation_error([("required", "MUST_BE_BOOLEAN"), ("store_id", "NOT_FOUND")])
+    return required, store_id
+
+
+def cvv_authorization(fake: FakeApp, request: Request) -> Any:
+    """``{"required": true, "store_id"?}``: the store has new recurring card tokens' CVV
+    authorized before their first charge (false: not)."""
+    required, store_id = _store_requirement(fake, request)
     fake.state.require_cvv_authorization(required, store_id)
     return 200, {"required": required}
 
@@ -88,13 +94,7 @@ def cvv_authorization(fake: FakeApp, request: Request) -> Any:
 def cvv_confirmation(fake: FakeApp, request: Request) -> Any:
     """``{"required": true, "store_id"?}``: the store asks the security code again for each
     charge on a recurring card token (``RECURRING_USAGE_REQUIRES_CVV`` until it is given)."""
-    body = request.optional_json()
-    required = body.get("required", True)
-    store_id = body.get("store_id")
-    if not isinstance(required, bool) or (
-        store_id is not None and store_id not in fake.state.stores
-    ):
-        raise validation_error([("required", "MUST_BE_BOOLEAN"), ("store_id", "NOT_FOUND")])
+    required, store_id = _store_requirement(fake, request)
     fake.state.require_cvv_confirmation(required, store_id)
     return 200, {"required": required}
 
