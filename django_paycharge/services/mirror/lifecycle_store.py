@@ -1,8 +1,8 @@
 """Store refunds and cancels read from the gateway, and send their signals after commit.
 
 Several paths store the same refund at the same moment (the service's own
-answer, a ``refund_finished`` webhook, a sync): each store locks the row (or
-loses the insert race and then locks it), and a status only moves forward,
+answer, a ``refund_finished`` webhook, a sync): each store inserts the row in
+one statement or, when it is there already, locks it, and a status only moves forward,
 so a stale read never takes a refund back to ``pending``. Storing a refund
 also sets its charge's ``refunds_total`` (and the charge's it was listed under
 before, when the gateway moved it) to the sum of its successful refunds, counted
@@ -19,7 +19,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from django.db import IntegrityError, connections, models, router, transaction
+from django.db import connections, models, router, transaction
 from django.db.models import OuterRef, QuerySet, Subquery, Sum, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
@@ -30,6 +30,7 @@ from ...client.lifecycle_types import Refund as RemoteRefund
 from ...client.vocabulary import operation_rank
 from ...models import Cancel, Charge, Refund
 from ...models.fit import fit_row, without_nul
+from .inserts import as_stored, insert_once
 
 
 def _values(
@@ -74,28 +75,26 @@ def _stale(values: dict[str, Any], row: Any, by_updated_on: bool) -> bool:
 def _upsert(
     model: type[Any], gateway_id: Any, values: dict[str, Any], *, by_updated_on: bool = False
 ) -> tuple[Any, Any]:
-    """Lock or insert the row, move it forward; ``(row, the row before or None when new)``.
+    """Insert or lock the row, move it forward; ``(row, the row before or None when new)``.
 
-    A stale read (see :func:`_stale`) only touches ``synced_at``.
+    Runs in the caller's transaction. A new row is one statement (the service's
+    own answer, usually first); a row already stored (a webhook or a sync came
+    first) is locked, and a stale read (see :func:`_stale`) only touches ``synced_at``.
     """
-    with transaction.atomic(using=router.db_for_write(model)):
-        row = model.objects.select_for_update().filter(gateway_id=gateway_id).first()
-        if row is None:
-            try:
-                with transaction.atomic():
-                    row = model.objects.create(
-                        gateway_id=gateway_id, first_seen_at=values["synced_at"], **values
-                    )
-                return row, None
-            except IntegrityError:  # stored by a concurrent path a moment ago
-                row = model.objects.select_for_update().get(gateway_id=gateway_id)
-        before = copy.copy(row)
-        if _stale(values, row, by_updated_on):
-            model.objects.filter(pk=row.pk).update(synced_at=values["synced_at"])
-            return row, before
-        for name, value in values.items():
-            setattr(row, name, value)
-        row.save()
+    alias = router.db_for_write(model)
+    new = {**values, "gateway_id": gateway_id, "first_seen_at": values["synced_at"]}
+    keys = {k: v.pk if isinstance(v, models.Model) else v for k, v in new.items()}
+    pk = insert_once(model, keys, conflict=("gateway_id",))
+    if pk is not None:
+        return as_stored(model, pk, new, alias), None
+    row = model.objects.select_for_update().get(gateway_id=gateway_id)
+    before = copy.copy(row)
+    if _stale(values, row, by_updated_on):
+        model.objects.filter(pk=row.pk).update(synced_at=values["synced_at"])
+        return row, before
+    for name, value in values.items():
+        setattr(row, name, value)
+    row.save()
     return row, before
 
 
