@@ -30,7 +30,7 @@ from datetime import timedelta
 from typing import Any
 
 from django.db import IntegrityError, router
-from django.db.models import Exists, OuterRef, Subquery
+from django.db.models import Q
 from django.utils import timezone
 from django.utils.translation import gettext
 
@@ -196,22 +196,20 @@ def open_request(
     text_key = str(key) if key is not None else str(uuid.uuid4())
 
     def open_or_join() -> tuple[ChargeActionRequest, bool]:
-        # One statement: the charge locked, whether it is busy, which request holds the key.
-        sending = ChargeActionRequest.objects.filter(
-            charge=OuterRef("pk"), kind__in=kind.blocked_by, state__in=OPEN_REQUEST_STATES
-        )
-        holder = ChargeActionRequest.objects.filter(idempotency_key=text_key).values("pk")[:1]
-        locked = (
-            Charge.objects.select_for_update(of=("self",))
-            .annotate(busy=Exists(sending), holder=Subquery(holder))
-            .get(pk=charge.pk)
-        )
-        if locked.holder is not None:  # never for a key of our own making: it is new
+        locked = Charge.objects.select_for_update().get(pk=charge.pk)
+        # The next statement, so that PostgreSQL's READ COMMITTED reads it after the lock
+        # (a statement that waited for the lock reads as of its start): one look for both
+        # the request that holds the key and one of the charge being sent.
+        sending = Q(charge=locked, kind__in=kind.blocked_by, state__in=OPEN_REQUEST_STATES)
+        found = ChargeActionRequest.objects.filter(sending | Q(idempotency_key=text_key))
+        seen = list(found.values_list("pk", "idempotency_key"))
+        holder = next((pk for pk, held in seen if held == text_key), None)
+        if holder is not None:  # never for a key of our own making: it is new
             related = ChargeActionRequest.objects.select_related("charge", "refund", "cancel")
-            existing = related.get(pk=locked.holder)
+            existing = related.get(pk=holder)
             _refuse_other(existing, kind, charge, given)
             return existing, False
-        if locked.busy:
+        if seen:
             raise ChargeBusyError()
         params = kind.prepare(locked, dict(given))  # raises to refuse it
         made = ChargeActionRequest.objects.create(

@@ -17,7 +17,7 @@ alias it was written to, and a failing receiver is logged and never undoes it.
 from __future__ import annotations
 
 import copy
-from typing import Any
+from typing import Any, cast
 
 from django.db import connections, models, router, transaction
 from django.db.models import OuterRef, QuerySet, Subquery, Sum, Value
@@ -81,12 +81,9 @@ def _upsert(
     own answer, usually first); a row already stored (a webhook or a sync came
     first) is locked, and a stale read (see :func:`_stale`) only touches ``synced_at``.
     """
-    alias = router.db_for_write(model)
-    new = {**values, "gateway_id": gateway_id, "first_seen_at": values["synced_at"]}
-    keys = {k: v.pk if isinstance(v, models.Model) else v for k, v in new.items()}
-    pk = insert_once(model, keys, conflict=("gateway_id",))
-    if pk is not None:
-        return as_stored(model, pk, new, alias), None
+    inserted = _insert(model, gateway_id, values)
+    if inserted is not None:
+        return inserted, None
     row = model.objects.select_for_update().get(gateway_id=gateway_id)
     before = copy.copy(row)
     if _stale(values, row, by_updated_on):
@@ -96,6 +93,20 @@ def _upsert(
         setattr(row, name, value)
     row.save()
     return row, before
+
+
+def _insert(model: type[Any], gateway_id: Any, values: dict[str, Any]) -> Any | None:
+    """The new row of ``values``, inserted in one statement; None when it is there already."""
+    new = {**values, "gateway_id": gateway_id, "first_seen_at": values["synced_at"]}
+    keys = {k: v.pk if isinstance(v, models.Model) else v for k, v in new.items()}
+    pk = insert_once(model, keys, conflict=("gateway_id",))
+    return None if pk is None else as_stored(model, pk, new, router.db_for_write(model))
+
+
+def _refund_heard() -> bool:
+    """Whether a receiver listens to what a new refund announces."""
+    heard = (signals.refund_created, signals.refund_status_changed)
+    return any(signal.has_listeners(Refund) for signal in heard)
 
 
 def _counted(refund: Refund | None) -> tuple[Any, int] | None:
@@ -151,8 +162,14 @@ def recount_refunds_total(charges: QuerySet[Charge] | None = None) -> int:
 def store_refund(remote: RemoteRefund, *, charge: Charge) -> Refund:
     """Insert or move forward the mirror of one refund of ``charge``; signals after commit."""
     alias = router.db_for_write(Refund)
+    values = _values(Refund, remote, charge)
+    if values["status"] != "successful" and not _refund_heard():
+        # Nothing to count and nothing to announce: a new row is its one statement, alone.
+        new = _insert(Refund, remote.id, values)
+        if new is not None:
+            return cast(Refund, new)
     with transaction.atomic(using=alias):
-        refund, before = _upsert(Refund, remote.id, _values(Refund, remote, charge))
+        refund, before = _upsert(Refund, remote.id, values)
         created, previous = before is None, getattr(before, "status", None)
         # Counted again when the row changes a total: it counts now or counted before, for
         # another amount or under another charge (the gateway may list it under two).
