@@ -72,10 +72,11 @@ class LifecycleKind:
     done_before_codes: frozenset[str] = frozenset()
     #: Refusals about the charge's status: told as :class:`ChargeStateError` after a read.
     status_codes: frozenset[str] = frozenset()
-    #: Read the charge before committing a request (its status says what is allowed).
+    #: Read the charge from the gateway, and check it again, before a refusal on the
+    #: mirror's word (its status says what is allowed; the mirror may be behind).
     reads_first = True
-    #: Whether :meth:`prepare` needs the charge's payment type: that first read then
-    #: reads it from the charge's transaction token when the mirror does not know it.
+    #: Whether :meth:`prepare` needs the charge's payment type: the read before a refusal
+    #: then reads it from the charge's transaction token when the mirror does not know it.
     needs_payment_type = False
 
     def prepare(self, charge: Charge, given: dict[str, Any]) -> dict[str, Any]:
