@@ -198,20 +198,12 @@ def open_request(
 
     def open_or_join() -> tuple[ChargeActionRequest, bool]:
         locked = Charge.objects.select_for_update().get(pk=charge.pk)
-        # The next statement, so that PostgreSQL's READ COMMITTED reads it after the lock
-        # (a statement that waited for the lock reads as of its start): one look for both
-        # the request that holds the key and one of the charge being sent.
-        sending = Q(charge=locked, kind__in=kind.blocked_by, state__in=OPEN_REQUEST_STATES)
-        found = ChargeActionRequest.objects.filter(sending | Q(idempotency_key=text_key))
-        seen = list(found.values_list("pk", "idempotency_key"))
-        holder = next((pk for pk, held in seen if held == text_key), None)
+        holder = _holder_unless_busy(kind, locked, text_key)
         if holder is not None:  # never for a key of our own making: it is new
             related = ChargeActionRequest.objects.select_related("charge", "refund", "cancel")
             existing = related.get(pk=holder)
             _refuse_other(existing, kind, charge, given)
             return existing, False
-        if seen:
-            raise ChargeBusyError()
         params = kind.prepare(locked, dict(given))  # raises to refuse it
         made = ChargeActionRequest.objects.create(
             kind=kind.name,
@@ -233,6 +225,23 @@ def open_request(
         existing = ChargeActionRequest.objects.get(idempotency_key=text_key)
         _refuse_other(existing, kind, charge, given)
         return existing, False
+
+
+def _holder_unless_busy(kind: LifecycleKind, locked: Charge, key: str) -> int | None:
+    """The request that holds ``key``, if any; else :class:`ChargeBusyError` while another
+    request of the ``locked`` charge that ``kind`` waits for is being sent.
+
+    One statement, run after the lock's: PostgreSQL's READ COMMITTED reads a statement
+    as of its start, so folded into the locking one it missed a request committed by
+    the lock's holder (two staff refunding at once both sent theirs).
+    """
+    sending = Q(charge=locked, kind__in=kind.blocked_by, state__in=OPEN_REQUEST_STATES)
+    found = ChargeActionRequest.objects.filter(sending | Q(idempotency_key=key))
+    seen = list(found.values_list("pk", "idempotency_key"))
+    holder = next((pk for pk, held in seen if held == key), None)
+    if holder is None and seen:
+        raise ChargeBusyError()
+    return holder
 
 
 def _refuse_other(
