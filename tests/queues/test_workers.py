@@ -70,7 +70,7 @@ def test_recovery_and_the_sweep_run_on_the_worker(queue, fake_gateway_server, se
     )
     # A delivery stored long ago whose task was lost (no task was ever queued for it).
     delivery = WebhookDelivery.objects.create(
-        dedupe_key="id:lost", delivery_id="lost", event="token_created", body="{}",
+        dedupe_key="id:lost", delivery_id="lost", event="a_later_event", body="{}",
         headers={}, account="default", received_at=timezone.now() - timedelta(hours=1),
     )  # fmt: skip
     routed(tasks.run_periodic_task).enqueue(["sweep", "recover"])
@@ -94,7 +94,7 @@ def test_celery_beat_entries_run_the_periodic_work(queue, tmp_path):
     )
     queue.beat_schedule_file = str(tmp_path / "beat-schedule")
     lost = WebhookDelivery.objects.create(
-        dedupe_key="id:beat", delivery_id="beat", event="token_created", body="{}",
+        dedupe_key="id:beat", delivery_id="beat", event="a_later_event", body="{}",
         headers={}, account="default", received_at=timezone.now(),
     )  # fmt: skip
     queue.start()

@@ -166,13 +166,13 @@ def test_a_drain_waiting_out_its_window_takes_a_late_delivery_within_a_poll(
     # The window is long (a receiver's check is made once per window); a delivery
     # stored while the drain waits it out is taken at its next look, not at the end.
     assert DRAIN_POLL < DRAIN_WINDOW
-    post(client, {"id": "d-early", "event": "token_created", "data": {}})
+    post(client, {"id": "d-early", "event": "a_later_event", "data": {}})
     stored_at: list[float] = []
     taken_at: list[float] = []
 
     def a_receiver_stores_one_meanwhile(seconds):
         if not stored_at:
-            post(client, {"id": "d-late", "event": "token_created", "data": {}})
+            post(client, {"id": "d-late", "event": "a_later_event", "data": {}})
             stored_at.append(drain_clock.now)
         elif not taken_at and WebhookDelivery.objects.get(delivery_id="d-late").status == "ignored":
             taken_at.append(drain_clock.now)
