@@ -64,3 +64,16 @@ def gw(request: pytest.FixtureRequest) -> Iterator[Gw]:
 def wait_deliveries(gw: Gw) -> None:
     """Server deliveries go out from a worker thread: wait until they settle."""
     waiting.wait_deliveries(gw.handle)
+
+
+@pytest.fixture
+def sdk(fake_gateway_server: Any) -> Any:
+    """The official Python SDK's client (univapay-client-sdk) on the fake gateway's server,
+    with the test store's app token."""
+    from univapayclientsdk.http.auth.oauth_2 import BearerAuthCredentials
+    from univapayclientsdk.univapay_client_sdk_client import UnivapayClientSdkClient
+
+    return UnivapayClientSdkClient(
+        base_url=fake_gateway_server.base_url,
+        bearer_auth_credentials=BearerAuthCredentials(TEST_SECRET, TEST_JWT),
+    )

@@ -10,29 +10,15 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
-from univapayclientsdk.http.auth.oauth_2 import BearerAuthCredentials
 from univapayclientsdk.models.cancel_create_request import CancelCreateRequest
 from univapayclientsdk.models.charge_capture_request import ChargeCaptureRequest
 from univapayclientsdk.models.charge_update_request import ChargeUpdateRequest
 from univapayclientsdk.models.refund_create_request import RefundCreateRequest
 from univapayclientsdk.univapay_client_sdk_client import UnivapayClientSdkClient
 
-from django_paycharge.testing import CARD_THREE_DS, TEST_JWT, TEST_SECRET, TEST_STORE_ID
+from django_paycharge.testing import CARD_THREE_DS, TEST_STORE_ID
 
-
-@pytest.fixture
-def sdk(fake_gateway_server: Any) -> UnivapayClientSdkClient:
-    return UnivapayClientSdkClient(
-        base_url=fake_gateway_server.base_url,
-        bearer_auth_credentials=BearerAuthCredentials(TEST_SECRET, TEST_JWT),
-    )
-
-
-def ok(response: Any, status: int) -> Any:
-    assert response.status_code == status, response.text
-    assert response.is_success() and not response.errors
-    return response.body
+from .official_sdk import ok
 
 
 def test_capture_and_metadata_update(sdk: UnivapayClientSdkClient, fake_gateway_server: Any):

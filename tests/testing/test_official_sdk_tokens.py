@@ -7,10 +7,6 @@ the gateway's transaction token shapes, recurring fields included.
 
 from __future__ import annotations
 
-from typing import Any
-
-import pytest
-from univapayclientsdk.http.auth.oauth_2 import BearerAuthCredentials
 from univapayclientsdk.models.transaction_token_update_request import (
     TransactionTokenUpdateRequest,
 )
@@ -19,21 +15,9 @@ from univapayclientsdk.models.transaction_token_update_request_data import (
 )
 from univapayclientsdk.univapay_client_sdk_client import UnivapayClientSdkClient
 
-from django_paycharge.testing import TEST_JWT, TEST_SECRET, TEST_STORE_ID
+from django_paycharge.testing import TEST_STORE_ID
 
-
-@pytest.fixture
-def sdk(fake_gateway_server: Any) -> UnivapayClientSdkClient:
-    return UnivapayClientSdkClient(
-        base_url=fake_gateway_server.base_url,
-        bearer_auth_credentials=BearerAuthCredentials(TEST_SECRET, TEST_JWT),
-    )
-
-
-def ok(response: Any, status: int) -> Any:
-    assert response.status_code == status, response.text
-    assert response.is_success() and not response.errors
-    return response.body
+from .official_sdk import ok
 
 
 def test_a_saved_card_read_listed_updated_and_deleted(
