@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from django_paycharge import services, signals
+from django_paycharge import services
 from django_paycharge.client import parse_transaction_token
 from django_paycharge.client.token_vocabulary import (
     CVV_AUTHORIZATION_NOT_COMPLETED,
@@ -27,6 +27,7 @@ from django_paycharge.models import ChargeRequest, TransactionTokenInfo
 from django_paycharge.services.mirror import store_saved_card
 from django_paycharge.services.webhooks.deliveries import process_delivery, store_delivery
 from django_paycharge.testing import TEST_STORE_ID, TEST_WIDGET_JWT
+from tests.services.listening import listening
 
 pytestmark = pytest.mark.django_db
 
@@ -36,19 +37,8 @@ TOKENS = f"/stores/{TEST_STORE_ID}/tokens"
 
 @pytest.fixture
 def heard() -> Iterator[list[tuple[str, dict[str, Any]]]]:
-    said: list[tuple[str, dict[str, Any]]] = []
-    receivers = {}
-    for name in NAMES:
-
-        def receiver(name: str = name, **kwargs: Any) -> None:
-            kwargs.pop("signal")
-            said.append((name, kwargs))
-
-        receivers[name] = receiver
-        signals.SIGNALS[name].connect(receiver, sender=TransactionTokenInfo, weak=False)
-    yield said
-    for name, receiver in receivers.items():
-        signals.SIGNALS[name].disconnect(receiver, sender=TransactionTokenInfo)
+    with listening(NAMES, TransactionTokenInfo) as said:
+        yield said
 
 
 def posted_charges(gateway: Any) -> int:

@@ -21,6 +21,7 @@ from django_paycharge.models import Subscription
 from django_paycharge.services.mirror import store_subscription
 from django_paycharge.services.webhooks.deliveries import process_delivery, store_delivery
 from django_paycharge.testing import CARD_DECLINED
+from tests.services.listening import listening
 
 pytestmark = pytest.mark.django_db
 
@@ -31,19 +32,8 @@ PLAN: dict[str, Any] = {"amount": 1000, "currency": "JPY", "period": "monthly"}
 @pytest.fixture
 def heard() -> Iterator[list[tuple[str, dict[str, Any]]]]:
     """What the subscription signals said, in order: (name, arguments but the signal)."""
-    said: list[tuple[str, dict[str, Any]]] = []
-    receivers = {}
-    for name in NAMES:
-
-        def receiver(name: str = name, **kwargs: Any) -> None:
-            kwargs.pop("signal")
-            said.append((name, kwargs))
-
-        receivers[name] = receiver
-        signals.SIGNALS[name].connect(receiver, sender=Subscription, weak=False)
-    yield said
-    for name, receiver in receivers.items():
-        signals.SIGNALS[name].disconnect(receiver, sender=Subscription)
+    with listening(NAMES, Subscription) as said:
+        yield said
 
 
 def subscribe(gateway: Any, card: str | None = None, **fields: Any) -> Subscription:
