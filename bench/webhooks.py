@@ -37,7 +37,6 @@ import http.client
 import json
 import os
 import random
-import socket
 import subprocess
 import tempfile
 import threading
@@ -62,17 +61,12 @@ from bench._common import (
     table,
 )
 from django_paycharge.testing import TEST_JWT, TEST_SECRET, TEST_STORE_ID
+from django_paycharge.testing.server import free_port
 
 TOKEN = "bench-webhook-token-" + uuid.uuid4().hex
 PATH = "/payments/webhook/"
 # Errors that mean the server closed a kept-alive connection before answering.
 _CLOSED = (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def wait_http(port: int, timeout: float) -> None:

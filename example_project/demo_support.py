@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import os
 import secrets
-import socket
 import sys
 import time
 import urllib.error
@@ -22,6 +21,7 @@ import urllib.request
 import uuid
 
 from django_paycharge.testing import make_jwt
+from django_paycharge.testing.server import free_port
 
 
 def credentials() -> str:
@@ -41,12 +41,6 @@ def credentials() -> str:
         "SHOP_METRICS_TOKEN": "demo-metrics-" + secrets.token_urlsafe(24),
     }
     return "\n".join(f"{name}={value}" for name, value in values.items())
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def wait_url(url: str, seconds: float = 30.0) -> bool:

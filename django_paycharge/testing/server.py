@@ -11,6 +11,7 @@ printed on purpose) and stops cleanly on SIGINT/SIGTERM. No Django needed.
 from __future__ import annotations
 
 import argparse
+import secrets
 import signal
 import socket
 import socketserver
@@ -28,6 +29,35 @@ from .webhook_sender import WebhookSender, http_transport
 
 _REASONS = {s.value: s.phrase for s in HTTPStatus}
 _MAX_LINE = 65537
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A port free on ``host`` now, for a server started a little later.
+
+    Chosen below the kernel's range of ephemeral ports (``ip_local_port_range``):
+    a port found by binding port 0 comes from that range, where any process's
+    outgoing connection or ``bind(0)`` may take it before the server starts (a
+    test then talks to someone else's listener). Below the range, only another
+    caller of this function could; it picks at random among thousands.
+    """
+    low = _ephemeral_low()
+    for _ in range(100):
+        port = 10_000 + secrets.randbelow(max(low - 10_000, 1_000))
+        with socket.socket() as sock:
+            try:
+                sock.bind((host, port))
+            except OSError:
+                continue
+            return port
+    raise OSError(f"no free port on {host} below {low}")
+
+
+def _ephemeral_low() -> int:
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range", encoding="ascii") as lines:
+            return int(lines.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32_768  # Linux's default
 
 
 class _Handler(socketserver.StreamRequestHandler):

@@ -6,7 +6,6 @@ import contextlib
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -15,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from django_paycharge.testing.server import free_port
 from tests.django_shell import DjangoShell
 from tests.waiting import GUARD, port_open, process_report, wait_until
 from tests.waiting import run as run_guarded
@@ -30,13 +30,6 @@ WITHOUT_GATEWAY = " ".join(
                               "PAYCHARGE_WIDGET_JWT", "PAYCHARGE_STORE_ID",
                               "PAYCHARGE_WEBHOOK_TOKEN")
 )  # fmt: skip
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 def wait_for_port(port: int, process: subprocess.Popen[str], output: list[str]) -> None:

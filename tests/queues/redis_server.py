@@ -15,13 +15,8 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+from django_paycharge.testing.server import free_port
 from tests.waiting import wait_until
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 class RedisServer:

@@ -15,7 +15,6 @@ import contextlib
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 from dataclasses import dataclass, field
@@ -24,6 +23,7 @@ from typing import Any
 
 import requests
 
+from django_paycharge.testing.server import free_port
 from tests.django_shell import DjangoShell
 from tests.waiting import GUARD, finish, process_report, tail, wait_url
 
@@ -38,13 +38,6 @@ CARD = {
     "cvv": "123",
 }
 _DROPPED = ("DJANGO_", "PAYCHARGE_", "SHOP_", "PYTEST")
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 @dataclass
