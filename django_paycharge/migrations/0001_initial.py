@@ -45,7 +45,7 @@ class Migration(migrations.Migration):
             name='Announcement',
             fields=[
                 ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('event_id', models.UUIDField(db_index=True, verbose_name='event id')),
+                ('event_id', models.UUIDField(verbose_name='event id')),
                 ('signal', models.CharField(max_length=64, verbose_name='signal')),
                 ('receiver', models.CharField(max_length=255, verbose_name='receiver')),
                 ('sender', models.CharField(max_length=100, verbose_name='sender')),

@@ -23,6 +23,7 @@ import logging
 import os
 import socket
 import threading
+import time
 from datetime import datetime
 from typing import Any
 
@@ -271,20 +272,21 @@ class Heartbeat:
     """Renew the leases of rows of one claim while their work runs, so that no one takes
     them over meanwhile (a lease that ran out means its process died, not that it is slow).
 
-    A thread renews them every third of the lease (``WEBHOOK_LEASE_SECONDS``)
-    until :meth:`stop`; rows finished or taken over meanwhile are left alone
-    (the renewal matches the claim). Use it as a context manager.
+    Every third of the lease (``WEBHOOK_LEASE_SECONDS``) until :meth:`stop`, the
+    process's one renewing thread (:class:`_Renewer`) renews them; rows finished or
+    taken over meanwhile are left alone (the renewal matches the claim). Use it as a
+    context manager.
     """
 
     def __init__(self, model: type[Model], pks: list[int], claimed_at: datetime) -> None:
         self.model, self.pks, self.claimed_at = model, list(pks), claimed_at
         self.lease = conf.webhook_lease()
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="paycharge-lease", daemon=True)
+        self.every = self.lease.total_seconds() / 3
+        self.due = 0.0  # when the renewing thread renews these rows next (monotonic)
 
     def __enter__(self) -> Heartbeat:
         if self.pks:
-            self._thread.start()
+            _RENEWER.add(self)
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -292,9 +294,7 @@ class Heartbeat:
 
     def stop(self) -> None:
         """Stop renewing (the rows' outcome is recorded, or their claim given back)."""
-        self._stop.set()
-        if self._thread.is_alive():
-            self._thread.join()
+        _RENEWER.remove(self)
 
     def renew(self) -> int:
         """Move the rows' leases a full lease past now; how many were still this claim's."""
@@ -306,12 +306,71 @@ class Heartbeat:
         ).exclude(claimed_by="")  # a row backing off after an error keeps its back-off
         return int(mine.update(lease_until=timezone.now() + self.lease))
 
+
+def renewing() -> int:
+    """How many claims this process renews now."""
+    return _RENEWER.count()
+
+
+class _Renewer:
+    """The one thread of a process that renews its running claims' leases.
+
+    A thread started and joined for each claim cost a sync more than the
+    receivers of its page (``bench/run receivers``); this one is started
+    once, when a first claim needs it, and sleeps until the next renewal is
+    due. A renewal racing the end of its claim changes nothing: it matches
+    the claim, which the end has already moved on.
+    """
+
+    def __init__(self) -> None:
+        self.reset()
+
+    def reset(self) -> None:
+        """Nothing renewed, no thread (also in a forked child, where the lock may have been
+        held by the parent's thread and no thread runs)."""
+        self._claims: dict[int, Heartbeat] = {}
+        self._changed = threading.Condition()
+        self._thread: threading.Thread | None = None
+        self._wakes_at = float("inf")
+
+    def add(self, beat: Heartbeat) -> None:
+        with self._changed:
+            beat.due = time.monotonic() + beat.every
+            self._claims[id(beat)] = beat
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(
+                    target=self._run, name="paycharge-lease", daemon=True
+                )
+                self._thread.start()
+            elif beat.due < self._wakes_at:
+                self._changed.notify()
+
+    def remove(self, beat: Heartbeat) -> None:
+        with self._changed:
+            self._claims.pop(id(beat), None)
+
+    def count(self) -> int:
+        with self._changed:
+            return len(self._claims)
+
     def _run(self) -> None:
-        try:
-            while not self._stop.wait(self.lease.total_seconds() / 3):
+        while True:
+            with self._changed:
+                now = time.monotonic()
+                due = [beat for beat in self._claims.values() if beat.due <= now]
+                for beat in due:
+                    beat.due = now + beat.every
+                if not due:
+                    self._wakes_at = min((b.due for b in self._claims.values()), default=now + 60)
+                    self._changed.wait(self._wakes_at - now)
+                    continue
+            for beat in due:
                 try:
-                    self.renew()
+                    beat.renew()
                 except Exception:  # the next beat tries again; the lease runs out if none can
-                    logger.exception("Could not renew the leases of %d rows", len(self.pks))
-        finally:
-            connections.close_all()  # this thread's connections only
+                    logger.exception("Could not renew the leases of %d rows", len(beat.pks))
+            connections.close_all()  # this thread's connections only: renewals are rare
+
+
+_RENEWER = _Renewer()
+os.register_at_fork(after_in_child=_RENEWER.reset)

@@ -12,7 +12,6 @@ cannot return the rows of a multi-row insert gets ``bulk_create``.
 from __future__ import annotations
 
 import json
-import uuid
 from typing import Any
 
 from django.db import connections
@@ -81,11 +80,8 @@ def _insert(conn: BaseDatabaseWrapper, fields: dict[str, Any], rows: list[Announ
     with conn.cursor() as cursor:
         # The shared values come first in the text (the select list), the rows' after.
         cursor.execute(statement, [*shared, *params])
-        keys = {(_uuid(event), receiver): pk for pk, event, receiver in cursor.fetchall()}
-    for row in rows:
-        row.pk = keys[row.event_id, row.receiver]
+        # Each event id comes back as it was bound (a UUID, or its hex): no parsing a row.
+        keys = {(event, receiver): pk for pk, event, receiver in cursor.fetchall()}
+    for row, event in zip(rows, params[:: len(PER_ROW)], strict=True):
+        row.pk = keys[event, row.receiver]
         row._state.adding, row._state.db = False, conn.alias
-
-
-def _uuid(value: Any) -> uuid.UUID:
-    return value if isinstance(value, uuid.UUID) else uuid.UUID(str(value))

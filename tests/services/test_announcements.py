@@ -3,7 +3,6 @@ it returns (outbox/announcements.py), by the lease machinery of webhook deliveri
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
@@ -15,7 +14,7 @@ from django.utils import timezone
 
 from django_paycharge import outbox, periodic, signals
 from django_paycharge.models import Announcement, Charge
-from django_paycharge.outbox import announcements
+from django_paycharge.outbox import announcements, leases
 from tests.waiting import wait_until
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -245,7 +244,7 @@ def test_a_receiver_still_running_keeps_its_lease_and_is_never_run_twice_at_once
     def renewed_or_never() -> bool:
         """The lease was renewed at the clock's time, or nothing is left to renew it."""
         lease = Announcement.objects.values_list("lease_until", flat=True).get()
-        beating = any(t.name == "paycharge-lease" for t in threading.enumerate())
+        beating = leases.renewing() > 0
         return lease == clock[0] + timedelta(seconds=1) or not beating
 
     def slow(sender: Any, **kwargs: Any) -> None:
@@ -270,4 +269,4 @@ def test_a_receiver_still_running_keeps_its_lease_and_is_never_run_twice_at_once
     assert (len(runs), most[0]) == (1, 1)
     row = Announcement.objects.get()
     assert (row.status, row.attempts, row.lease_until) == ("heard", 1, None)
-    assert not any(t.name == "paycharge-lease" for t in threading.enumerate())
+    assert leases.renewing() == 0
