@@ -91,13 +91,17 @@ def announce_all(
     rows: list[Announcement] = []
     hearing: list[Hearing] = []
     ids: list[uuid.UUID | None] = []
-    found: dict[tuple[int, int], Receivers] = {}
+    found: dict[tuple[int, int], tuple[Receivers, list[Any]]] = {}
     changes = list(changes)
     new_ids = _event_ids(len(changes))
     for name, signal, sender, kwargs in changes:
-        receivers = found.get((id(signal), id(sender)))
-        if receivers is None:
-            receivers = found[id(signal), id(sender)] = receivers_of(signal, sender)
+        known = found.get((id(signal), id(sender)))
+        if known is None:
+            known = found[id(signal), id(sender)] = (
+                receivers_of(signal, sender),
+                _template(sender, now, claim),
+            )
+        receivers, template = known
         event_id = next(new_ids) if receivers else None
         ids.append(event_id)
         if event_id is None:
@@ -105,7 +109,10 @@ def announce_all(
         arguments = encode(kwargs)
         live = {"signal": signal, "sender": sender, "event_id": event_id, **kwargs}
         for receiver_name, receiver in receivers:
-            rows.append(_row(event_id, name, receiver_name, sender, arguments, now, claim))
+            values = template.copy()
+            values[_EVENT], values[_SIGNAL] = event_id, name
+            values[_RECEIVER], values[_ARGUMENTS] = receiver_name, arguments
+            rows.append(Announcement(*values))  # by position: a third of the keywords' cost
             hearing.append((receiver, live))
     if rows:
         rows = insert_rows(rows, using)
@@ -121,28 +128,24 @@ def _event_ids(count: int) -> Iterator[uuid.UUID]:
         yield uuid.UUID(bytes=randomness[start : start + 16], version=4)
 
 
-def _row(
-    event_id: uuid.UUID,
-    name: str,
-    receiver: str,
-    sender: Any,
-    arguments: dict[str, Any],
-    now: datetime,
-    claim: tuple[str, datetime] | None,
-) -> Announcement:
-    """A new row: claimed by this process (``claim``: by whom, until when) or waiting."""
-    row = Announcement(
-        event_id=event_id,
-        signal=name,
-        receiver=receiver,
-        sender=sender._meta.label_lower,
-        arguments=arguments,
-        created_at=now,
-    )
+_FIELDS = Announcement._meta.concrete_fields
+_AT = {field.attname: n for n, field in enumerate(_FIELDS)}
+_EVENT, _SIGNAL, _RECEIVER, _ARGUMENTS = (
+    _AT[name] for name in ("event_id", "signal", "receiver", "arguments")
+)
+
+
+def _template(sender: Any, now: datetime, claim: tuple[str, datetime] | None) -> list[Any]:
+    """The values, in field order, that a batch's new rows of ``sender`` share: claimed by
+    this process (``claim``: by whom, until when) or waiting; a row's own go in after."""
+    values = [None if field.primary_key else field.get_default() for field in _FIELDS]
+    values[_AT["sender"]] = sender._meta.label_lower
+    values[_AT["created_at"]] = now
     if claim is not None:
-        row.status, row.attempts, row.claimed_at = Status.PROCESSING, 1, now
-        row.claimed_by, row.lease_until = claim
-    return row
+        values[_AT["status"]], values[_AT["attempts"]] = Status.PROCESSING, 1
+        values[_AT["claimed_at"]] = now
+        values[_AT["claimed_by"]], values[_AT["lease_until"]] = claim
+    return values
 
 
 def _after_commit(rows: list[Announcement], hearing: list[Hearing], background: bool) -> None:
