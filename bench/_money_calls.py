@@ -12,7 +12,15 @@ contenders taking turns in each round (the order reversed every other round):
   database;
 - the service: ``create_charge`` with the caller's key (as the docs advise)
   and without one, ``capture_charge``, ``refund_charge``: the request row
-  committed before the call, the answer classified and stored.
+  committed before the call, the answer classified and stored;
+- for a create, the fair floor of the checkout (``plain: POST + two writes``):
+  what a shop writes by hand for the same guarantee, as plainly as it would: its
+  own attempt row (``bench.floor.PlainPayment``) created and committed before
+  the raw POST, its key the Idempotency-Key, then the answer written to it.
+
+``BENCH_REQUEST_BOUNDARIES=1`` closes the database connections around every call
+as Django does around every request (``close_old_connections``): with
+``BENCH_CONN_MAX_AGE=0``, Django's default, each call opens a connection.
 
 Charges to capture (authorized) and to refund (successful) are made off the
 clock, each contender its own. Reported per contender: calls/s, client CPU
@@ -35,6 +43,8 @@ import requests
 from bench._common import emit, median
 
 Call = Callable[[int], Any]
+#: The checkout's fair floor (a create's only).
+FLOOR = "plain: POST + two writes"
 TOKEN_AUTH = "Bearer {secret}.{jwt}"
 
 
@@ -85,9 +95,34 @@ def contenders(
     def nothing() -> list[Any]:
         return []
 
+    def plain(_n: int) -> Any:
+        """The fair floor: the shop's attempt committed, the raw POST, the answer stored."""
+        from django.db import transaction
+
+        from bench.floor.models import PlainPayment
+
+        with transaction.atomic():
+            attempt = PlainPayment.objects.create(
+                key=uuid.uuid4(), amount=1000, currency="JPY", status="sending"
+            )
+        answer = session.post(
+            base + "/charges",
+            json=body,
+            headers={**headers, "Idempotency-Key": str(attempt.key)},
+            timeout=30,
+        )
+        if answer.status_code >= 300:
+            raise RuntimeError(f"/charges: {answer.status_code} {answer.text[:200]}")
+        charge = json.loads(answer.content)
+        PlainPayment.objects.filter(pk=attempt.pk).update(
+            status="answered", charge_id=charge["id"], charge_status=charge["status"], answer=charge
+        )
+        return charge
+
     if op == "create":
         return {
             "raw requests": (nothing, lambda _n: raw_post("/charges", body)),
+            FLOOR: (nothing, plain),
             "PayChargeClient": (
                 nothing,
                 lambda _n: client.charges.create(**body, idempotency_key=uuid.uuid4()),
@@ -145,10 +180,13 @@ def measure(op: str, count: int, rounds: int, first: int = 0) -> dict[str, Any]:
 
     ``first``: the number of the first round (its parity orders the contenders).
     """
+    from django.db import close_old_connections
+
     from bench.webhooks import CpuMeter, _postmaster
 
     base, headers, token = setup()
     calls = contenders(op, base, headers, token, count)
+    boundaries = os.environ.get("BENCH_REQUEST_BOUNDARIES") == "1"
     pg = None
     if os.environ.get("BENCH_DB") == "postgres":
         pg = CpuMeter({"postgres": _postmaster(os.environ["BENCH_DB_NAME"])})
@@ -169,6 +207,8 @@ def measure(op: str, count: int, rounds: int, first: int = 0) -> dict[str, Any]:
                 pg.lap()
             started, cpu = time.perf_counter(), time.process_time()
             for n in range(count):
+                if boundaries:
+                    close_old_connections()
                 call(n)
             elapsed = time.perf_counter() - started
             results[name]["rate"].append(count / elapsed)
@@ -190,23 +230,29 @@ def merge(into: list[dict[str, Any]], more: list[dict[str, Any]]) -> list[dict[s
 
 
 def summary(measured: dict[str, Any]) -> list[list[Any]]:
-    """One row per contender: median rate, ratio to raw requests (median, range), CPU ms."""
+    """One row per contender: median rate, ratios to raw requests and to the checkout's fair
+    floor (median, range), CPU ms."""
     results = measured["results"]
-    floor = results["raw requests"]["rate"]
     rows = []
     for name, got in results.items():
-        ratios = [r / f for r, f in zip(got["rate"], floor, strict=True)]
         rows.append(
             [
                 measured["op"],
                 name,
                 median(got["rate"]),
-                f"{median(ratios):.2f}x ({min(ratios):.2f}x-{max(ratios):.2f}x)",
+                _ratio(got["rate"], results["raw requests"]["rate"]),
+                _ratio(got["rate"], results[FLOOR]["rate"]) if FLOOR in results else "-",
                 median(got["cpu"]),
                 median(got["pg"]) if got["pg"] else float("nan"),
             ]
         )
     return rows
+
+
+def _ratio(rates: list[float], floor: list[float]) -> str:
+    """The median of the rounds' own ratios of ``rates`` to ``floor``, with their range."""
+    ratios = [r / f for r, f in zip(rates, floor, strict=True)]
+    return f"{median(ratios):.2f}x ({min(ratios):.2f}x-{max(ratios):.2f}x)"
 
 
 def main() -> None:

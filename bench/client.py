@@ -1,7 +1,7 @@
 """Client benchmark: reads, list pages and the calls that move money, against the fake server.
 
     bench/run client [--calls 1000] [--rounds 5] [--money-calls 200] [--money-only]
-                     [--reference COMMIT]
+                     [--pg-server-side-binding] [--django-defaults] [--reference COMMIT]
 
 Contenders, interleaved round by round (the median round is reported, so a
 burst of load on the machine hits all of them alike):
@@ -26,6 +26,11 @@ choice). With ``--reference COMMIT`` (``main``, say), the same worker runs
 that commit's ``django_paycharge`` too, taken out of git: one round of each
 code in turn, each on its own database, so "before" and "after" come from the
 same minutes; every ratio is to the raw ``requests`` call of its own round.
+A create is also compared with the checkout's fair floor (the raw POST and the
+two committed writes a shop's own exactly-once needs, ``bench/_money_calls.py``);
+``--django-defaults`` runs the money calls once more on each database with
+Django's default connections (``CONN_MAX_AGE = 0``, closed around each call as
+around each request).
 """
 
 from __future__ import annotations
@@ -61,6 +66,8 @@ from django_paycharge.testing import TEST_JWT, TEST_SECRET, TEST_STORE_ID
 Call = Callable[[], Any]
 #: The money calls' database label for PostgreSQL with server-side binding.
 SERVER_SIDE = "postgres, bound on the server and prepared"
+#: The money calls' database labels with Django's default connections (a new one a request).
+DEFAULTS = {"sqlite": "sqlite, Django's defaults", "postgres": "postgres, Django's defaults"}
 
 
 def contenders(base_url: str, charge_id: str, sdk: bool) -> dict[str, dict[str, Call]]:
@@ -154,6 +161,12 @@ def main() -> None:
         help="the money calls on PostgreSQL once more, bound on the server and prepared",
     )
     parser.add_argument(
+        "--django-defaults",
+        action="store_true",
+        help="the money calls once more on each database with CONN_MAX_AGE = 0 (Django's"
+        " default) and connections closed around each call, as around each request",
+    )
+    parser.add_argument(
         "--reference", help="also run the money calls on this commit's code, rounds in turn"
     )
     args = parser.parse_args()
@@ -217,6 +230,8 @@ def money_calls(fake: Any, args: argparse.Namespace) -> str:
     vendors = ["sqlite"] + ([] if args.sqlite_only or not have_postgres() else ["postgres"])
     if args.pg_server_side_binding and "postgres" in vendors:
         vendors.append(SERVER_SIDE)
+    if args.django_defaults:
+        vendors += [DEFAULTS[vendor] for vendor in ("sqlite", "postgres") if vendor in vendors]
     rows: list[list[Any]] = []
     with tempfile.TemporaryDirectory() as tmp:
         dbs = Databases(Path(tmp))
@@ -239,7 +254,7 @@ def money_calls(fake: Any, args: argparse.Namespace) -> str:
         f"Calls that move money: {args.money_calls:,} a contender and round, "
         f"median of {args.rounds} rounds (turns)",
         ["database", "code", "call", "contender", "calls/s", "rate vs raw requests (range)",
-         "client CPU ms", "PostgreSQL CPU ms"],
+         "rate vs the fair floor (range)", "client CPU ms", "PostgreSQL CPU ms"],
         rows,
     )  # fmt: skip
 
@@ -253,7 +268,9 @@ def _money_rounds(
 ) -> dict[str, list[dict[str, Any]]]:
     """Each code's measurements on ``vendor``: all rounds in one worker when there is one
     code, else one round of each code in turn (the order reversed every other round)."""
-    engine = "postgres" if vendor == SERVER_SIDE else vendor
+    engine = "postgres" if vendor in (SERVER_SIDE, DEFAULTS["postgres"]) else vendor
+    engine = "sqlite" if vendor == DEFAULTS["sqlite"] else engine
+    defaults = vendor in DEFAULTS.values()
     envs = {}
     for n, (label, code) in enumerate(codes):
         db = dbs.fresh(engine, f"paycharge_bench_money_{n}", code)
@@ -264,6 +281,8 @@ def _money_rounds(
             BENCH_GATEWAY_URL=fake.base_url,
             BENCH_SQLITE_IMMEDIATE="1",
             BENCH_PG_SERVER_SIDE_BINDING="1" if vendor == SERVER_SIDE else "0",
+            BENCH_CONN_MAX_AGE="0" if defaults else "600",
+            BENCH_REQUEST_BOUNDARIES="1" if defaults else "0",
         )
     turns = 1 if len(codes) == 1 else args.rounds
     rounds = args.rounds // turns

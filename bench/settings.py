@@ -81,8 +81,9 @@ if os.environ.get("BENCH_DB", "sqlite") == "postgres":
             "USER": os.environ.get("PAYCHARGE_TEST_PG_USER", "postgres"),
             "PASSWORD": os.environ.get("PAYCHARGE_TEST_PG_PASSWORD", ""),
             "NAME": os.environ.get("BENCH_DB_NAME", "paycharge_bench"),
-            # Long-lived connections, as a production deployment would use.
-            "CONN_MAX_AGE": 600,
+            # Long-lived connections, as a production deployment would use
+            # (BENCH_CONN_MAX_AGE=0: Django's default, a connection a request).
+            "CONN_MAX_AGE": int(os.environ.get("BENCH_CONN_MAX_AGE", "600")),
             # Names the process in pg_stat_activity: the receipt cost counts the CPU of
             # the web processes' own server processes (bench/webhook_receipt.py).
             "OPTIONS": {
@@ -102,6 +103,7 @@ else:
         "default": {
             "ENGINE": "django.db.backends.sqlite3",
             "NAME": os.environ.get("BENCH_DB_NAME", "/tmp/paycharge-bench.sqlite3"),
+            "CONN_MAX_AGE": int(os.environ.get("BENCH_CONN_MAX_AGE", "600")),
             "OPTIONS": {
                 "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
                 # BENCH_SQLITE_IMMEDIATE=1: the installation guide's settings (a busy
