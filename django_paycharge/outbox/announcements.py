@@ -30,7 +30,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import datetime, timedelta
 from functools import partial
-from typing import Any
+from typing import Any, cast
 
 from django.apps import apps
 from django.db import router, transaction
@@ -112,7 +112,7 @@ def announce_all(
             values = template.copy()
             values[_EVENT], values[_SIGNAL] = event_id, name
             values[_RECEIVER], values[_ARGUMENTS] = receiver_name, arguments
-            rows.append(Announcement(*values))  # by position: a third of the keywords' cost
+            rows.append(_by_position(*values))  # a third of the keywords' cost
             hearing.append((receiver, live))
     if rows:
         rows = insert_rows(rows, using)
@@ -129,6 +129,8 @@ def _event_ids(count: int) -> Iterator[uuid.UUID]:
 
 
 _FIELDS = Announcement._meta.concrete_fields
+#: The model's constructor, given every field's value in field order (as Django's ``from_db``).
+_by_position = cast(Callable[..., Announcement], Announcement)
 _AT = {field.attname: n for n, field in enumerate(_FIELDS)}
 _EVENT, _SIGNAL, _RECEIVER, _ARGUMENTS = (
     _AT[name] for name in ("event_id", "signal", "receiver", "arguments")
