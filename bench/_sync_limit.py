@@ -32,6 +32,7 @@ import hashlib
 import os
 import resource
 import time
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -150,12 +151,12 @@ def limit(limit: int) -> dict[str, Any]:
     from django.db import connection
 
     pages, fetching, converting = _pages(limit)
-    write = _postgresql if connection.vendor == "postgresql" else _sqlite
     connection.ensure_connection()
-    prepared = write(connection, pages)
+    encode, write = page_writer(connection)
+    pages_values = [encode(p.values()) for p in pages]
     cpu, db_cpu, gateway = client_cpu(), server_cpu(), gateway_cpu()
     started = time.perf_counter()
-    statements = prepared()
+    statements = sum(write(values) for values in pages_values)
     seconds = time.perf_counter() - started
     cpu = client_cpu() - cpu
     after = server_cpu()
@@ -176,7 +177,18 @@ def limit(limit: int) -> dict[str, Any]:
     }
 
 
-def _postgresql(connection: Any, pages: list[Any]) -> Any:
+Encode = Callable[[Iterable[dict[str, Any]]], list[Any]]
+Write = Callable[[list[Any]], int]
+
+
+def page_writer(connection: Any) -> tuple[Encode, Write]:
+    """The database's fastest write of a page of mirror rows, in two steps: the page's rows
+    as the driver's values, then those values written in one transaction (returns the
+    statements it ran). Straight on the driver's own connection, in autocommit."""
+    return (_postgresql if connection.vendor == "postgresql" else _sqlite)(connection)
+
+
+def _postgresql(connection: Any) -> tuple[Encode, Write]:
     from django_paycharge.models import Charge
     from django_paycharge.models.payload import PayloadEncoder
     from django_paycharge.services.mirror import postgresql as pg
@@ -197,32 +209,32 @@ def _postgresql(connection: Any, pages: list[Any]) -> Any:
         f"ON CONFLICT (gateway_id) {set_changed(table, pg._quoted)}"
     )
     copy = f"COPY bench_page ({cols}) FROM STDIN"
-    encode = PayloadEncoder(separators=(",", ":")).encode  # the JSON columns', as the field's
+    json_text = PayloadEncoder(separators=(",", ":")).encode  # the JSON columns', as the field's
 
     def value(v: Any) -> Any:
-        return encode(v) if isinstance(v, dict | list) else v
+        return json_text(v) if isinstance(v, dict | list) else v
 
-    pages_values = [[[value(row[c]) for c in INSERT_COLUMNS] for row in p.values()] for p in pages]
+    def encode(rows: Iterable[dict[str, Any]]) -> list[Any]:
+        return [[value(row[c]) for c in INSERT_COLUMNS] for row in rows]
 
-    def run() -> int:
+    def write(values: list[Any]) -> int:
         with conn.cursor() as cur:
-            for values in pages_values:
-                with cur.copy(copy) as out:
-                    for row in values:
-                        out.write_row(row)
-                cur.execute(upsert)
-                conn.commit()
-        return 2 * len(pages_values)
+            with cur.copy(copy) as out:
+                for row in values:
+                    out.write_row(row)
+            cur.execute(upsert)
+        conn.commit()
+        return 2
 
-    return run
+    return encode, write
 
 
-def _sqlite(connection: Any, pages: list[Any]) -> Any:
+def _sqlite(connection: Any) -> tuple[Encode, Write]:
     from django_paycharge.models import Charge
     from django_paycharge.services.mirror import sqlite as lite
     from django_paycharge.services.mirror.rows import INSERT_COLUMNS, set_changed
 
-    encode = lite.row_encoder(connection)
+    encode_row = lite.row_encoder(connection)
     table = connection.ops.quote_name(Charge._meta.db_table)
     cols = ", ".join(f'"{c}"' for c in INSERT_COLUMNS)
     marks = ", ".join(["?"] * len(INSERT_COLUMNS))
@@ -230,15 +242,16 @@ def _sqlite(connection: Any, pages: list[Any]) -> Any:
         f"INSERT INTO {table} ({cols}) VALUES ({marks}) "
         f"ON CONFLICT (gateway_id) {set_changed(table, lite._quoted)}"
     )
-    pages_values = [[encode(row) for row in p.values()] for p in pages]
     conn = connection.connection  # the sqlite3 driver's own
     conn.isolation_level = None  # BEGIN and COMMIT as written below
 
-    def run() -> int:
-        for values in pages_values:
-            conn.execute("BEGIN")
-            conn.executemany(upsert, values)
-            conn.execute("COMMIT")
-        return len(pages_values)
+    def encode(rows: Iterable[dict[str, Any]]) -> list[Any]:
+        return [encode_row(row) for row in rows]
 
-    return run
+    def write(values: list[Any]) -> int:
+        conn.execute("BEGIN")
+        conn.executemany(upsert, values)
+        conn.execute("COMMIT")
+        return 1
+
+    return encode, write

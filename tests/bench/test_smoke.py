@@ -27,6 +27,14 @@ from django_paycharge.models import Charge
 ROOT = Path(__file__).resolve().parents[2]
 
 
+CREATE = "create_charge, caller's key"
+
+
+def cells(line: str) -> list[str]:
+    """A Markdown table row's cells."""
+    return [cell.strip() for cell in line.strip().strip("|").split("|")]
+
+
 def run_bench(*args: str) -> str:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     for name in [k for k in env if k.startswith(("DJANGO_SETTINGS", "PAYCHARGE_TEST_PG"))]:
@@ -110,18 +118,33 @@ def test_the_sync_benchmark_runs_ours_against_todays_code_at_a_latency(tmp_path)
 def test_the_client_benchmark_prints_its_tables():
     out = run_bench(
         "bench.client", "--calls", "20", "--pages", "3", "--rounds", "2", "--skip-sdk",
-        "--money-calls", "4", "--reference", "HEAD",
+        "--money-calls", "4", "--reference", "HEAD", "--django-defaults",
     )  # fmt: skip
     assert "ours (PayChargeClient)" in out
     assert "raw requests + json.loads (floor)" in out
+    rows = [cells(line) for line in out.splitlines() if line.startswith("| sqlite")]
     # Create, capture and refund through the services, against raw requests (SQLite here).
     for call, service in (("create", "create_charge, caller's key"), ("capture", "service"),
                           ("refund", "service")):  # fmt: skip
-        assert f"| sqlite   | this tree | {call}" in out
-        row = next(line for line in out.splitlines() if f"| {call}" in line and service in line)
-        assert "x (" in row  # its rate against raw requests', with the rounds' range
+        row = next(r for r in rows if r[:4] == ["sqlite", "this tree", call, service])
+        assert "x (" in row[5]  # its rate against raw requests', with the rounds' range
     # The reference commit's code took its rounds in turn with this tree's (a git checkout).
-    assert "no git checkout" in out or "| sqlite   | HEAD      | create" in out
+    assert "no git checkout" in out or any(r[:3] == ["sqlite", "HEAD", "create"] for r in rows)
+    # A create against the checkout's fair floor too, with kept connections and with
+    # Django's defaults (a connection a call).
+    for database in ("sqlite", "sqlite, Django's defaults"):
+        row = next(r for r in rows if r[:4] == [database, "this tree", "create", CREATE])
+        assert "x (" in row[5] and "x (" in row[6], row
+    assert "plain: POST + two writes" in out
+
+
+@pytest.mark.own_database  # run_bench: SQLite and the benchmark's settings
+def test_the_sync_runs_against_its_fair_contender_and_they_build_the_same_mirror():
+    out = run_bench("bench.sync_fair", "--n", "300", "--rounds", "1", "--latencies", "0")
+    rows = [cells(line) for line in out.splitlines() if line.startswith("| sqlite")]
+    for contender in ("plain", "plain, 8 windows"):
+        row = next(r for r in rows if r[2] == contender)
+        assert row[:2] == ["sqlite", "0"] and "x (" in row[5], row
 
 
 class _Receiver(http.server.BaseHTTPRequestHandler):
