@@ -21,12 +21,15 @@ from ...client.vocabulary import (
     CANNOT_REFUND_UNSUCCESSFUL_CHARGE,
     NON_REFUNDABLE_PAYMENT_TYPES,
     REFUND_EXCEEDS_CHARGE_AMOUNT,
+    REFUND_NOT_ALLOWED,
     REFUND_NOT_WITHIN_BOUNDS,
 )
 from ...exceptions import (
+    APIError,
     ChargeStateError,
     FieldError,
     InvalidParametersError,
+    PayChargeError,
     UnsupportedPaymentTypeError,
 )
 from ...models import COUNTED_REFUND_STATUSES, Charge, ChargeActionRequest, Refund
@@ -41,7 +44,9 @@ class RefundKind(LifecycleKind):
 
     name = "refund"
     link = "refund"
-    needs_payment_type = True  # some payment types cannot be refunded
+    # Some payment types cannot be refunded: a charge the mirror refuses is read with its
+    # token's payment type; one it does not refuse is sent, and the gateway refuses those.
+    needs_payment_type = True
     blocked_by = frozenset({"capture", "cancel", "refund"})
     # Sent again after a lost answer, a refund that went through leaves too little.
     done_before_codes = frozenset({REFUND_EXCEEDS_CHARGE_AMOUNT, REFUND_NOT_WITHIN_BOUNDS})
@@ -49,9 +54,7 @@ class RefundKind(LifecycleKind):
 
     def prepare(self, charge: Charge, given: dict[str, Any]) -> dict[str, Any]:
         if charge.payment_type in NON_REFUNDABLE_PAYMENT_TYPES:
-            raise UnsupportedPaymentTypeError(
-                gettext("Convenience store and bank transfer payments cannot be refunded.")
-            )
+            raise _not_refundable()
         if charge.status != "successful":
             raise self.state_error(charge.status)
         charged_currency = (charge.charged_currency or charge.requested_currency or "").upper()
@@ -74,6 +77,14 @@ class RefundKind(LifecycleKind):
         message = gettext("Only a successful charge can be refunded; its status is %(s)s.")
         return ChargeStateError(message % {"s": status or gettext("unknown")}, status=status)
 
+    def refusal(self, request: ChargeActionRequest, exc: PayChargeError) -> PayChargeError:
+        if isinstance(exc, APIError) and exc.code == REFUND_NOT_ALLOWED:
+            # A payment type the mirror did not know yet: told as the local check tells it.
+            error = _not_refundable()
+            error.__cause__ = exc
+            return error
+        return super().refusal(request, exc)
+
     def send(self, request: ChargeActionRequest) -> Refund:
         refund: Refund = send_child(self, request, lambda client: client.refunds, store_refund)
         return refund
@@ -91,6 +102,12 @@ class RefundKind(LifecycleKind):
 
 
 REFUND = RefundKind()
+
+
+def _not_refundable() -> UnsupportedPaymentTypeError:
+    return UnsupportedPaymentTypeError(
+        gettext("Convenience store and bank transfer payments cannot be refunded.")
+    )
 
 
 def refundable_amount(charge: Charge) -> int:
