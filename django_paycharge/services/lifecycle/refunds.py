@@ -162,13 +162,16 @@ def refund_charge(
 ) -> Refund:
     """Refund ``amount`` of a ``successful`` charge (what is left to refund when None).
 
-    The charge is read from the gateway first; its status and payment type
-    must allow a refund (:class:`ChargeStateError`,
-    :class:`UnsupportedPaymentTypeError` otherwise), ``currency`` defaults to
+    One gateway call when nothing goes wrong: the charge is checked as the
+    mirror holds it (read from the gateway only before a refusal, the mirror
+    may be behind); its status and payment type must allow a refund
+    (:class:`ChargeStateError`, :class:`UnsupportedPaymentTypeError`
+    otherwise), ``currency`` defaults to
     the charged one, and ``amount`` may not exceed what is left
     (:func:`refundable_amount`, checked under a lock on the charge so two
-    clicks cannot both pass). The refund is usually ``pending`` when this
-    returns; ``refund_status_changed`` tells when it ends. Calling again with
+    clicks cannot both pass). The refund is returned as the gateway answered it,
+    usually ``pending``; ``refund_status_changed`` tells when it ends (a
+    ``refund_finished`` webhook, or a sync). Calling again with
     the same ``idempotency_key`` returns the same refund. While another
     capture, cancel or refund of the charge is being sent,
     :class:`ChargeBusyError` (nothing sent). If the gateway never answers for
