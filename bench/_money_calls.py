@@ -23,7 +23,9 @@ as Django does around every request (``close_old_connections``): with
 ``BENCH_CONN_MAX_AGE=0``, Django's default, each call opens a connection.
 
 Charges to capture (authorized) and to refund (successful) are made off the
-clock, each contender its own. Reported per contender: calls/s, client CPU
+clock, each contender its own; the service's are read once more off the clock,
+so that its mirror knows them as a webhook would have told it before any staff
+action. Reported per contender: calls/s, client CPU
 ms per call (this process), PostgreSQL CPU ms per call (its processes, from
 /proc), and the ratio of its rate to raw requests' in the same round.
 """
@@ -140,7 +142,10 @@ def contenders(
         return [raw_post("/charges", fields) for _ in range(count)]
 
     def our_charges() -> list[Any]:
-        return [services.create_charge(**fields) for _ in range(count)]
+        # As the staff find them: the mirror told by then (a webhook, the customer's return)
+        # that the charge moved on, authorized or paid; read off the clock.
+        made = [services.create_charge(**fields) for _ in range(count)]
+        return [services.wait_for_charge(charge, timeout=10) for charge in made]
 
     prepared: dict[str, list[Any]] = {}
 

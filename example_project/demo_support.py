@@ -71,6 +71,9 @@ def register_webhook() -> str:
         "triggers": [
             "charge_updated",
             "charge_finished",
+            # A refund or cancel is answered pending; its end comes by these.
+            "refund_finished",
+            "cancel_finished",
             # The subscription's renewals, failures and changes: each renewal becomes an order.
             "subscription_created",
             "subscription_payment",

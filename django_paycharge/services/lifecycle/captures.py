@@ -5,22 +5,23 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from django.db import router, transaction
+from django.db import router
 from django.utils.translation import gettext
 
 from ... import outbox, signals
 from ...client.lifecycle_params import capture_body, check_fields
+from ...client.types import Charge as RemoteCharge
 from ...client.vocabulary import ALREADY_CAPTURED, UNPAID_FINAL_STATUSES
 from ...exceptions import ChargeStateError, FieldError, InvalidParametersError
 from ...models import Charge, ChargeActionRequest
 from ..clients import get_client
-from ..mirror import store_of
+from ..mirror import store_of, store_remote_charge
 from .request_rows import succeed
-from .requests import LifecycleKind, act, reread
+from .requests import LifecycleKind, act
 
 
 class CaptureKind(LifecycleKind):
-    """``POST .../capture`` with the request's key; the result is the charge, read again."""
+    """``POST .../capture`` with the request's key; the result is the charge, read after it."""
 
     name = "capture"
     blocked_by = frozenset({"capture", "cancel", "refund"})
@@ -46,26 +47,31 @@ class CaptureKind(LifecycleKind):
 
     def send(self, request: ChargeActionRequest) -> Charge:
         charge = request.charge
-        get_client(request.account).charges.capture(
-            store_of(charge),
-            charge.gateway_id,
-            **request.params,
-            idempotency_key=request.idempotency_key,
+        client = get_client(request.account)
+        store = store_of(charge)
+        client.charges.capture(
+            store, charge.gateway_id, **request.params, idempotency_key=request.idempotency_key
         )
-        # The answer does not hold the charge (often it is empty): the charge is read again.
-        return self._captured(request, reread(charge))
+        # The answer does not hold the charge (the SDK documents ``{}``), and an accepted
+        # capture of a lapsed authorization ends ``failed``: the one read after it.
+        return self._captured(request, client.charges.retrieve(store, charge.gateway_id))
 
     def find(self, request: ChargeActionRequest) -> Charge | None:
-        fresh = reread(request.charge)
-        wanted = request.params.get("amount") or fresh.requested_amount
-        if fresh.status != "successful" or fresh.charged_amount not in (None, wanted):
+        charge = request.charge
+        remote = get_client(request.account).charges.retrieve(store_of(charge), charge.gateway_id)
+        wanted = request.params.get("amount") or remote.requested_amount
+        if remote.status != "successful" or remote.charged_amount not in (None, wanted):
+            store_remote_charge(remote, account=charge.account)
             return None
-        return self._captured(request, fresh)
+        return self._captured(request, remote)
 
-    def _captured(self, request: ChargeActionRequest, fresh: Charge) -> Charge:
-        """Done: the request succeeded (``charge_captured`` once), unless the charge failed."""
-        if fresh.status in UNPAID_FINAL_STATUSES:
+    def _captured(self, request: ChargeActionRequest, remote: RemoteCharge) -> Charge:
+        """Done: the charge stored and the request succeeded with it, in one transaction
+        (``charge_captured`` once), unless the charge failed."""
+        account = request.charge.account
+        if remote.status in UNPAID_FINAL_STATUSES:
             # Accepted, then failed: an expired authorization (313) ends here, for good.
+            fresh = store_remote_charge(remote, account=account)
             error = fresh.error if isinstance(fresh.error, dict) else {}
             detail = str(error.get("message") or error.get("detail") or fresh.status)
             failed = ChargeStateError(
@@ -74,17 +80,18 @@ class CaptureKind(LifecycleKind):
             )
             failed.outcome = "refused"
             raise failed
-        alias = router.db_for_write(Charge)  # where refresh_charge stored ``fresh``
-        with transaction.atomic(using=alias):
+
+        def link(fresh: Charge) -> None:
             if succeed(request):
                 outbox.send(
                     signals.charge_captured,
                     sender=Charge,
-                    using=alias,
+                    using=router.db_for_write(Charge),  # where the charge was just stored
                     charge=fresh,
                     amount=request.params.get("amount"),
                 )
-        return fresh
+
+        return store_remote_charge(remote, account=account, then=link)
 
 
 CAPTURE = CaptureKind()

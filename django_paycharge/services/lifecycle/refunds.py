@@ -21,12 +21,15 @@ from ...client.vocabulary import (
     CANNOT_REFUND_UNSUCCESSFUL_CHARGE,
     NON_REFUNDABLE_PAYMENT_TYPES,
     REFUND_EXCEEDS_CHARGE_AMOUNT,
+    REFUND_NOT_ALLOWED,
     REFUND_NOT_WITHIN_BOUNDS,
 )
 from ...exceptions import (
+    APIError,
     ChargeStateError,
     FieldError,
     InvalidParametersError,
+    PayChargeError,
     UnsupportedPaymentTypeError,
 )
 from ...models import COUNTED_REFUND_STATUSES, Charge, ChargeActionRequest, Refund
@@ -41,7 +44,9 @@ class RefundKind(LifecycleKind):
 
     name = "refund"
     link = "refund"
-    needs_payment_type = True  # some payment types cannot be refunded
+    # Some payment types cannot be refunded: a charge the mirror refuses is read with its
+    # token's payment type; one it does not refuse is sent, and the gateway refuses those.
+    needs_payment_type = True
     blocked_by = frozenset({"capture", "cancel", "refund"})
     # Sent again after a lost answer, a refund that went through leaves too little.
     done_before_codes = frozenset({REFUND_EXCEEDS_CHARGE_AMOUNT, REFUND_NOT_WITHIN_BOUNDS})
@@ -49,9 +54,7 @@ class RefundKind(LifecycleKind):
 
     def prepare(self, charge: Charge, given: dict[str, Any]) -> dict[str, Any]:
         if charge.payment_type in NON_REFUNDABLE_PAYMENT_TYPES:
-            raise UnsupportedPaymentTypeError(
-                gettext("Convenience store and bank transfer payments cannot be refunded.")
-            )
+            raise _not_refundable()
         if charge.status != "successful":
             raise self.state_error(charge.status)
         charged_currency = (charge.charged_currency or charge.requested_currency or "").upper()
@@ -74,6 +77,14 @@ class RefundKind(LifecycleKind):
         message = gettext("Only a successful charge can be refunded; its status is %(s)s.")
         return ChargeStateError(message % {"s": status or gettext("unknown")}, status=status)
 
+    def refusal(self, request: ChargeActionRequest, exc: PayChargeError) -> PayChargeError:
+        if isinstance(exc, APIError) and exc.code == REFUND_NOT_ALLOWED:
+            # A payment type the mirror did not know yet: told as the local check tells it.
+            error = _not_refundable()
+            error.__cause__ = exc
+            return error
+        return super().refusal(request, exc)
+
     def send(self, request: ChargeActionRequest) -> Refund:
         refund: Refund = send_child(self, request, lambda client: client.refunds, store_refund)
         return refund
@@ -91,6 +102,12 @@ class RefundKind(LifecycleKind):
 
 
 REFUND = RefundKind()
+
+
+def _not_refundable() -> UnsupportedPaymentTypeError:
+    return UnsupportedPaymentTypeError(
+        gettext("Convenience store and bank transfer payments cannot be refunded.")
+    )
 
 
 def refundable_amount(charge: Charge) -> int:
@@ -145,13 +162,16 @@ def refund_charge(
 ) -> Refund:
     """Refund ``amount`` of a ``successful`` charge (what is left to refund when None).
 
-    The charge is read from the gateway first; its status and payment type
-    must allow a refund (:class:`ChargeStateError`,
-    :class:`UnsupportedPaymentTypeError` otherwise), ``currency`` defaults to
+    One gateway call when nothing goes wrong: the charge is checked as the
+    mirror holds it (read from the gateway only before a refusal, the mirror
+    may be behind); its status and payment type must allow a refund
+    (:class:`ChargeStateError`, :class:`UnsupportedPaymentTypeError`
+    otherwise), ``currency`` defaults to
     the charged one, and ``amount`` may not exceed what is left
     (:func:`refundable_amount`, checked under a lock on the charge so two
-    clicks cannot both pass). The refund is usually ``pending`` when this
-    returns; ``refund_status_changed`` tells when it ends. Calling again with
+    clicks cannot both pass). The refund is returned as the gateway answered it,
+    usually ``pending``; ``refund_status_changed`` tells when it ends (a
+    ``refund_finished`` webhook, or a sync). Calling again with
     the same ``idempotency_key`` returns the same refund. While another
     capture, cancel or refund of the charge is being sent,
     :class:`ChargeBusyError` (nothing sent). If the gateway never answers for

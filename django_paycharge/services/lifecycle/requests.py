@@ -2,17 +2,23 @@
 
 They are sent by the one machine of :mod:`.exactly_once`, like creates. What
 is theirs is here: :class:`LifecycleKind` (what they share as kinds of that
-machine) and :func:`act`, which commits a request before anything is sent:
+machine) and :func:`act`, which commits a request before anything is sent,
+under a lock on the charge row, in one short transaction:
 
 1. the request with the caller's key is found again (the same key and the
    same arguments give the same result; other arguments are refused), or
-2. the charge is read from the gateway, the kind refuses what its status does
-   not allow, and a new request (kind, charge, parameters, key) is committed
-   under a lock on the charge row. Under that lock the kind checks the charge
-   again, and a capture, cancel or refund of the same charge still being sent
-   makes this one wait (:class:`ChargeBusyError`, nothing sent): two processes
-   never both send one; a refund's amount is checked against what is left,
-   every request not known to have failed counted (:func:`.refunds.refundable_amount`).
+2. a capture, cancel or refund of the same charge still being sent makes this
+   one wait (:class:`ChargeBusyError`, nothing sent): two processes never both
+   send one; else the kind checks the charge as the mirror holds it (a refund's
+   amount against what is left, every request not known to have failed
+   counted: :func:`.refunds.refundable_amount`) and a new request (kind,
+   charge, parameters, key) is committed.
+
+The gateway is not read first: the mirror already holds what the webhooks, the
+customer's return and earlier answers said, and the gateway refuses what it
+will not do anyway. Only when the kind refuses on the mirror's word is the
+charge read from the gateway, and checked again, before a refusal is told
+(the mirror may be behind: a charge captured or paid since).
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ from datetime import timedelta
 from typing import Any
 
 from django.db import IntegrityError, router
+from django.db.models import Q
 from django.utils import timezone
 from django.utils.translation import gettext
 
@@ -65,10 +72,11 @@ class LifecycleKind:
     done_before_codes: frozenset[str] = frozenset()
     #: Refusals about the charge's status: told as :class:`ChargeStateError` after a read.
     status_codes: frozenset[str] = frozenset()
-    #: Read the charge before committing a request (its status says what is allowed).
+    #: Read the charge from the gateway, and check it again, before a refusal on the
+    #: mirror's word (its status says what is allowed; the mirror may be behind).
     reads_first = True
-    #: Whether :meth:`prepare` needs the charge's payment type: that first read then
-    #: reads it from the charge's transaction token when the mirror does not know it.
+    #: Whether :meth:`prepare` needs the charge's payment type: the read before a refusal
+    #: then reads it from the charge's transaction token when the mirror does not know it.
     needs_payment_type = False
 
     def prepare(self, charge: Charge, given: dict[str, Any]) -> dict[str, Any]:
@@ -158,39 +166,17 @@ def act(
     """
     if idempotency_key is not None:  # it travels in a header: refused before anything is kept
         idempotency_key = validate_idempotency_key(idempotency_key)
-    request = existing_request(kind, charge, idempotency_key, given)
-    if request is None and kind.reads_first:
+    try:
+        request, new = open_request(kind, charge, given, idempotency_key, requested_by)
+    except (ChargeBusyError, IdempotencyKeyReusedError):
+        raise
+    except PayChargeError:  # the kind refused the charge as the mirror holds it
+        if not kind.reads_first:
+            raise
+        # The mirror may be behind the gateway: read the charge, then check it again.
         charge = reread(charge, payment_type=kind.needs_payment_type)
-        try:
-            kind.prepare(charge, dict(given))  # refused at once, before anything is committed
-        except PayChargeError:
-            # Unless a concurrent call with the same key (a double click) committed it meanwhile.
-            request = existing_request(kind, charge, idempotency_key, given)
-            if request is None:
-                raise
-    if request is not None:
-        return answer(kind, request)
-    request, new = open_request(kind, charge, given, idempotency_key, requested_by)
+        request, new = open_request(kind, charge, given, idempotency_key, requested_by)
     return send(kind, request, recorded=True) if new else answer(kind, request)
-
-
-def existing_request(
-    kind: LifecycleKind, charge: Charge, key: uuid.UUID | str | None, given: dict[str, Any]
-) -> ChargeActionRequest | None:
-    """The request already made with this key, if any; refused if it was another request.
-
-    Only the arguments the caller gave are compared: a repeated "refund what is
-    left" must find the first refund, not compute a new remainder.
-    """
-    if key is None:
-        return None
-    found = ChargeActionRequest.objects.filter(idempotency_key=str(key)).select_related(
-        "charge", "refund", "cancel"
-    )
-    existing = found.first()
-    if existing is not None:
-        _refuse_other(existing, kind, charge, given)
-    return existing
 
 
 def open_request(
@@ -212,22 +198,19 @@ def open_request(
 
     def open_or_join() -> tuple[ChargeActionRequest, bool]:
         locked = Charge.objects.select_for_update().get(pk=charge.pk)
-        if key is not None:  # a key of our own making is new: nobody can have used it
-            existing = ChargeActionRequest.objects.filter(idempotency_key=text_key).first()
-            if existing is not None:
-                _refuse_other(existing, kind, charge, given)
-                return existing, False
-        sending = ChargeActionRequest.objects.filter(
-            charge=locked, kind__in=kind.blocked_by, state__in=OPEN_REQUEST_STATES
-        )
-        if sending.exists():
-            raise ChargeBusyError()
+        holder = _holder_unless_busy(kind, locked, text_key)
+        if holder is not None:  # never for a key of our own making: it is new
+            related = ChargeActionRequest.objects.select_related("charge", "refund", "cancel")
+            existing = related.get(pk=holder)
+            _refuse_other(existing, kind, charge, given)
+            return existing, False
+        params = kind.prepare(locked, dict(given))  # raises to refuse it
         made = ChargeActionRequest.objects.create(
             kind=kind.name,
             idempotency_key=text_key,
             account=locked.account,
             charge=locked,
-            params=kind.prepare(locked, dict(given)),
+            params=params,
             requested_by=requested_by[:150],
             state=RequestState.UNKNOWN,
             attempts=1,
@@ -242,6 +225,23 @@ def open_request(
         existing = ChargeActionRequest.objects.get(idempotency_key=text_key)
         _refuse_other(existing, kind, charge, given)
         return existing, False
+
+
+def _holder_unless_busy(kind: LifecycleKind, locked: Charge, key: str) -> int | None:
+    """The request that holds ``key``, if any; else :class:`ChargeBusyError` while another
+    request of the ``locked`` charge that ``kind`` waits for is being sent.
+
+    One statement, run after the lock's: PostgreSQL's READ COMMITTED reads a statement
+    as of its start, so folded into the locking one it missed a request committed by
+    the lock's holder (two staff refunding at once both sent theirs).
+    """
+    sending = Q(charge=locked, kind__in=kind.blocked_by, state__in=OPEN_REQUEST_STATES)
+    found = ChargeActionRequest.objects.filter(sending | Q(idempotency_key=key))
+    seen = list(found.values_list("pk", "idempotency_key"))
+    holder = next((pk for pk, held in seen if held == key), None)
+    if holder is None and seen:
+        raise ChargeBusyError()
+    return holder
 
 
 def _refuse_other(
@@ -298,8 +298,10 @@ def send_child(
     """Send a refund or cancel (``resource``: ``client.refunds`` or ``client.cancels``) with
     the request's key, store the answer with ``store(answer, charge=...)`` and link it.
 
-    A ``pending`` answer is read once more (``after_reread`` runs before it is stored): the
-    gateway often finishes at once, and one read spares the staff a stale "pending".
+    The answer is the state: a refund's ``pending`` is stored as it is, and its
+    end comes with ``refund_finished`` (or a sync). A cancel, which changes the
+    charge too, reads a ``pending`` answer once more: ``after_reread`` runs (the
+    charge read again) before it is stored.
     """
     charge = request.charge
     operations = resource(get_client(request.account))
@@ -308,11 +310,10 @@ def send_child(
         store_id, charge.gateway_id, **request.params, idempotency_key=request.idempotency_key
     )
     stored = kind.complete(request, store(made, charge=charge))
-    if stored.status == "pending":
+    if stored.status == "pending" and after_reread is not None:
         try:
             again = operations.retrieve(store_id, charge.gateway_id, made.id)
-            if after_reread is not None:
-                after_reread()
+            after_reread()
             stored = store(again, charge=charge)
         except PayChargeError as exc:
             logger.info("%s %s not re-read: %s", kind.link, made.id, type(exc).__name__)

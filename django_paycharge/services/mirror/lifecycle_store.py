@@ -1,8 +1,8 @@
 """Store refunds and cancels read from the gateway, and send their signals after commit.
 
 Several paths store the same refund at the same moment (the service's own
-answer, a ``refund_finished`` webhook, a sync): each store locks the row (or
-loses the insert race and then locks it), and a status only moves forward,
+answer, a ``refund_finished`` webhook, a sync): each store inserts the row in
+one statement or, when it is there already, locks it, and a status only moves forward,
 so a stale read never takes a refund back to ``pending``. Storing a refund
 also sets its charge's ``refunds_total`` (and the charge's it was listed under
 before, when the gateway moved it) to the sum of its successful refunds, counted
@@ -17,9 +17,9 @@ alias it was written to, and a failing receiver is logged and never undoes it.
 from __future__ import annotations
 
 import copy
-from typing import Any
+from typing import Any, cast
 
-from django.db import IntegrityError, connections, models, router, transaction
+from django.db import connections, models, router, transaction
 from django.db.models import OuterRef, QuerySet, Subquery, Sum, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
@@ -30,6 +30,7 @@ from ...client.lifecycle_types import Refund as RemoteRefund
 from ...client.vocabulary import operation_rank
 from ...models import Cancel, Charge, Refund
 from ...models.fit import fit_row, without_nul
+from .inserts import as_stored, insert_once
 
 
 def _values(
@@ -79,32 +80,42 @@ def _upsert(
     by_updated_on: bool = False,
     key: dict[str, Any] | None = None,
 ) -> tuple[Any, Any]:
-    """Lock or insert the row, move it forward; ``(row, the row before or None when new)``.
+    """Insert or lock the row, move it forward; ``(row, the row before or None when new)``.
 
     The row is the one whose ``gateway_id`` is ``gateway_id``, or whose fields are ``key``
-    (a model keyed otherwise: a token by its account and id). A stale read (see
+    (a model keyed otherwise: a token by its account and id). Runs in the caller's
+    transaction. A new row is one statement (the service's own answer, usually first); a
+    row already stored (a webhook or a sync came first) is locked, and a stale read (see
     :func:`_stale`) only touches ``synced_at``.
     """
     lookup = key if key is not None else {"gateway_id": gateway_id}
-    with transaction.atomic(using=router.db_for_write(model)):
-        row = model.objects.select_for_update().filter(**lookup).first()
-        if row is None:
-            try:
-                with transaction.atomic():
-                    row = model.objects.create(
-                        **lookup, first_seen_at=values["synced_at"], **values
-                    )
-                return row, None
-            except IntegrityError:  # stored by a concurrent path a moment ago
-                row = model.objects.select_for_update().get(**lookup)
-        before = copy.copy(row)
-        if _stale(values, row, by_updated_on):
-            model.objects.filter(pk=row.pk).update(synced_at=values["synced_at"])
-            return row, before
-        for name, value in values.items():
-            setattr(row, name, value)
-        row.save()
+    inserted = _insert(model, lookup, values)
+    if inserted is not None:
+        return inserted, None
+    row = model.objects.select_for_update().get(**lookup)
+    before = copy.copy(row)
+    if _stale(values, row, by_updated_on):
+        model.objects.filter(pk=row.pk).update(synced_at=values["synced_at"])
+        return row, before
+    for name, value in values.items():
+        setattr(row, name, value)
+    row.save()
     return row, before
+
+
+def _insert(model: type[Any], lookup: dict[str, Any], values: dict[str, Any]) -> Any | None:
+    """The new row of ``values``, inserted in one statement; None when the row of ``lookup``
+    (the fields of a unique constraint) is there already."""
+    new = {**values, **lookup, "first_seen_at": values["synced_at"]}
+    keys = {k: v.pk if isinstance(v, models.Model) else v for k, v in new.items()}
+    pk = insert_once(model, keys, conflict=tuple(lookup))
+    return None if pk is None else as_stored(model, pk, new, router.db_for_write(model))
+
+
+def _refund_heard() -> bool:
+    """Whether a receiver listens to what a new refund announces."""
+    heard = (signals.refund_created, signals.refund_status_changed)
+    return any(signal.has_listeners(Refund) for signal in heard)
 
 
 def _counted(refund: Refund | None) -> tuple[Any, int] | None:
@@ -160,8 +171,14 @@ def recount_refunds_total(charges: QuerySet[Charge] | None = None) -> int:
 def store_refund(remote: RemoteRefund, *, charge: Charge) -> Refund:
     """Insert or move forward the mirror of one refund of ``charge``; signals after commit."""
     alias = router.db_for_write(Refund)
+    values = _values(Refund, remote, charge)
+    if values["status"] != "successful" and not _refund_heard():
+        # Nothing to count and nothing to announce: a new row is its one statement, alone.
+        new = _insert(Refund, {"gateway_id": remote.id}, values)
+        if new is not None:
+            return cast(Refund, new)
     with transaction.atomic(using=alias):
-        refund, before = _upsert(Refund, remote.id, _values(Refund, remote, charge))
+        refund, before = _upsert(Refund, remote.id, values)
         created, previous = before is None, getattr(before, "status", None)
         # Counted again when the row changes a total: it counts now or counted before, for
         # another amount or under another charge (the gateway may list it under two).

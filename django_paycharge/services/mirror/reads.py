@@ -49,25 +49,38 @@ def transaction_token_payment_type(client: PayChargeClient, remote: RemoteCharge
     return token.payment_type or ""
 
 
-def store_remote_charge(remote: RemoteCharge, *, account: str, payment_type: str = "") -> Charge:
+def store_remote_charge(
+    remote: RemoteCharge,
+    *,
+    account: str,
+    payment_type: str = "",
+    then: Callable[[Charge], object] | None = None,
+) -> Charge:
     """Upsert one charge read from the gateway (guarded: never regresses a status).
 
     Run again through transient database errors (SQLite busy, deadlocks): what
     the gateway said must not be lost to a moment of contention. Written to, and
     read back from, the database the routers choose for writing charges.
+    ``then(charge)`` runs in the same transaction, after the write: a request
+    marked done with the charge it changed, both committed or neither.
     """
     alias = router.db_for_write(Charge)
-    result = retry_transient(
-        lambda: upsert_charges(
+
+    def write() -> Charge:
+        result = upsert_charges(
             [remote],
             account=account,
             payment_types={remote.id: payment_type},
             load=True,
             using=alias,
-        ),
-        using=alias,
-    )
-    return result.charges[remote.id]
+            savepoint=False,  # retry_transient's transaction is started again whole
+        )
+        charge = result.charges[remote.id]
+        if then is not None:
+            then(charge)
+        return charge
+
+    return retry_transient(write, using=alias)
 
 
 def refresh_charge(
