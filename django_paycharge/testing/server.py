@@ -28,6 +28,9 @@ from .state import FakeState
 from .webhook_sender import WebhookSender, http_transport
 
 _REASONS = {s.value: s.phrase for s in HTTPStatus}
+#: What ``--webhook`` registers: what README tells a shop to choose in the console. A refund
+#: or a cancel is answered pending; without its ``*_finished`` event only a sync ends it.
+WEBHOOK_TRIGGERS = ("charge_updated", "charge_finished", "refund_finished", "cancel_finished")
 _MAX_LINE = 65537
 
 
@@ -209,7 +212,7 @@ def main(argv: list[str] | None = None) -> int:
         signal.signal(signum, lambda *_: stop.set())
     server = RunningServer(args.host, args.port, _state(args))
     for url in args.webhook:
-        server.add_webhook(url, auth_token=args.webhook_token)
+        server.add_webhook(url, WEBHOOK_TRIGGERS, auth_token=args.webhook_token)
     _announce(server, args.webhook)
     while not stop.wait(0.5):
         pass
@@ -237,8 +240,9 @@ def _parser() -> argparse.ArgumentParser:
         metavar="URL",
         action="append",
         default=[],
-        help="register a webhook configuration (charge_updated, charge_finished) for the "
-        "store, as a shop owner does in the gateway's console; repeatable",
+        help="register a webhook configuration (charge_updated, charge_finished, "
+        "refund_finished, cancel_finished) for the store, as a shop owner does in the "
+        "gateway's console; repeatable",
     )
     parser.add_argument(
         "--webhook-token",
@@ -275,7 +279,7 @@ def _announce(server: RunningServer, webhooks: list[str]) -> None:
     for key, value in server.settings().items():
         print(f"  {key}={value}")
     for url in webhooks:
-        print(f"  webhook: {url} (charge_updated, charge_finished)")
+        print(f"  webhook: {url} ({', '.join(WEBHOOK_TRIGGERS)})")
     print("Controls under /_fake/ (no auth). Stop with Ctrl-C or SIGTERM.", flush=True)
 
 

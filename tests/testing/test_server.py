@@ -77,7 +77,10 @@ def test_cli_registers_the_shops_webhook() -> None:
         listed = requests.get(f"{url}/stores/{TEST_STORE_ID}/webhooks", headers=auth, timeout=5)
         [config] = listed.json()["items"]
         assert config["url"] == hook and config["active"]
-        assert config["triggers"] == ["charge_updated", "charge_finished"]
+        # README's triggers: a refund or a cancel, answered pending, is ended by its event.
+        assert config["triggers"] == [
+            "charge_updated", "charge_finished", "refund_finished", "cancel_finished"
+        ]  # fmt: skip
     finally:
         process.terminate()
         assert wait_exit(process, "the server to stop on the signal") == 0
