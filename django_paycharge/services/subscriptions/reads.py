@@ -1,16 +1,33 @@
-"""Read a subscription's scheduled payments (mirrored) and simulate a plan (not stored)."""
+"""Read a subscription's scheduled payments (mirrored) and its first charge, the charge a
+customer came back with and its subscription, and simulate a plan (not stored)."""
 
 from __future__ import annotations
 
+import logging
+import time
+import uuid
+from collections.abc import Callable
 from typing import Any
 
 from ... import conf
 from ...client.subscription_params import PlanSimulationParams
 from ...client.subscription_types import SimulatedPayment
 from ...client.types import Rejected
-from ...models import ScheduledPayment, Subscription
+from ...exceptions import PayChargeError
+from ...models import Charge, ScheduledPayment, Subscription
 from ..clients import get_client
-from ..mirror import store_scheduled_payments, subscription_place
+from ..mirror import (
+    refresh_charge,
+    refresh_latest_charge,
+    refresh_subscription,
+    store_scheduled_payments,
+    subscription_place,
+    wait_for_charge,
+)
+
+logger = logging.getLogger("django_paycharge.services")
+#: Pauses between reads of a new subscription's charges until its first one is listed.
+_FIRST_CHARGE_PAUSES = (0.1, 0.2, 0.4, 0.8, 1.0)
 
 
 def scheduled_payments(subscription: Subscription) -> list[ScheduledPayment]:
@@ -39,3 +56,59 @@ def simulate_plan(
     given = params if params is not None else PlanSimulationParams(**fields)
     store = conf.get_account(name).store_id
     return get_client(name).subscriptions.simulate_plan(given, store_id=store)
+
+
+def subscription_first_charge(
+    subscription: Subscription,
+    *,
+    timeout: float = 20.0,
+    sleep: Callable[[float], object] = time.sleep,
+) -> Charge | None:
+    """The subscription's first charge, mirrored, once it has left ``pending`` (or when
+    ``timeout`` seconds have passed); None if the gateway lists none by then.
+
+    As the SDKs' ``pollSubscriptionWithFirstCharge``: the subscription's charges are read
+    until one is listed, then that charge is waited for (:func:`wait_for_charge`). Where
+    the customer goes next depends on it: a card ``awaiting`` 3-D Secure goes to the
+    payment page (``paycharge:pay``), a konbini payment to its instructions. Reads only;
+    the gateway's errors are raised (the subscription exists whatever a read says).
+    """
+    deadline = time.monotonic() + timeout
+    pauses = 0
+    while True:
+        charge = refresh_latest_charge(subscription)
+        left = deadline - time.monotonic()
+        if charge is not None:
+            return wait_for_charge(charge, timeout=left, sleep=sleep) if left > 0 else charge
+        if left <= 0:
+            return None
+        pause = _FIRST_CHARGE_PAUSES[min(pauses, len(_FIRST_CHARGE_PAUSES) - 1)]
+        sleep(min(pause, left))
+        pauses += 1
+
+
+def refresh_returned_charge(
+    charge_id: uuid.UUID | str,
+    store_id: uuid.UUID | str | None = None,
+    *,
+    account: str | None = None,
+) -> Charge:
+    """The charge a customer came back with (a wallet's or 3-D Secure's return), read from
+    the gateway and mirrored; a subscription's charge (its first payment) brings its
+    subscription's new status too, so the page the customer lands on shows it.
+
+    The charge's errors are raised, as :func:`refresh_charge`'s; the subscription's read
+    is only logged when it fails: its webhook brings it as well.
+    """
+    charge = refresh_charge(charge_id, store_id, account=account)
+    if charge.subscription_id is not None:
+        try:
+            refresh_subscription(charge.subscription_id, charge.store_id, account=charge.account)
+        except PayChargeError as exc:
+            logger.warning(
+                "Subscription %s of returned charge %s not read: %s",
+                charge.subscription_id,
+                charge.gateway_id,
+                type(exc).__name__,
+            )
+    return charge
