@@ -499,8 +499,9 @@ def test_a_3ds_card_subscribes_through_the_issuer_and_comes_back_active(
     and order pages in English and Japanese (the docs' screenshots)."""
     page = browser_page
     page.set_viewport_size({"width": 1000, "height": 800})
-    subscribe = page.locator("li.product", has_text="a month").locator("button.buy")
     page.goto(f"{demo.shop_url}/")
+    product = page.locator("li.product", has_text="a month").get_attribute("data-product")
+    subscribe = page.locator(f"li.product[data-product='{product}'] button.buy")
     subscribe.click()
     page.wait_for_url(re.compile(r"/checkout/$"))
     assert page.locator("input[name=payment_type][value=konbini]").count() == 1
