@@ -94,14 +94,13 @@ def test_the_subscriptions_list_and_page_in_english_and_japanese(
     gateway = fake_gateway_server
     for n, (amount, plan) in enumerate([(1200, None), (3300, 6), (980, None)]):
         token = gateway.create_transaction_token("card", type="subscription")["id"]
-        fixed = {"subscription_plan": {"plan_type": "fixed_cycles", "fixed_cycles": plan}}
         services.create_subscription(
             transaction_token_id=token,
             amount=amount,
             currency="JPY",
             period="monthly",
             metadata={"order_id": f"S-{2001 + n}"},
-            **(fixed if plan else {}),
+            subscription_plan={"plan_type": "fixed_cycles", "fixed_cycles": plan} if plan else None,
         )
     gateway.move_clock(timedelta(days=31))  # a renewal each: two charges a subscription
     services.sync_subscriptions()
