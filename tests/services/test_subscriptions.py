@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from django_paycharge import services
+from django_paycharge import services, signals
 from django_paycharge.exceptions import (
     APIError,
     IdempotencyKeyReusedError,
@@ -63,6 +63,26 @@ def test_a_payment_type_that_cannot_subscribe_is_refused_before_any_request(
     assert [e.field for e in refused.value.errors] == ["payment_type"]
     assert len(fake_gateway.requests_log) == before
     assert not SubscriptionRequest.objects.exists()
+
+
+def test_the_first_payment_is_heard_with_its_subscription_current(
+    fake_gateway, django_capture_on_commit_callbacks
+) -> None:
+    made = services.create_subscription(transaction_token_id=token(fake_gateway), **PLAN)
+    heard: list[str] = []
+
+    def receiver(sender: Any, charge: Any, **kwargs: Any) -> None:
+        heard.append(Subscription.objects.get(gateway_id=charge.subscription_id).status)
+
+    signals.subscription_renewal_paid.connect(receiver, weak=False)
+    try:
+        with django_capture_on_commit_callbacks(execute=True):
+            first = services.subscription_first_charge(made, timeout=GUARD)
+    finally:
+        signals.subscription_renewal_paid.disconnect(receiver)
+    assert first is not None and first.status == "successful"
+    # The shop marks the order paid on this signal: its page must not show "unverified".
+    assert heard == ["current"]
 
 
 def test_a_konbini_subscriptions_first_charge_waits_at_the_store(fake_gateway) -> None:

@@ -18,8 +18,8 @@ from ...models import Charge, ScheduledPayment, Subscription
 from ..clients import get_client
 from ..mirror import (
     refresh_charge,
-    refresh_latest_charge,
     refresh_subscription,
+    store_remote_charge,
     store_scheduled_payments,
     subscription_place,
     wait_for_charge,
@@ -70,21 +70,34 @@ def subscription_first_charge(
     As the SDKs' ``pollSubscriptionWithFirstCharge``: the subscription's charges are read
     until one is listed, then that charge is waited for (:func:`wait_for_charge`). Where
     the customer goes next depends on it: a card ``awaiting`` 3-D Secure goes to the
-    payment page (``paycharge:pay``), a konbini payment to its instructions. Reads only;
-    the gateway's errors are raised (the subscription exists whatever a read says).
+    payment page (``paycharge:pay``), a konbini payment to its instructions. A charge that
+    has settled brings its subscription's new status, read before the charge is stored:
+    a receiver that hears the payment finds the subscription current. Reads only; the
+    gateway's errors are raised (the subscription exists whatever a read says).
     """
+    name, sub_id, store = subscription_place(
+        subscription.gateway_id, subscription.store_id, subscription.account
+    )
+    client = get_client(name)
     deadline = time.monotonic() + timeout
     pauses = 0
-    while True:
-        charge = refresh_latest_charge(subscription)
+    while (
+        remote := next(iter(client.subscriptions.charges(store, sub_id, limit=10)), None)
+    ) is None:
         left = deadline - time.monotonic()
-        if charge is not None:
-            return wait_for_charge(charge, timeout=left, sleep=sleep) if left > 0 else charge
         if left <= 0:
             return None
-        pause = _FIRST_CHARGE_PAUSES[min(pauses, len(_FIRST_CHARGE_PAUSES) - 1)]
-        sleep(min(pause, left))
+        sleep(min(_FIRST_CHARGE_PAUSES[min(pauses, len(_FIRST_CHARGE_PAUSES) - 1)], left))
         pauses += 1
+    if remote.status != "pending":
+        refresh_subscription(sub_id, store, account=name)
+        return store_remote_charge(remote, account=name)
+    charge = store_remote_charge(remote, account=name)
+    left = deadline - time.monotonic()
+    charge = wait_for_charge(charge, timeout=left, sleep=sleep) if left > 0 else charge
+    if charge.status != "pending":
+        refresh_subscription(sub_id, store, account=name)
+    return charge
 
 
 def refresh_returned_charge(
@@ -95,20 +108,21 @@ def refresh_returned_charge(
 ) -> Charge:
     """The charge a customer came back with (a wallet's or 3-D Secure's return), read from
     the gateway and mirrored; a subscription's charge (its first payment) brings its
-    subscription's new status too, so the page the customer lands on shows it.
+    subscription's new status too, read first, so a receiver hearing the payment and the
+    page the customer lands on find it current.
 
     The charge's errors are raised, as :func:`refresh_charge`'s; the subscription's read
     is only logged when it fails: its webhook brings it as well.
     """
-    charge = refresh_charge(charge_id, store_id, account=account)
-    if charge.subscription_id is not None:
+    local = Charge.objects.filter(gateway_id=uuid.UUID(str(charge_id))).first()
+    if local is not None and local.subscription_id is not None:
         try:
-            refresh_subscription(charge.subscription_id, charge.store_id, account=charge.account)
+            refresh_subscription(local.subscription_id, local.store_id, account=local.account)
         except PayChargeError as exc:
             logger.warning(
                 "Subscription %s of returned charge %s not read: %s",
-                charge.subscription_id,
-                charge.gateway_id,
+                local.subscription_id,
+                local.gateway_id,
                 type(exc).__name__,
             )
-    return charge
+    return refresh_charge(charge_id, store_id, account=account)
