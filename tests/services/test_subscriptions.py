@@ -69,7 +69,7 @@ def test_the_first_payment_is_heard_with_its_subscription_current(
     fake_gateway, django_capture_on_commit_callbacks
 ) -> None:
     made = services.create_subscription(transaction_token_id=token(fake_gateway), **PLAN)
-    heard: list[str] = []
+    heard: list[str | None] = []
 
     def receiver(sender: Any, charge: Any, **kwargs: Any) -> None:
         heard.append(Subscription.objects.get(gateway_id=charge.subscription_id).status)
