@@ -217,6 +217,9 @@ PLAN_ALREADY_SET = "PLAN_ALREADY_SET"
 FORBIDDEN_PARAMETER = "FORBIDDEN_PARAMETER"
 #: A subscription created with a token that is not of type ``subscription``.
 NOT_SUBSCRIPTION_TOKEN = "NOT_SUBSCRIPTION_TOKEN"  # noqa: S105 (an error code)
+#: A subscription (or its new card) with a token whose payment type cannot pay one (a bank
+#: transfer, an online wallet: only card, konbini and apple_pay can).
+UNSUPPORTED_PAYMENT_TYPE = "UNSUPPORTED_PAYMENT_TYPE"
 
 #: Every subscription refusal above.
 SUBSCRIPTION_ERROR_CODES = frozenset(
@@ -228,6 +231,7 @@ SUBSCRIPTION_ERROR_CODES = frozenset(
         PLAN_ALREADY_SET,
         FORBIDDEN_PARAMETER,
         NOT_SUBSCRIPTION_TOKEN,
+        UNSUPPORTED_PAYMENT_TYPE,
     }
 )
 
@@ -319,6 +323,7 @@ __all__ = [
     "TRIGGERS",
     "UNKNOWN_STATUS_RANK",
     "UNPAID_FINAL_STATUSES",
+    "UNSUPPORTED_PAYMENT_TYPE",
     "VALIDATION_ERROR",
     "operation_rank",
     "status_rank",

@@ -382,6 +382,7 @@ class FakeState(LifecycleRules, SubscriptionRules, TokenRules):
             else:
                 error = failure(358, "3-D Secure authentication failed")
                 deliveries = self._set_status(charge, "failed", error=error)
+            deliveries += self.subscription_charge_settled(charge)
         self.sender.send(deliveries)
         return charge
 
@@ -402,6 +403,7 @@ class FakeState(LifecycleRules, SubscriptionRules, TokenRules):
             if charge.status in FINAL_STATUSES:
                 raise ApiError(409, "INVALID_CHARGE_STATUS", [("status", charge.status)])
             deliveries = self._set_status(charge, status, charged=charged, error=error)
+            deliveries += self.subscription_charge_settled(charge)
             body = charge.to_json()
         self.sender.send(deliveries)
         return body

@@ -10,7 +10,12 @@ of a ``VALIDATION_ERROR``, as the PHP SDK raises it).
 
 Payments: the first is charged right after the create answer (or after
 ``processing_delay``); a success makes the subscription ``current`` and
-schedules the next one a period later, a decline makes it ``unpaid``. Later
+schedules the next one a period later, a decline makes it ``unpaid``. The
+customer is there for the first one only: a card that asks for 3-D Secure
+(``three_ds`` of the create body, as a charge's) waits for its challenge
+(``awaiting``), and a konbini payment waits for the customer to pay at the store;
+the subscription stays ``unverified`` (or its payment unpaid) until that charge
+settles. Later card payments run without a challenge (the merchant charges them). Later
 payments are charged when :meth:`SubscriptionRules.move_clock` moves the
 subscriptions' clock past their due date (again at ``retry_interval`` after a
 decline); the last payment of a fixed plan completes the subscription; a suspend
@@ -37,12 +42,17 @@ from ..client.subscription_params import (
 from ..client.subscription_vocabulary import (
     CHANGE_TOKEN,
     NEXT_STATUS,
+    SUBSCRIBABLE_PAYMENT_TYPES,
     SUBSCRIPTION_TOKEN_TYPE,
     SUSPEND,
     UNSUSPEND,
     refusal,
 )
-from ..client.vocabulary import FORBIDDEN_PARAMETER, NOT_SUBSCRIPTION_TOKEN
+from ..client.vocabulary import (
+    FORBIDDEN_PARAMETER,
+    NOT_SUBSCRIPTION_TOKEN,
+    UNSUPPORTED_PAYMENT_TYPE,
+)
 from ..exceptions import InvalidParametersError
 from .basics import ApiError, Json, iso, now, validation_error
 from .listing import page_of, parse_page_query
@@ -53,7 +63,15 @@ if TYPE_CHECKING:
     from .webhook_sender import WebhookSender
 
 _DEFAULT_ZONE = "Asia/Tokyo"
-_OPTIONAL_ECHOED = ("descriptor", "only_direct_currency", "installment_plan", "subscription_plan")
+_OPTIONAL_ECHOED = (
+    "descriptor",
+    "only_direct_currency",
+    "installment_plan",
+    "subscription_plan",
+    "three_ds",
+)
+#: A charge of a subscription that has not settled yet: its payment waits for it.
+_UNSETTLED = ("pending", "awaiting")
 #: What an update may change that the fake only echoes back.
 _UPDATE_ECHOED = (
     "only_direct_currency",
@@ -82,6 +100,15 @@ def parse_update_body(body: Json) -> dict[str, Any]:
         raise validation_error([(e.field, "INVALID_FORMAT") for e in exc.errors]) from None
 
 
+def check_subscription_token(token: TransactionToken) -> None:
+    """A 400 for a token that cannot pay a subscription: its type, or its payment type."""
+    if token.type != SUBSCRIPTION_TOKEN_TYPE:
+        raise ApiError(400, NOT_SUBSCRIPTION_TOKEN, [("transaction_token_id", token.type)])
+    if token.payment_type not in SUBSCRIBABLE_PAYMENT_TYPES:
+        reason = [("transaction_token_id", token.payment_type)]
+        raise ApiError(400, UNSUPPORTED_PAYMENT_TYPE, reason)
+
+
 def _cycles(checked: Json) -> int | None:
     for name in ("subscription_plan", "installment_plan"):
         plan = checked.get(name) or {}
@@ -97,12 +124,14 @@ class SubscriptionRules:
     sender: WebhookSender
     tokens: dict[str, TransactionToken]
     stores: dict[str, Store]
+    charges: dict[str, Charge]
 
     if TYPE_CHECKING:  # defined by FakeState
 
         def store_for(self, app: AppToken, store_id: str) -> Store: ...
         def add_charge(self, charge: Charge) -> None: ...
         def _card_outcome(self, charge: Charge) -> list[Delivery]: ...
+        def _set_status(self, charge: Charge, status: str) -> list[Delivery]: ...
         def later(self, work: Any, item_id: str) -> None: ...
         def record_deliveries(
             self, store: Store, events: list[str], data: Json
@@ -131,8 +160,7 @@ class SubscriptionRules:
             token = self.tokens.get(checked["transaction_token_id"])
             if token is None or not app.reaches(self.stores[token.store_id]):
                 raise ApiError(404, "NOT_FOUND", [("transaction_token_id", "NOT_FOUND")])
-            if token.type != SUBSCRIPTION_TOKEN_TYPE:
-                raise ApiError(400, NOT_SUBSCRIPTION_TOKEN, [("transaction_token_id", token.type)])
+            check_subscription_token(token)
             sub = self._new_subscription(token, checked)
             self.subscriptions[sub.id] = sub
             start = (
@@ -282,8 +310,7 @@ class SubscriptionRules:
         token = self.tokens.get(token_id) if isinstance(token_id, str) else None
         if token is None or token.store_id != sub.store.id:
             raise ApiError(404, "NOT_FOUND", [("transaction_token_id", "NOT_FOUND")])
-        if token.type != SUBSCRIPTION_TOKEN_TYPE:
-            raise ApiError(400, NOT_SUBSCRIPTION_TOKEN, [("transaction_token_id", token.type)])
+        check_subscription_token(token)
         return token
 
     # -- payments on the clock ---------------------------------------------------------------
@@ -300,15 +327,19 @@ class SubscriptionRules:
 
     def start_subscription(self, subscription_id: str) -> None:
         """Right after the create answer: charge the first payment if it is due today;
-        one due later leaves the subscription ``current``, waiting for the clock."""
-        if not self.charge_due(subscription_id):
+        one due later leaves the subscription ``current``, waiting for the clock. The
+        customer is there: the first charge may ask them for 3-D Secure."""
+        if not self.charge_due(subscription_id, customer_present=True):
             with self.lock:
                 sub = self.subscriptions[subscription_id]
                 if sub.status == "unverified":
                     sub.status = "current"
 
-    def charge_due(self, subscription_id: str) -> int:
-        """Charge each payment of the subscription whose day (or retry day) has come."""
+    def charge_due(self, subscription_id: str, *, customer_present: bool = False) -> int:
+        """Charge each payment of the subscription whose day (or retry day) has come.
+
+        A payment whose charge has not settled (a 3-D Secure challenge, a konbini payment
+        not made yet) is not charged again: its charge settles it."""
         tried = 0
         while True:
             with self.lock:
@@ -319,11 +350,18 @@ class SubscriptionRules:
                 # A decline sets a retry day after today, so each payment is tried once a call.
                 if (payment.retry_date or payment.due_date) > self._today(sub):
                     return tried
-            self.pay_subscription(subscription_id)
+                if any(self.charges[c].status in _UNSETTLED for c in payment.charge_ids):
+                    return tried
+            self.pay_subscription(subscription_id, customer_present=customer_present)
+            customer_present = False
             tried += 1
 
-    def pay_subscription(self, subscription_id: str) -> None:
-        """Charge the subscription's next payment now (the first one right after creation)."""
+    def pay_subscription(self, subscription_id: str, *, customer_present: bool = False) -> None:
+        """Charge the subscription's next payment now (the first one right after creation).
+
+        A konbini charge, and a card charge that asks the customer (``customer_present``)
+        for 3-D Secure, wait (``awaiting``): the payment is settled when the charge is
+        (:meth:`subscription_charge_settled`)."""
         with self.lock:
             sub = self.subscriptions[subscription_id]
             payment = sub.next_payment()
@@ -336,12 +374,32 @@ class SubscriptionRules:
                     sub.store, ["subscription_suspended"], sub.to_json()
                 )
             else:
-                charge = self._payment_charge(sub, payment)
-                deliveries = self._card_outcome(charge)
-                deliveries += self._after_payment(sub, payment, charge)
+                charge = self._payment_charge(sub, payment, customer_present)
+                if sub.token.payment_type != "card":
+                    deliveries = self._set_status(charge, "awaiting")
+                elif customer_present and charge.needs_three_ds_challenge():
+                    charge.three_ds_challenge = True
+                    deliveries = self._set_status(charge, "awaiting")
+                else:
+                    deliveries = self._card_outcome(charge)
+                    deliveries += self._after_payment(sub, payment, charge)
         self.sender.send(deliveries)
 
-    def _payment_charge(self, sub: SubscriptionRecord, payment: PaymentRecord) -> Charge:
+    def subscription_charge_settled(self, charge: Charge) -> list[Delivery]:
+        """Under the lock, once a charge left ``awaiting``: its subscription payment's outcome
+        (paid and the next one scheduled, or declined), as :meth:`pay_subscription` does
+        for a charge that settles at once. Nothing for a charge of no subscription."""
+        sub = self.subscriptions.get(charge.subscription_id or "")
+        if sub is None or charge.status in _UNSETTLED:
+            return []
+        payment = next((p for p in sub.payments if charge.id in p.charge_ids), None)
+        if payment is None or payment.is_paid or sub.status in ("canceled", "completed"):
+            return []
+        return self._after_payment(sub, payment, charge)
+
+    def _payment_charge(
+        self, sub: SubscriptionRecord, payment: PaymentRecord, customer_present: bool
+    ) -> Charge:
         created = self.clock()
         charge = Charge(
             id=str(uuid.uuid4()),
@@ -352,6 +410,12 @@ class SubscriptionRules:
             created=created,
             created_on=iso(created),
             metadata=dict(sub.metadata),
+            initial_metadata=dict(sub.metadata),
+            # The customer's charge carries the subscription's 3-D Secure settings (its
+            # redirect endpoint brings them back); a renewal's has none.
+            three_ds=dict(sub.body["three_ds"])
+            if customer_present and "three_ds" in sub.body
+            else None,
             subscription_id=sub.id,
         )
         self.add_charge(charge)

@@ -13,7 +13,7 @@ from django.utils.module_loading import import_string
 from .. import conf, outbox, signals
 from ..exceptions import NotFoundError, PayChargeError
 from ..models import Charge
-from ..services import refresh_charge
+from ..services import refresh_returned_charge
 from .payment import charge_not_found
 
 logger = logging.getLogger("django_paycharge.returns")
@@ -43,7 +43,8 @@ def _return(request: HttpRequest, *, three_ds: bool) -> HttpResponse:
     if charge is None:
         return charge_not_found(request)
     try:
-        charge = refresh_charge(charge.gateway_id, charge.store_id, account=charge.account)
+        # A subscription's first payment brings its subscription's new status too.
+        charge = refresh_returned_charge(charge.gateway_id, charge.store_id, account=charge.account)
     except NotFoundError:
         return charge_not_found(request)
     except PayChargeError as exc:

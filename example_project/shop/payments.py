@@ -29,6 +29,7 @@ from django_paycharge.exceptions import PayChargeError
 from django_paycharge.models import Charge
 
 from .models import Order
+from .subscribe import signup_order_id
 
 logger = logging.getLogger("shop.payments")
 
@@ -175,8 +176,9 @@ def on_charge_status_changed(sender: Any, charge: Charge, status: str, **kwargs:
 
 
 def return_url(request: HttpRequest, charge: Charge) -> str | None:
-    """``RETURN_URL_HOOK``: the order page of the charge's order (None: ``RETURN_URL``)."""
-    order_pk = order_id_of(charge)
+    """``RETURN_URL_HOOK``: the order page of the charge's order, or of the sign-up order
+    of a subscription's first charge (None: ``RETURN_URL``)."""
+    order_pk = order_id_of(charge) or signup_order_id(charge)
     if order_pk is None:
         return None
     public_id = Order.objects.filter(pk=order_pk).values_list("public_id", flat=True).first()

@@ -101,7 +101,11 @@ def pay(request: HttpRequest, public_id: uuid.UUID) -> HttpResponse:
     try:
         if order.product.is_subscription:
             # The first payment follows the subscription; its webhook marks the order paid.
-            subscribe_order(request, order, token_id)
+            # A card asking for 3-D Secure goes through the app's payment page first.
+            method = request.POST.get("payment_type", "").strip() or None
+            first = subscribe_order(request, order, token_id, method)
+            if first is not None and needs_three_ds(first):
+                return redirect("paycharge:pay", charge_id=first.gateway_id)
             return redirect("shop:order", public_id=order.public_id)
         charge = pay_order(request, order, token_id)
     except IdempotencyKeyReusedError:

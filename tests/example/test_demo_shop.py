@@ -495,6 +495,71 @@ def test_a_subscription_is_paid_then_the_clock_button_makes_a_renewal_order(
     assert_no_console_errors(page)
 
 
+def shot(page: Any, name: str) -> None:
+    """With ``PAYCHARGE_SHOP_SCREENSHOTS=<dir>`` (docs/img), the page as docs show it."""
+    target = os.environ.get("PAYCHARGE_SHOP_SCREENSHOTS")
+    if target:
+        page.screenshot(path=str(Path(target) / name), full_page=True)
+
+
+def test_a_3ds_card_subscribes_through_the_issuer_and_comes_back_active(
+    demo: Demo, browser_page: Any
+) -> None:
+    """The first payment of a subscription with 3-D Secure, in the browser; the sign-up
+    and order pages in English and Japanese (the docs' screenshots)."""
+    page = browser_page
+    page.set_viewport_size({"width": 1000, "height": 800})
+    page.goto(f"{demo.shop_url}/")
+    product = page.locator("li.product", has_text="a month").get_attribute("data-product")
+    subscribe = page.locator(f"li.product[data-product='{product}'] button.buy")
+    subscribe.click()
+    page.wait_for_url(re.compile(r"/checkout/$"))
+    assert page.locator("input[name=payment_type][value=konbini]").count() == 1
+    assert page.locator("input[name=payment_type][value=bank_transfer]").count() == 0
+    shot(page, "shop-subscription-signup.png")
+    pay(page, "card", card_number=CARD_THREE_DS)
+    # The same page and return as a one-off charge's 3-D Secure.
+    page.wait_for_url(re.compile(r"/_fake/provider/[0-9a-f-]{36}/3ds$"), timeout=TIMEOUT_MS)
+    page.click("#three-ds-pass")
+    public_id = landed_order_id(page)
+    page.locator("#order-status[data-status=paid]").wait_for(timeout=TIMEOUT_MS)
+    assert page.locator("#subscription-status").get_attribute("data-status") == "current"
+    state = order_state(demo, public_id)
+    assert state["charge"]["status"] == "successful"
+    assert gateway_charge(demo, state["charge"]["id"])["three_ds"]["redirect_endpoint"] == (
+        f"{demo.shop_url}/payments/return/3ds/"
+    )
+    # A month on (the fake's clock, as the staff button moves it): the renewal's order.
+    moved = urllib.request.Request(
+        f"{demo.gateway_url}/_fake/clock",
+        data=b'{"days": 31}',
+        headers={"Content-Type": "application/json"},
+        method="POST",
+    )
+    with urllib.request.urlopen(moved, timeout=30) as answer:
+        assert json.load(answer)["payments_tried"] >= 1
+
+    def renewals() -> int:
+        page.reload()
+        count: int = page.locator("#renewals li").count()
+        return count
+
+    wait_until(renewals, "the renewal's order on the page", every=0.5)
+    shot(page, "shop-subscription-order.png")
+    assert_no_console_errors(page)
+
+    page.set_extra_http_headers({"Accept-Language": "ja"})
+    page.reload()
+    assert page.locator("#subscription-status").inner_text() == "継続中"
+    assert english_on(page) == []
+    shot(page, "shop-subscription-order-ja.png")
+    page.goto(f"{demo.shop_url}/")
+    subscribe.click()
+    page.wait_for_url(re.compile(r"/checkout/$"))
+    assert english_on(page) == []
+    shot(page, "shop-subscription-signup-ja.png")
+
+
 # -- one language per page, and the pages a new customer meets -----------------------------------
 
 SHOP_CATALOG = REPO / "example_project" / "shop" / "locale" / "ja" / "LC_MESSAGES" / "django.po"

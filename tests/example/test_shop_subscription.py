@@ -22,6 +22,8 @@ from tests.reliability.shop_stack import CARD, Customer, Stack, start_stack
 from tests.waiting import wait_until
 
 DECLINED = {**CARD, "card_number": "4000000000000002"}
+THREE_DS = {**CARD, "card_number": "4000000000003220"}
+HIDDEN = re.compile(r'<input type="hidden" name="([^"]+)" value="([^"]*)"')
 
 
 @pytest.fixture(scope="module")
@@ -102,7 +104,9 @@ def _subscribe(shop: Stack, customer: Customer, card: dict[str, Any] | None = No
     order = customer.place_order(_product(shop))
     page = customer.session.get(f"{customer.shop}/orders/{order}/checkout/", timeout=30).text
     assert 'data-token-type="subscription"' in page  # checkout.js asks for this type
-    assert 'value="konbini"' not in page  # a subscription is paid by card only
+    # Card and konbini pay a subscription (the gateway's subscribable types); never these.
+    assert 'value="konbini"' in page
+    assert 'value="bank_transfer"' not in page and 'value="online"' not in page
     answer = customer.pay(order, customer.token(card, token_type="subscription"))
     assert answer.status_code == 302, answer.text[:500]
     assert answer.headers["Location"] == f"/orders/{order}/"
@@ -220,3 +224,105 @@ print(json.dumps(Order.objects.filter(renewal_of__subscription=sub).count()))
     _settled(shop, order, "the note cleared", lambda o: o["note"] == "")
     shop.query(change.format("cancel_subscription", ""))
     _settled(shop, order, "noted canceled", lambda o: o["note"] == "canceled")
+
+
+def _token(shop: Stack, payment_type: str, data: dict[str, Any]) -> str:
+    """A ``subscription`` token of any payment type, as checkout.js makes it."""
+    answer = requests.post(
+        shop.gateway_url + "/tokens",
+        json={
+            "payment_type": payment_type,
+            "type": "subscription",
+            "email": "t@example.com",
+            "data": data,
+        },
+        headers={"Authorization": f"Bearer {shop.env['PAYCHARGE_JWT']}"},
+        timeout=30,
+    )
+    assert answer.status_code == 201, answer.text
+    return str(answer.json()["id"])
+
+
+def _pay(customer: Customer, order: str, token: str, payment_type: str) -> requests.Response:
+    """The pay form as checkout.js submits it: the token and the payment type chosen."""
+    return customer.session.post(
+        f"{customer.shop}/orders/{order}/pay/",
+        data={
+            "transaction_token_id": token,
+            "payment_type": payment_type,
+            "csrfmiddlewaretoken": customer.csrf(),
+        },
+        allow_redirects=False,
+        timeout=120,
+    )
+
+
+def test_a_3ds_card_subscribes_through_the_apps_3ds_page_and_return(shop: Stack) -> None:
+    customer = Customer(shop, shop.shop_urls[0])
+    order = customer.place_order(_product(shop))
+    answer = _pay(customer, order, customer.token(THREE_DS, token_type="subscription"), "card")
+    assert answer.status_code == 302, answer.text[:500]
+    pay_page = answer.headers["Location"]
+    found = re.fullmatch(r"/payments/pay/([0-9a-f-]{36})/", pay_page)
+    assert found, pay_page  # the app's payment page, as for a one-off 3-D Secure charge
+    charge = found.group(1)
+    page = customer.session.get(customer.shop + pay_page, timeout=30)
+    assert page.status_code == 200 and f"/_fake/provider/{charge}/3ds" in page.text
+    fields = dict(HIDDEN.findall(page.text))
+    challenge = f"{shop.gateway_url}/_fake/provider/{charge}/3ds"
+    assert requests.post(challenge, data=fields, timeout=30).status_code == 200
+    passed = requests.post(
+        challenge + "/answer", data={**fields, "result": "pass"}, allow_redirects=False, timeout=30
+    )
+    assert passed.status_code == 303, passed.text[:500]
+    back = customer.session.get(passed.headers["Location"], allow_redirects=False, timeout=30)
+    assert back.status_code == 302 and back.headers["Location"] == f"/orders/{order}/"
+    paid = _settled(shop, order, "the first payment paid", lambda o: o["status"] == "paid")
+    assert paid["charge"] == charge
+    shown = customer.session.get(f"{customer.shop}/orders/{order}/", timeout=30).text
+    assert 'id="subscription-status" data-status="current"' in shown
+
+
+def test_a_failed_3ds_challenge_fails_the_order_with_a_way_to_try_again(shop: Stack) -> None:
+    customer = Customer(shop, shop.shop_urls[0])
+    order = customer.place_order(_product(shop))
+    answer = _pay(customer, order, customer.token(THREE_DS, token_type="subscription"), "card")
+    charge = answer.headers["Location"].split("/")[-2]
+    page = customer.session.get(customer.shop + answer.headers["Location"], timeout=30)
+    fields = dict(HIDDEN.findall(page.text))
+    challenge = f"{shop.gateway_url}/_fake/provider/{charge}/3ds/answer"
+    failed = requests.post(
+        challenge, data={**fields, "result": "fail"}, allow_redirects=False, timeout=30
+    )
+    back = customer.session.get(failed.headers["Location"], allow_redirects=False, timeout=30)
+    assert back.headers["Location"] == f"/orders/{order}/"
+    _settled(shop, order, "the order failed", lambda o: o["status"] == "failed")
+    shown = customer.session.get(f"{customer.shop}/orders/{order}/", timeout=30).text
+    assert f"/orders/{order}/checkout/" in shown  # try again
+
+
+def test_a_konbini_subscription_shows_the_store_payment_then_is_paid(shop: Stack) -> None:
+    customer = Customer(shop, shop.shop_urls[0])
+    order = customer.place_order(_product(shop))
+    konbini = {"customer_name": "TARO YAMADA", "convenience_store": "lawson"}
+    answer = _pay(customer, order, _token(shop, "konbini", konbini), "konbini")
+    assert answer.status_code == 302 and answer.headers["Location"] == f"/orders/{order}/"
+    waiting = _order(shop, order)
+    assert waiting["status"] == "awaiting" and waiting["charge"]
+    page = customer.session.get(f"{customer.shop}/orders/{order}/", timeout=30).text
+    assert "Pay at the convenience store" in page and "LAWSON" in page  # its instructions
+    assert shop.gateway("POST", f"/_fake/charges/{waiting['charge']}/complete").status_code == 200
+    _settled(shop, order, "paid at the store", lambda o: o["status"] == "paid")
+    shown = customer.session.get(f"{customer.shop}/orders/{order}/", timeout=30).text
+    assert 'id="subscription-status" data-status="current"' in shown
+
+
+def test_a_bank_transfer_subscription_is_refused_before_the_gateway_is_asked(shop: Stack) -> None:
+    customer = Customer(shop, shop.shop_urls[0])
+    order = customer.place_order(_product(shop))
+    asked = len(shop.gateway("GET", "/_fake/requests").json()["items"])
+    answer = _pay(customer, order, _token(shop, "bank_transfer", {}), "bank_transfer")
+    assert answer.status_code == 400 and "not accepted" in answer.text
+    log = shop.gateway("GET", "/_fake/requests").json()["items"][asked:]
+    assert not [r for r in log if r["path"] == "/subscriptions"]
+    assert _order(shop, order)["status"] == "new"

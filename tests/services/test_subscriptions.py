@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from django_paycharge import services
+from django_paycharge import services, signals
 from django_paycharge.exceptions import (
     APIError,
     IdempotencyKeyReusedError,
@@ -20,6 +20,7 @@ from django_paycharge.models import Subscription, SubscriptionRequest
 from django_paycharge.services.clients import get_client
 from django_paycharge.services.lifecycle import send
 from django_paycharge.services.subscriptions.kinds import CREATE_SUBSCRIPTION, SUSPEND
+from tests.waiting import GUARD
 
 pytestmark = pytest.mark.django_db
 
@@ -48,6 +49,55 @@ def test_a_lost_answer_makes_one_subscription(fake_gateway) -> None:
         "succeeded",
         made.pk,
     )
+
+
+@pytest.mark.parametrize("payment_type", ["bank_transfer", "online", "paidy"])
+def test_a_payment_type_that_cannot_subscribe_is_refused_before_any_request(
+    fake_gateway, payment_type: str
+) -> None:
+    before = len(fake_gateway.requests_log)
+    with pytest.raises(InvalidParametersError) as refused:
+        services.create_subscription(
+            transaction_token_id=str(uuid.uuid4()), payment_type=payment_type, **PLAN
+        )
+    assert [e.field for e in refused.value.errors] == ["payment_type"]
+    assert len(fake_gateway.requests_log) == before
+    assert not SubscriptionRequest.objects.exists()
+
+
+def test_the_first_payment_is_heard_with_its_subscription_current(
+    fake_gateway, django_capture_on_commit_callbacks
+) -> None:
+    made = services.create_subscription(transaction_token_id=token(fake_gateway), **PLAN)
+    heard: list[str | None] = []
+
+    def receiver(sender: Any, charge: Any, **kwargs: Any) -> None:
+        heard.append(Subscription.objects.get(gateway_id=charge.subscription_id).status)
+
+    signals.subscription_renewal_paid.connect(receiver, weak=False)
+    try:
+        with django_capture_on_commit_callbacks(execute=True):
+            first = services.subscription_first_charge(made, timeout=GUARD)
+    finally:
+        signals.subscription_renewal_paid.disconnect(receiver)
+    assert first is not None and first.status == "successful"
+    # The shop marks the order paid on this signal: its page must not show "unverified".
+    assert heard == ["current"]
+
+
+def test_a_konbini_subscriptions_first_charge_waits_at_the_store(fake_gateway) -> None:
+    konbini = fake_gateway.create_transaction_token("konbini", type="subscription")["id"]
+    made = services.create_subscription(
+        transaction_token_id=konbini, payment_type="konbini", **PLAN
+    )
+    first = services.subscription_first_charge(made, timeout=GUARD)
+    assert first is not None and first.status == "awaiting"
+    assert services.known_payment_type(first) == "konbini"
+    assert services.payment_instructions(first).convenience_store == "seven_eleven"
+    fake_gateway.complete(str(first.gateway_id))
+    returned = services.refresh_returned_charge(first.gateway_id)
+    made.refresh_from_db()
+    assert returned.status == "successful" and made.status == "current"
 
 
 def test_a_crash_before_sending_is_recovered_once(fake_gateway) -> None:

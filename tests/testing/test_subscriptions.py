@@ -16,6 +16,7 @@ from django_paycharge.client.subscription_vocabulary import SUBSCRIPTION_EVENTS
 from django_paycharge.exceptions import APIError
 from django_paycharge.testing import (
     CARD_DECLINED,
+    CARD_THREE_DS,
     TEST_JWT,
     TEST_SECRET,
     TEST_STORE_ID,
@@ -183,6 +184,81 @@ def test_suspend_on_next_payment_waits_for_the_due_day(
     assert client.subscriptions.retrieve(STORE, sub.id).status == "suspended"
     assert len(list(client.subscriptions.charges(STORE, sub.id))) == 1  # not charged
     assert events(fake)[-1] == "subscription_suspended"
+
+
+def test_a_first_payment_asking_for_3ds_waits_for_the_customer(
+    fake: FakeGateway, client: PayChargeClient
+) -> None:
+    back = "https://shop.example/payments/return/3ds/"
+    three_ds = {"mode": "normal", "redirect_endpoint": back}
+    sub = subscribe(
+        fake,
+        client,
+        card=CARD_THREE_DS,
+        three_ds_mode="normal",
+        three_ds_redirect_endpoint=back,
+        metadata={"o": 7},
+    )
+    assert sub.status == "unverified" and sub.raw["three_ds"] == three_ds
+    [charge] = client.subscriptions.charges(STORE, sub.id)
+    assert charge.status == "awaiting"
+    assert fake.move_clock(dt.timedelta(days=1)) == 0  # its charge settles the payment
+    token = client.issuer_tokens.retrieve_three_ds(STORE, charge.id)
+    assert token.payload is not None
+    held = fake.state.charges[str(charge.id)]
+    assert held.three_ds == three_ds and held.initial_metadata == {"o": 7}
+    fake.state.finish_three_ds(str(charge.id), passed=True)
+    paid = client.subscriptions.retrieve(STORE, sub.id)
+    assert paid.status == "current" and paid.next_payment is not None
+    assert events(fake) == ["subscription_created", "subscription_payment"]
+    # The renewal is the merchant's: no challenge, though the card asks for one.
+    assert fake.move_clock(dt.timedelta(days=31)) == 1
+    statuses = sorted(str(c.status) for c in client.subscriptions.charges(STORE, sub.id))
+    assert statuses == ["successful", "successful"]
+
+
+def test_a_failed_3ds_challenge_leaves_the_subscription_unpaid(
+    fake: FakeGateway, client: PayChargeClient
+) -> None:
+    sub = subscribe(fake, client, card=CARD_THREE_DS)
+    [charge] = client.subscriptions.charges(STORE, sub.id)
+    fake.state.finish_three_ds(str(charge.id), passed=False)
+    assert client.subscriptions.retrieve(STORE, sub.id).status == "unpaid"
+    assert events(fake) == ["subscription_created", "subscription_failure"]
+
+
+def test_a_konbini_subscription_waits_for_each_store_payment(
+    fake: FakeGateway, client: PayChargeClient
+) -> None:
+    token = fake.create_transaction_token("konbini", type="subscription")["id"]
+    created = client.subscriptions.create(
+        transaction_token_id=token, amount=1000, currency="JPY", period="monthly"
+    )
+    [first] = client.subscriptions.charges(STORE, created.id)
+    assert first.status == "awaiting"
+    assert client.subscriptions.retrieve(STORE, created.id).status == "unverified"
+    fake.state.complete(str(first.id))
+    assert client.subscriptions.retrieve(STORE, created.id).status == "current"
+    assert fake.move_clock(dt.timedelta(days=31)) == 1
+    renewal = [c for c in client.subscriptions.charges(STORE, created.id) if c.id != first.id]
+    assert [c.status for c in renewal] == ["awaiting"]
+    assert fake.move_clock(dt.timedelta(days=1)) == 0  # not charged twice while it waits
+    fake.state.complete(str(renewal[0].id))
+    payments = list(client.subscriptions.payments(STORE, created.id))
+    assert sorted(bool(p.is_paid) for p in payments) == [False, True, True]
+
+
+@pytest.mark.parametrize("payment_type", ["bank_transfer", "online"])
+def test_create_refuses_a_payment_type_that_cannot_subscribe(
+    fake: FakeGateway, client: PayChargeClient, payment_type: str
+) -> None:
+    token = fake.create_transaction_token(payment_type, type="subscription")["id"]
+    with pytest.raises(APIError) as refused:
+        client.subscriptions.create(
+            transaction_token_id=token, amount=1000, currency="JPY", period="monthly"
+        )
+    assert refused.value.code == "UNSUPPORTED_PAYMENT_TYPE"
+    assert fake.state.subscriptions == {}
 
 
 def test_create_refuses_a_one_time_token_and_bad_bodies(

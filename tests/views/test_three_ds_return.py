@@ -105,3 +105,32 @@ def test_an_authorization_after_3ds_can_then_be_captured(fake_gateway):
     answer_challenge(fake_gateway, services.fetch_issuer_token(charge), "pass")
     captured = services.capture_charge(charge)
     assert captured.status == "successful"
+
+
+def test_a_subscriptions_first_payment_goes_through_the_same_3ds_path(
+    client, fake_gateway, settings, django_capture_on_commit_callbacks
+):
+    settings.PAYCHARGE = {**settings.PAYCHARGE, "RETURN_URL": "/done/{charge_id}/"}
+    token = fake_gateway.create_transaction_token(
+        "card", type="subscription", card_number=CARD_THREE_DS
+    )["id"]
+    subscription = services.create_subscription(
+        transaction_token_id=token,
+        amount=1200,
+        currency="JPY",
+        period="monthly",
+        payment_type="card",
+        three_ds_redirect_endpoint=f"https://testserver{URL}",
+    )
+    first = services.subscription_first_charge(subscription, timeout=GUARD)
+    assert first is not None and first.status == "awaiting"
+    assert first.subscription_id == subscription.gateway_id
+    location = answer_challenge(fake_gateway, services.fetch_issuer_token(first), "pass")
+    assert location.startswith(f"https://testserver{URL}?serviceChargeId={first.gateway_id}")
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.get(location.removeprefix("https://testserver"))
+    assert response.status_code == 302 and response["Location"] == f"/done/{first.gateway_id}/"
+    first.refresh_from_db()
+    subscription.refresh_from_db()
+    # Back on the shop's page the subscription shows active, whatever its webhook does.
+    assert first.status == "successful" and subscription.status == "current"

@@ -17,7 +17,12 @@ from .changes import (
 )
 from .create import create_subscription
 from .kinds import KINDS, SubscriptionKind
-from .reads import scheduled_payments, simulate_plan
+from .reads import (
+    refresh_returned_charge,
+    scheduled_payments,
+    simulate_plan,
+    subscription_first_charge,
+)
 
 __all__ = [
     "KINDS",
@@ -25,9 +30,11 @@ __all__ = [
     "cancel_subscription",
     "change_subscription_card",
     "create_subscription",
+    "refresh_returned_charge",
     "resume_subscription",
     "scheduled_payments",
     "simulate_plan",
+    "subscription_first_charge",
     "suspend_subscription",
     "update_subscription",
 ]

@@ -6,7 +6,10 @@ import uuid
 from typing import Any
 
 from ... import conf
-from ...client.subscription_params import SubscriptionCreateParams
+from ...client.subscription_params import (
+    SubscriptionCreateParams,
+    validate_subscribable_payment_type,
+)
 from ...models import Subscription
 from ..lifecycle import answer
 from .kinds import CREATE_SUBSCRIPTION
@@ -20,6 +23,7 @@ def create_subscription(
     idempotency_key: uuid.UUID | str | None = None,
     account: str | None = None,
     requested_by: str = "",
+    payment_type: str | None = None,
     **fields: Any,
 ) -> Subscription:
     """Create a subscription (``params``, or its fields as keyword arguments) and mirror it.
@@ -31,9 +35,15 @@ def create_subscription(
     same parameters returns the same subscription. The answer is normally ``unverified``:
     the first payment follows (``subscription_created``/``subscription_payment`` webhooks,
     or :func:`~django_paycharge.services.refresh_subscription`).
+
+    ``payment_type``: the token's, when the caller knows it (the checkout the customer paid
+    on). Only card, konbini and apple_pay pay a subscription: any other is refused here
+    (``InvalidParametersError`` on ``payment_type``), before anything is kept or sent.
     """
     given = params if params is not None else SubscriptionCreateParams(**fields)
     body = given.to_body()
+    if payment_type is not None:
+        validate_subscribable_payment_type(payment_type, "payment_type")
     key = checked_key(idempotency_key)
     existing = existing_request(CREATE_SUBSCRIPTION, key, body, None)
     if existing is not None:

@@ -89,6 +89,8 @@
       return;
     }
     chargeForm.elements.namedItem("transaction_token_id").value = body.id;
+    // What the customer chose: the shop refuses a subscription a payment type cannot pay.
+    chargeForm.elements.namedItem("payment_type").value = selectedType();
     HTMLFormElement.prototype.submit.call(chargeForm);
   }
 
