@@ -23,6 +23,7 @@ from .. import conf
 from ..client.subscription_vocabulary import SUBSCRIPTION_PERIODS
 from ..client.vocabulary import MODES
 from ..models import Charge, RefundState, WebhookConfiguration
+from ..models.subscriptions import PERIOD_LABELS
 from ..services.attention import unknown_outcome
 from ..signals import SIGNALS
 
@@ -112,7 +113,7 @@ class SubscriptionPeriodFilter(_ValueFilter):
     field = "period"
 
     def choices_from(self, request: HttpRequest) -> Iterable[tuple[str, Any]]:
-        return [(period, period) for period in SUBSCRIPTION_PERIODS]
+        return [(period, PERIOD_LABELS[period]) for period in SUBSCRIPTION_PERIODS]
 
 
 class StoreFilter(_ValueFilter):

@@ -59,7 +59,7 @@ def initial_amount_text(subscription: Subscription) -> str:
 
 @admin.display(description=gettext_lazy("period"))
 def period_text(subscription: Subscription) -> str:
-    return subscription.period or subscription.cyclical_period or "-"
+    return subscription.period_display() or "-"
 
 
 @admin.display(description=gettext_lazy("metadata"))

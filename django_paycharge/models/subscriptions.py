@@ -42,6 +42,20 @@ class SubscriptionStatus(models.TextChoices):
     COMPLETED = "completed", _("Completed")
 
 
+#: A ``period``'s name in the shop's language (the gateway sends these words; one it adds
+#: later is shown as sent).
+PERIOD_LABELS = {
+    "daily": _("daily"),
+    "weekly": _("weekly"),
+    "biweekly": _("every two weeks"),
+    "monthly": _("monthly"),
+    "bimonthly": _("every two months"),
+    "quarterly": _("quarterly"),
+    "semiannually": _("every six months"),
+    "annually": _("yearly"),
+}
+
+
 class Subscription(models.Model):
     """A subscription as the gateway last told us; change it through the services."""
 
@@ -98,6 +112,12 @@ class Subscription(models.Model):
 
     def __str__(self) -> str:
         return f"{self.gateway_id} ({self.get_status_display() or self.status or '?'})"
+
+    def period_display(self) -> str:
+        """Its period in the shop's language, or its ISO ``cyclical_period``; "" if neither."""
+        if self.period:
+            return str(PERIOD_LABELS.get(self.period, self.period))
+        return self.cyclical_period or ""
 
     def charges(self) -> QuerySet[Charge]:
         """The mirrored charges of this subscription (its payments' charges), newest first."""

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import re
+import uuid
 from datetime import timedelta
 
 import pytest
 from django.contrib.messages import get_messages
 from django.urls import reverse
+from django.utils import timezone
 
 from django_paycharge import services
 from django_paycharge.models import Subscription, SubscriptionRequest
@@ -56,6 +58,25 @@ def test_the_list_searches_and_filters(admin_client, subscription) -> None:
     assert admin_client.get(CHANGELIST, {"q": "nothing"}).context["cl"].result_count == 0
     filtered = admin_client.get(CHANGELIST, {"status__exact": "canceled"})
     assert filtered.context["cl"].result_count == 0
+
+
+def test_the_period_is_shown_in_the_staffs_language(admin_client, subscription) -> None:
+    """The column and the filter named the period as the gateway spells it ("monthly") on
+    the Japanese admin too."""
+    now = timezone.now()
+    Subscription.objects.create(
+        gateway_id=uuid.uuid4(),
+        status="current",
+        cyclical_period="P10D",
+        synced_at=now,
+        first_seen_at=now,
+    )
+    html = admin_client.get(CHANGELIST, HTTP_ACCEPT_LANGUAGE="ja").content.decode()
+    assert "毎月" in html and "3か月ごと" in html  # the column, and the filter's choices
+    assert ">monthly<" not in html
+    assert "P10D" in html  # an ISO period, as sent
+    filtered = admin_client.get(CHANGELIST, {"period__exact": "monthly"})
+    assert filtered.context["cl"].result_count == 1
 
 
 def test_the_page_shows_payments_and_charges(admin_client, fake_gateway, subscription) -> None:
