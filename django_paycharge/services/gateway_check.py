@@ -23,10 +23,13 @@ from django.utils.translation import gettext as _
 
 from .. import conf
 from ..client import WebhookConfiguration
-from ..client.vocabulary import REQUIRED_TRIGGER
+from ..client.vocabulary import CANCEL_EVENT, REFUND_EVENT, REQUIRED_TRIGGER
 from ..exceptions import APIError, ConfigurationError, NetworkError, PayChargeError
 from .clients import get_client
 from .webhooks import configured_tokens
+
+#: The events a refund's and a cancel's end come by.
+LIFECYCLE_TRIGGERS = (REFUND_EVENT, CANCEL_EVENT)
 
 
 @dataclass
@@ -36,6 +39,8 @@ class GatewayCheck:
     account: str
     passed: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    #: What works, but slower than it could (the check still passes).
+    advice: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -109,6 +114,7 @@ def _webhooks(
     for config in calling:
         problems = _config_problems(config, digests)
         result.problems += problems
+        result.advice += _config_advice(config)
         if not problems:
             result.passed.append(
                 _(
@@ -137,6 +143,20 @@ def _not_registered(store: uuid.UUID, url: str, configs: list[WebhookConfigurati
         "No webhook of store %(store)s calls %(url)s (the ones registered call "
         "%(registered)s): register it, or pass the shop's public URL."
     ) % {"store": store, "url": url, "registered": registered}
+
+
+def _config_advice(config: WebhookConfiguration) -> list[str]:
+    """Triggers the shop's refunds and cancels end by: without them only a sync ends them."""
+    missing = [t for t in LIFECYCLE_TRIGGERS if t not in config.triggers]
+    if not missing:
+        return []
+    return [
+        _(
+            "Webhook %(id)s (%(url)s) does not send %(triggers)s: a refund or a cancel, "
+            "answered pending, then ends only when paycharge_sync reads it. Add them."
+        )
+        % {"id": config.id, "url": shown(config.url), "triggers": ", ".join(missing)}
+    ]
 
 
 def _config_problems(config: WebhookConfiguration, digests: Sequence[str]) -> list[str]:

@@ -49,6 +49,22 @@ def test_a_ready_account_passes(configured):
     assert "The gateway check passed." in out and err == ""
 
 
+def test_a_webhook_without_the_refund_and_cancel_events_passes_with_a_note(configured):
+    """A refund is answered pending: without refund_finished only a sync ends it."""
+    ok, out, err = run("--public-url", SHOP)
+    assert ok and err == ""
+    [note] = [line for line in out.splitlines() if "note:" in line]
+    assert "does not send refund_finished, cancel_finished" in note and "paycharge_sync" in note
+    configured.state.webhooks.clear()
+    configured.add_webhook(
+        HOOK,
+        ("charge_updated", "charge_finished", "refund_finished", "cancel_finished"),
+        auth_token=TOKEN,
+    )
+    ok, out, _ = run("--public-url", SHOP)
+    assert ok and "note:" not in out
+
+
 def test_wrong_credentials_are_one_line_without_the_secret(configured, settings):
     settings.PAYCHARGE = {**settings.PAYCHARGE, "SECRET": "wrong-secret-0123456789"}
     ok, _, err = run("--public-url", SHOP)

@@ -40,6 +40,8 @@ class Command(PayChargeCommand):
             self.stdout.write(f"Account {name}:")
             for line in result.passed:
                 self.stdout.write(f"  ok: {line}")
+            for line in result.advice:
+                self.stdout.write(self.style.WARNING(f"  note: {line}"))
             for line in result.problems:
                 self.stderr.write(f"  FAILED: account {name}: {line}")
             if not result.ok:
