@@ -23,6 +23,7 @@ __all__ = [
     "currency_exponent",
     "format_amount",
     "format_money",
+    "major_text",
     "to_major",
 ]
 
@@ -83,6 +84,17 @@ def format_amount(amount: int | None, currency: str | None) -> str:
 def to_major(amount: int, currency: str | None) -> Decimal:
     """``(1050, "USD")`` -> ``Decimal("10.50")``: exact, with ISO-4217's decimals."""
     return Decimal(int(amount)).scaleb(-currency_exponent(currency))
+
+
+def major_text(amount: int, exponent: int) -> str:
+    """``str(to_major(amount, currency))`` for ``exponent = currency_exponent(currency)``,
+    in whole numbers only (an export writes one a cell): ``(1050, 2)`` -> ``"10.50"``,
+    ``(-5, 3)`` -> ``"-0.005"``, ``(1000, 0)`` -> ``"1000"``."""
+    if not exponent:
+        return str(amount)
+    digits = str(abs(amount)).rjust(exponent + 1, "0")
+    sign = "-" if amount < 0 else ""
+    return f"{sign}{digits[:-exponent]}.{digits[-exponent:]}"
 
 
 _CODE = re.compile(r"[A-Za-z]{3}")

@@ -9,7 +9,13 @@ from babel.numbers import get_currency_precision
 from django.template import Context, Template
 from django.utils import translation
 
-from django_paycharge.money import CURRENCY_EXPONENTS, format_money, to_major
+from django_paycharge.money import (
+    CURRENCY_EXPONENTS,
+    DEFAULT_EXPONENT,
+    format_money,
+    major_text,
+    to_major,
+)
 
 
 @pytest.mark.parametrize(
@@ -35,6 +41,15 @@ def test_decimals_follow_iso_4217_where_babel_disagrees():
     assert format_money(1234, "IQD", "en").endswith("1.234")
     assert to_major(1234, "IQD") == Decimal("1.234")
     assert format_money(1234, "BHD", "en").endswith("1.234")
+
+
+@pytest.mark.parametrize("exponent", sorted({*CURRENCY_EXPONENTS.values(), DEFAULT_EXPONENT}))
+def test_an_amount_as_text_is_the_decimal_s_text(exponent):
+    # The export writes major_text, the rest of the app to_major: the same text.
+    codes = [code for code, places in CURRENCY_EXPONENTS.items() if places == exponent] or ["USD"]
+    amounts = [*range(-1200, 1200, 7), 0, -1, 10**15 + 7, -(10**15), 10**20, 999_999]
+    for amount in amounts:
+        assert major_text(amount, exponent) == str(to_major(amount, codes[0])), amount
 
 
 def test_odd_currencies_fall_back_to_the_plain_form():

@@ -138,6 +138,14 @@ def test_the_export_of_awkward_values(odd_charges):
     assert {r["requested_decimal"] for r in rows} >= decimals
     assert {r["created_on"] for r in rows} >= {"2026-03-01T12:00:00+00:00"}
     assert "2026-03-01T12:02:00.246912+00:00" in {r["created_on"] for r in rows}
+    # Ids and whole numbers go out as read: their text, nothing for none.
+    by_id = {str(c.gateway_id): c for c in Charge.objects.all()}
+    for row in rows:
+        charge = by_id[row["charge_id"]]
+        for name in ("store_id", "transaction_token_id", "requested_amount", "fee_amount"):
+            value = getattr(charge, name)
+            assert row[name] == ("" if value is None else str(value)), (name, value)
+    assert {r["store_id"] for r in rows} > {""} and {r["fee_amount"] for r in rows} > {""}
     assert any(r["refund_state"] == "refunded" for r in rows)
     assert any(r["refund_state"] == "partially_refunded" for r in rows)
     # A charge with a refund not final yet: what is left is the service's word.
