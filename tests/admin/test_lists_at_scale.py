@@ -214,7 +214,7 @@ def test_the_subscription_filters_read_no_table_for_their_choices(admin_client):
         for choice in spec.choices(changelist)
         if "display" in choice
     }
-    assert {"live", "test", "USD", "monthly", "semiannually"} <= choices
+    assert {"live", "test", "USD", "monthly", "every six months"} <= choices
     # The parameters Django's filters of these columns used: bookmarked lists still work.
     for params, count in [
         ({"mode__exact": "live"}, 3),
