@@ -123,3 +123,14 @@ def test_bad_arguments_are_one_line(fake_gateway, args: list[str], message: str)
     with pytest.raises(CommandError, match=message):
         run(*args)
     assert not ChargeActionRequest.objects.exists()
+
+
+def test_a_progress_line_every_so_many_seconds_too(fake_gateway, monkeypatch):
+    for _ in range(4):
+        paid(fake_gateway)
+    monkeypatch.setattr(
+        "django_paycharge.management.commands.paycharge_refund_many.PROGRESS_SECONDS", 1.0
+    )
+    out, _ = run("--batch", "timed", "--metadata", "event=E42")  # 0.5 s a refund on the clock
+    assert [line.split(":")[0] for line in out.splitlines()] == ["Progress", "Batch timed"]
+    assert "Progress: 3/4 charges" in out

@@ -219,3 +219,20 @@ def test_metadata_matches_text_or_the_number_it_spells(fake_gateway):
     assert list(services.batch_charges(metadata={"event": "42"})) == [numbered]
     with pytest.raises(InvalidParametersError):
         services.batch_charges(metadata={"event__gt": "1"})
+
+
+def test_a_refund_never_answered_is_unknown_then_found_never_sent_again(fake_gateway, settings):
+    charges = [paid(fake_gateway) for _ in range(2)]
+    settings.PAYCHARGE = {**settings.PAYCHARGE, "MAX_RETRIES": 0, "CREATE_SETTLE_SECONDS": 0}
+    lost = rf"/charges/{charges[0].gateway_id}/refunds$"
+    fake_gateway.add_fault("POST", lost, action="drop_after", count=100)  # made, answer lost
+    fake_gateway.add_fault("GET", lost, action="drop_before", count=100)  # nor found by reads
+    first = refund_many(batch="lost")
+    assert first.counts == {"unknown": 1, "refunded": 1} and not first.ok
+    assert ChargeActionRequest.objects.filter(state="abandoned").count() == 1
+    again = refund_many(batch="lost")  # still not readable: still unknown, nothing sent
+    assert again.counts == {"unknown": 1, "done_before": 1}
+    fake_gateway.clear_faults()
+    found = refund_many(batch="lost")  # readable again: the machine finds the refund
+    assert found.counts == {"done_before": 2} and found.amounts == {"JPY": 2000}
+    assert refunds_per_charge(fake_gateway, charges) == [1, 1]
