@@ -197,8 +197,9 @@ def _keys(batch: str, rows: list[Charge]) -> dict[int, tuple[str, str | None]]:
         kind=REFUND.name, idempotency_key__startswith=prefix
     ).order_by("pk")
     attempts: dict[int, list[str]] = {}
-    for charge_pk, made_state in made.values_list("charge_id", "state"):
-        attempts.setdefault(charge_pk, []).append(made_state)
+    for charge_pk, key, made_state in made.values_list("charge_id", "idempotency_key", "state"):
+        if key.startswith(prefix):  # SQLite's LIKE ignores case: batch E42 is not e42
+            attempts.setdefault(charge_pk, []).append(made_state)
     keys: dict[int, tuple[str, str | None]] = {}
     state: str | None
     for charge in rows:

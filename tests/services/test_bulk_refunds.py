@@ -236,3 +236,13 @@ def test_a_refund_never_answered_is_unknown_then_found_never_sent_again(fake_gat
     found = refund_many(batch="lost")  # readable again: the machine finds the refund
     assert found.counts == {"done_before": 2} and found.amounts == {"JPY": 2000}
     assert refunds_per_charge(fake_gateway, charges) == [1, 1]
+
+
+def test_batch_names_differing_in_case_are_two_batches(fake_gateway):
+    charge = paid(fake_gateway, amount=1000)
+    services.refund_charge(
+        charge, amount=100, idempotency_key=f"refund-many:e42:{charge.gateway_id}"
+    )
+    assert refund_many(batch="E42").counts == {"refunded": 1}  # not e42's refund
+    assert refund_many(batch="e42").counts == {"done_before": 1}
+    assert refunds_per_charge(fake_gateway, [charge]) == [2]
