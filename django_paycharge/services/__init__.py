@@ -8,6 +8,7 @@ machine, :mod:`.lifecycle.exactly_once`.
 """
 
 from ..client.types import token_digest
+from .bulk_refunds import RefundManyResult, RefundStep, batch_charges, refund_many
 from .charges import (
     ChargeCheck,
     PaymentInstructions,
@@ -77,9 +78,12 @@ __all__ = [
     "ChargeCheck",
     "PaymentInstructions",
     "RecoveryResult",
+    "RefundManyResult",
+    "RefundStep",
     "SubscriptionSyncResult",
     "SyncResult",
     "UpsertResult",
+    "batch_charges",
     "cancel_charge",
     "cancel_subscription",
     "capture_charge",
@@ -107,6 +111,7 @@ __all__ = [
     "refresh_saved_card",
     "refresh_subscription",
     "refund_charge",
+    "refund_many",
     "refundable_amount",
     "refundable_amounts",
     "reset_clients",

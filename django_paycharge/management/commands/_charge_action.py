@@ -36,8 +36,12 @@ class ChargeActionCommand(PayChargeCommand):
         return charge
 
     def who(self) -> str:
-        """Recorded as the request's ``requested_by``: the operating-system user."""
-        try:
-            return f"command:{getpass.getuser()}"
-        except (KeyError, OSError):
-            return "command"
+        return who()
+
+
+def who() -> str:
+    """Recorded as a request's ``requested_by``: the operating-system user."""
+    try:
+        return f"command:{getpass.getuser()}"
+    except (KeyError, OSError):
+        return "command"
