@@ -123,6 +123,16 @@ def cvv_status(token_id: uuid.UUID, *, fresh: bool) -> str | None:
     return info.cvv_authorization_status if info.cvv_authorization_enabled else None
 
 
+def await_new_card(token_id: str) -> None:
+    """Before a new saved card's first charge: the gateway checks its security code (when the
+    store asks) right after making the token; a charge before that would be refused."""
+    try:
+        token = uuid.UUID(token_id)
+    except ValueError:
+        return  # not a token: the charge's own checks say so
+    cvv_status(token, fresh=False)
+
+
 def _pending(info: TransactionTokenInfo) -> bool:
     return bool(info.cvv_authorization_enabled) and info.cvv_authorization_status == "pending"
 

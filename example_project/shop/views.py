@@ -36,6 +36,7 @@ from .checkout import checkout_context, rejected_message
 from .models import Order, Product
 from .payments import failure_message, needs_three_ds, pay_order, payment_type
 from .refunds import staff_refund_context
+from .saved_cards import await_new_card
 from .saved_cards import keep as keep_card
 from .subscribe import subscribe_order
 
@@ -114,6 +115,8 @@ def pay(request: HttpRequest, public_id: uuid.UUID) -> HttpResponse:
                 keep_card(request, save)
             return None
         saved = bool(save) and save == token_id
+        if saved:
+            await_new_card(token_id)  # its security code checked first, when the store asks
         charge = pay_order(request, order, token_id, saved=saved)
         if saved and charge.status not in ("failed", "error"):
             keep_card(request, save)
