@@ -81,6 +81,10 @@ def register_webhook() -> str:
             "subscription_suspended",
             "subscription_canceled",
             "subscription_completed",
+            # Saved cards: a renewed card's new token, a deleted card, its security code checked.
+            "token_replaced",
+            "recurring_token_deleted",
+            "token_cvv_auth_updated",
         ],
         "auth_token": token,
         "active": True,

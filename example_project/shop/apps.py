@@ -11,4 +11,4 @@ class ShopConfig(AppConfig):
 
     def ready(self) -> None:
         # Connect the payment signal receivers.
-        from . import payments, renewals  # noqa: F401
+        from . import payments, renewals, saved_cards  # noqa: F401

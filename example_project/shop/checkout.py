@@ -12,6 +12,7 @@ from django.utils.translation import gettext as _
 from django_paycharge import conf
 
 from .models import Order
+from .saved_cards import offer
 
 #: Online wallet brands offered, with how each brand's payment page is opened: a form
 #: POST, or (one messaging wallet) a plain GET. The fake gateway accepts any brand name.
@@ -67,6 +68,7 @@ def script_texts() -> dict[str, Any]:
         "failed": _("The payment service refused the payment details. Please try again."),
         "fields": field_labels(),
         "reasons": {"CARD_EXPIRED": _("This card has expired. Please use another card.")},
+        "cvv": _("Please enter your card's security code (3 or 4 digits)."),
     }
 
 
@@ -74,9 +76,14 @@ def checkout_context(request: HttpRequest, order: Order) -> dict[str, Any]:
     """The checkout template's context.
 
     The JWT is a browser app token's (``PAYCHARGE["WIDGET_JWT"]``), made for
-    widgets: it can create transaction tokens and nothing else. The server's app
-    token (its JWT and secret) never leaves the server.
+    widgets: it can create transaction tokens and give a saved card's security code
+    (``saved_card.js``), nothing else. The server's app token (its JWT and secret)
+    never leaves the server.
+
+    ``saved_card``: the customer's saved card, offered to pay a one-off order in one step
+    (a subscription is paid by a token of its own type).
     """
+    saved_card = None if order.product.is_subscription else offer(request)
     return {
         "order": order,
         "gateway_url": settings.PAYCHARGE["BASE_URL"],
@@ -85,4 +92,6 @@ def checkout_context(request: HttpRequest, order: Order) -> dict[str, Any]:
         "wallet_brands": WALLET_BRANDS,
         "convenience_stores": CONVENIENCE_STORES,
         "demo": settings.SHOP_DEMO_BANK,
+        "saved_card": saved_card,
+        "ask_cvv": saved_card is not None and saved_card.asks_cvv,
     }

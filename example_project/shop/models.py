@@ -128,3 +128,25 @@ class Order(models.Model):
     def can_pay(self) -> bool:
         """A new order, or one whose last payment failed, can be paid (again)."""
         return self.status in (self.Status.NEW, self.Status.FAILED)
+
+
+class SavedCard(models.Model):
+    """A customer's saved card: the gateway's ``recurring`` transaction token, never the card.
+
+    The shop has no customer accounts: a customer is this browser (a random id in its
+    session, ``shop/saved_cards.py``). What the page shows of the card (its brand, its last
+    four digits, whether the store asks its security code) is in the app's mirror of the
+    token (``TransactionTokenInfo``).
+    """
+
+    #: The browser's customer id (``shop/saved_cards.py``): one saved card each, the latest.
+    customer = models.UUIDField(_("customer"), unique=True)
+    token_id = models.UUIDField(_("transaction token"), unique=True)
+    saved_at = models.DateTimeField(_("saved at"), auto_now=True)
+
+    class Meta:
+        verbose_name = _("saved card")
+        verbose_name_plural = _("saved cards")
+
+    def __str__(self) -> str:
+        return str(self.token_id)

@@ -43,8 +43,11 @@ _ORDER_STATUS = {
 }
 
 
-def pay_order(request: HttpRequest, order: Order, transaction_token_id: str) -> Charge:
-    """Charge ``order`` with the transaction token the customer's browser created.
+def pay_order(
+    request: HttpRequest, order: Order, transaction_token_id: str, *, saved: bool = False
+) -> Charge:
+    """Charge ``order`` with the transaction token the customer's browser created, or with
+    their saved card's (``saved``: a ``recurring`` token, ``services.charge_saved_card``).
 
     The amount and currency are the order's. The gateway sends the customer
     back (online wallets) to ``paycharge:return``, or after 3-D Secure (cards)
@@ -63,7 +66,8 @@ def pay_order(request: HttpRequest, order: Order, transaction_token_id: str) -> 
     completes it.
     """
     started = time.monotonic()
-    charge = services.create_charge(
+    create = services.charge_saved_card if saved else services.create_charge
+    charge = create(
         transaction_token_id=transaction_token_id,
         amount=order.amount,
         currency=order.currency,
@@ -73,7 +77,7 @@ def pay_order(request: HttpRequest, order: Order, transaction_token_id: str) -> 
         three_ds_redirect_endpoint=request.build_absolute_uri(reverse("paycharge:three_ds_return")),
         ip_address=_client_ip(request),
         # One charge request per attempt: two tabs or a double click share it, and a new
-        # attempt starts only once the last one charged nothing.
+        # attempt starts only once the last one charged nothing (a saved card's too).
         idempotency_key=services.payment_attempt_key(order),
     )
     grant_charge_access(request, charge)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 import requests
@@ -18,6 +19,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 
 from django_paycharge import services
+from django_paycharge.client.subscription_vocabulary import CHANGE_TOKEN, refusal
 from django_paycharge.exceptions import (
     ChargeStateError,
     IdempotencyKeyReusedError,
@@ -27,12 +29,15 @@ from django_paycharge.exceptions import (
     PayChargeError,
     PaymentDetailsRejectedError,
 )
+from django_paycharge.models import Charge
 from django_paycharge.services.charges import INSTRUCTED_TYPES as INSTRUCTED
 
 from .checkout import checkout_context, rejected_message
 from .models import Order, Product
 from .payments import failure_message, needs_three_ds, pay_order, payment_type
 from .refunds import staff_refund_context
+from .saved_cards import await_new_card
+from .saved_cards import keep as keep_card
 from .subscribe import subscribe_order
 
 logger = logging.getLogger("shop.views")
@@ -98,44 +103,46 @@ def pay(request: HttpRequest, public_id: uuid.UUID) -> HttpResponse:
     if not order.can_pay:
         return redirect("shop:order", public_id=order.public_id)
     token_id = request.POST.get("transaction_token_id", "").strip()
-    try:
+    # The card the customer asked to keep: this very token (a ``recurring`` one, for a
+    # one-off payment), or one the widget made beside a subscription's token.
+    save = request.POST.get("saved_card_token_id", "").strip()
+
+    def attempt() -> Charge | None:
         if order.product.is_subscription:
             # The first payment follows the subscription; its webhook marks the order paid.
-            # A card asking for 3-D Secure goes through the app's payment page first.
+            # A card asking for 3-D Secure goes through the app's payment page first
+            # (settle sends it there); a konbini first payment waits on the order page.
             method = request.POST.get("payment_type", "").strip() or None
             first = subscribe_order(request, order, token_id, method)
-            if first is not None and needs_three_ds(first):
-                return redirect("paycharge:pay", charge_id=first.gateway_id)
-            return redirect("shop:order", public_id=order.public_id)
-        charge = pay_order(request, order, token_id)
-    except IdempotencyKeyReusedError:
-        # Another tab (or a second click with another card) is paying this order, or paid it.
-        messages.info(request, _("This order is already being paid in another window."))
-        return redirect("shop:order", public_id=order.public_id)
-    except OutcomeUnknownError:
-        error = _(
-            "We could not confirm whether your payment went through. Please do not pay "
-            "again: check this order again in a few minutes."
-        )
-        return _checkout_again(request, order, error)
-    except InvalidParametersError as exc:
-        return _checkout_again(request, order, rejected_message(e.field for e in exc.errors))
-    except (NotFoundError, PaymentDetailsRejectedError) as exc:
-        # The gateway knows no such transaction token, or refused it (expired, used,
-        # card locked...): trying again in a moment would not help the customer.
-        logger.info("Order %s: payment details refused (%s)", order.pk, exc.code)
-        error = _(
-            "The payment details were not accepted. Nothing was charged; please check them, "
-            "or choose another way to pay."
-        )
-        return _checkout_again(request, order, error)
+            if save:
+                keep_card(request, save)
+            return first if first is not None and needs_three_ds(first) else None
+        saved = bool(save) and save == token_id
+        if saved:
+            await_new_card(token_id)  # its security code checked first, when the store asks
+        charge = pay_order(request, order, token_id, saved=saved)
+        if saved and charge.status not in ("failed", "error"):
+            keep_card(request, save)
+        return charge
+
+    return settle(request, order, attempt)
+
+
+def settle(
+    request: HttpRequest,
+    order: Order,
+    attempt: Callable[[], Charge | None],
+    explain: Callable[[PayChargeError], HttpResponse | None] | None = None,
+) -> HttpResponse:
+    """Run the order's payment ``attempt`` and send the customer where its outcome says
+    (None: a subscription's, the order page). ``explain`` may answer a refusal first."""
+    try:
+        charge = attempt()
     except PayChargeError as exc:
-        logger.warning("Order %s: charge not created (%s)", order.pk, type(exc).__name__)
-        error = _(
-            "The payment service did not accept the payment right now. Nothing was charged; "
-            "please try again in a moment."
-        )
-        return _checkout_again(request, order, error)
+        answer = explain(exc) if explain is not None else None
+        return answer if answer is not None else _refused(request, order, exc)
+    if charge is None:
+        return redirect("shop:order", public_id=order.public_id)
     if charge.status in ("pending", "awaiting") and payment_type(charge) == "online":
         # The app's payment page sends the customer on to the wallet provider.
         return redirect("paycharge:pay", charge_id=charge.gateway_id)
@@ -145,9 +152,42 @@ def pay(request: HttpRequest, public_id: uuid.UUID) -> HttpResponse:
     return redirect("shop:order", public_id=order.public_id)
 
 
-def _checkout_again(request: HttpRequest, order: Order, error: str) -> HttpResponse:
+def _refused(request: HttpRequest, order: Order, exc: PayChargeError) -> HttpResponse:
+    if isinstance(exc, IdempotencyKeyReusedError):
+        # Another tab (or a second click with another card) is paying this order, or paid it.
+        messages.info(request, _("This order is already being paid in another window."))
+        return redirect("shop:order", public_id=order.public_id)
+    if isinstance(exc, OutcomeUnknownError):
+        error = _(
+            "We could not confirm whether your payment went through. Please do not pay "
+            "again: check this order again in a few minutes."
+        )
+        return _checkout_again(request, order, error)
+    if isinstance(exc, InvalidParametersError):
+        return _checkout_again(request, order, rejected_message(e.field for e in exc.errors))
+    if isinstance(exc, NotFoundError | PaymentDetailsRejectedError):
+        # The gateway knows no such transaction token, or refused it (expired, used,
+        # card locked...): trying again in a moment would not help the customer.
+        logger.info("Order %s: payment details refused (%s)", order.pk, exc.code)
+        error = _(
+            "The payment details were not accepted. Nothing was charged; please check them, "
+            "or choose another way to pay."
+        )
+        return _checkout_again(request, order, error)
+    logger.warning("Order %s: charge not created (%s)", order.pk, type(exc).__name__)
+    error = _(
+        "The payment service did not accept the payment right now. Nothing was charged; "
+        "please try again in a moment."
+    )
+    return _checkout_again(request, order, error)
+
+
+def _checkout_again(
+    request: HttpRequest, order: Order, error: str, *, ask_cvv: bool = False
+) -> HttpResponse:
     context = checkout_context(request, order)
     context["error"] = error
+    context["ask_cvv"] = ask_cvv or context["ask_cvv"]
     return render(request, "shop/checkout.html", context, status=400)
 
 
@@ -171,6 +211,10 @@ def order_detail(request: HttpRequest, public_id: uuid.UUID) -> HttpResponse:
     if order.subscription is not None:
         context["renewals"] = order.renewals.select_related("charge").order_by("created_at")
         context["demo_clock"] = settings.SHOP_DEMO_BANK and _is_staff(request)
+        # The SDKs' rule: a card changes in unconfirmed, unpaid, current and suspended.
+        context["can_change_card"] = order.renewal_of_id is None and (
+            refusal(CHANGE_TOKEN, order.subscription.status) is None
+        )
     return render(request, "shop/order.html", context)
 
 

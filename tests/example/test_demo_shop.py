@@ -13,6 +13,7 @@ import json
 import os
 import re
 import urllib.error
+import urllib.parse
 import urllib.request
 from pathlib import Path
 from typing import Any
@@ -558,6 +559,75 @@ def test_a_3ds_card_subscribes_through_the_issuer_and_comes_back_active(
     page.wait_for_url(re.compile(r"/checkout/$"))
     assert english_on(page) == []
     shot(page, "shop-subscription-signup-ja.png")
+
+
+def _fake_control(demo: Demo, name: str, required: bool) -> None:
+    request = urllib.request.Request(
+        f"{demo.gateway_url}/_fake/{name}",
+        data=json.dumps({"required": required}).encode(),
+        headers={"Content-Type": "application/json"},
+        method="POST",
+    )
+    with urllib.request.urlopen(request, timeout=30) as answer:
+        assert answer.status == 200
+
+
+def test_a_card_saved_at_sign_up_pays_again_with_its_code_then_the_subscription_card_changes(
+    demo: Demo, browser_page: Any
+) -> None:
+    page = browser_page
+    gateway_calls: list[Any] = []
+    shop_posts: list[Any] = []
+    page.on(
+        "request",
+        lambda r: (gateway_calls if r.url.startswith(demo.gateway_url) else shop_posts).append(r),
+    )
+    _fake_control(demo, "cvv_authorization", True)  # the store checks a saved card's code
+    try:
+        # Sign up with "save this card": a subscription token, and a recurring one beside it.
+        page.goto(f"{demo.shop_url}/")
+        page.locator("li.product", has_text="a month").locator("button.buy").click()
+        page.wait_for_url(re.compile(r"/checkout/$"))
+        page.check("#checkout [name=save_card]")
+        pay(page, "card", card_number=CARD_SUCCESS)
+        signup = landed_order_id(page)
+        made = [json.loads(r.post_data)["type"] for r in gateway_calls if r.method == "POST"]
+        assert made == ["subscription", "recurring"]
+        page.wait_for_selector("#order-status[data-status=paid]", timeout=TIMEOUT_MS)
+
+        # A one-off order: one step with the saved card, its code given to the gateway.
+        buy(page, demo, product=0)
+        assert "ending 4242" in page.locator("#saved-card-button").inner_text()
+        page.fill("#saved-card-cvv", "123")
+        page.click("#saved-card-button")
+        paid = landed_order_id(page)
+        page.locator("#order-status[data-status=paid]").wait_for(timeout=TIMEOUT_MS)
+        [patch] = [r for r in gateway_calls if r.method == "PATCH"]
+        assert json.loads(patch.post_data) == {"data": {"cvv": "123"}}
+        [saved_post] = [r for r in shop_posts if r.url.endswith("/pay/saved-card/")]
+        assert "123" not in (saved_post.post_data or "")  # the code never reached the shop
+        state = order_state(demo, paid)
+        assert state["charge"]["status"] == "successful"
+    finally:
+        _fake_control(demo, "cvv_authorization", False)
+
+    # The subscription's card, changed from its order page with the widget.
+    page.goto(f"{demo.shop_url}/orders/{signup}/")
+    page.click("#change-card-link")
+    page.wait_for_url(re.compile(r"/card/$"))
+    page.locator("#checkout [name=card_number]").fill(CARD_SUCCESS)
+    page.click("#pay-button")
+    page.wait_for_url(ORDER_URL, timeout=TIMEOUT_MS)
+    assert "card was changed" in page.locator(".messages").inner_text()
+    [change] = [r for r in shop_posts if r.method == "POST" and r.url.endswith("/card/")]
+    new_token = urllib.parse.parse_qs(change.post_data)["transaction_token_id"][0]
+    changed: str = demo.query(
+        "import json; from shop.models import Order; "
+        f"o = Order.objects.get(public_id='{signup}'); "
+        "print(json.dumps(str(o.subscription.raw.get('transaction_token_id'))))"
+    )
+    assert changed == new_token
+    assert_no_console_errors(page)
 
 
 # -- one language per page, and the pages a new customer meets -----------------------------------

@@ -5,11 +5,19 @@ a customer subscribes through the shop's pay form with a ``subscription`` token 
 checkout.js makes it), staff move the fake's clock with the shop's demo button, the
 renewals come back by webhook, and each becomes an order; heard again, none makes a
 second one. Suspend and cancel reach the sign-up order as notes.
+
+On the same stack (one start for both), the customer's cards, driven as checkout.js and
+saved_card.js drive them: a customer saves their card (a ``recurring`` token) at one
+checkout and pays the next order with it in one step, once however often the button is
+pressed; when the store asks the card's security code, the page asks it and the browser
+gives it to the gateway, never to the shop. A subscription's card is changed from its
+order page; an ended subscription says why not.
 """
 
 from __future__ import annotations
 
 import re
+import uuid
 from collections.abc import Iterator
 from typing import Any
 
@@ -326,3 +334,218 @@ def test_a_bank_transfer_subscription_is_refused_before_the_gateway_is_asked(sho
     log = shop.gateway("GET", "/_fake/requests").json()["items"][asked:]
     assert not [r for r in log if r["path"] == "/subscriptions"]
     assert _order(shop, order)["status"] == "new"
+
+
+# -- the customer's cards: a saved card in one step, a subscription's card changed -----------
+
+
+def _products(shop: Stack) -> dict[str, int]:
+    found: dict[str, int] = shop.query(
+        "import json; from shop.models import Product; print(json.dumps({"
+        "'once': Product.objects.filter(period='').first().pk, "
+        "'monthly': Product.objects.get(period='monthly').pk}))"
+    )
+    return found
+
+
+def _saved_cards(shop: Stack) -> list[str]:
+    found: list[str] = shop.query(
+        "import json; from shop.models import SavedCard; "
+        "print(json.dumps([str(t) for t in SavedCard.objects.values_list('token_id', flat=True)]))"
+    )
+    return found
+
+
+def _saving_token(customer: Customer, token_type: str) -> str:
+    """A token as checkout.js makes it when the customer ticks "save this card"."""
+    return customer.token(token_type=token_type)
+
+
+def _pay_saving(customer: Customer, order: str, token: str, saved: str) -> requests.Response:
+    """The pay form as checkout.js submits it for a card the customer ticked to save."""
+    return customer.session.post(
+        f"{customer.shop}/orders/{order}/pay/",
+        data={
+            "transaction_token_id": token,
+            "payment_type": "card",
+            "saved_card_token_id": saved,
+            "csrfmiddlewaretoken": customer.csrf(),
+        },
+        allow_redirects=False,
+        timeout=120,
+    )
+
+
+def _pay_saved(customer: Customer, order: str, cvv_given: bool = False) -> requests.Response:
+    return customer.session.post(
+        f"{customer.shop}/orders/{order}/pay/saved-card/",
+        data={"cvv_given": "1" if cvv_given else "", "csrfmiddlewaretoken": customer.csrf()},
+        allow_redirects=False,
+        timeout=120,
+    )
+
+
+def _checkout(customer: Customer, order: str) -> str:
+    page = customer.session.get(f"{customer.shop}/orders/{order}/checkout/", timeout=30)
+    assert page.status_code == 200
+    return page.text
+
+
+def _give_cvv(shop: Stack, token: str, cvv: str = "123") -> None:
+    """saved_card.js's call: the security code to the gateway with the widget's JWT."""
+    answer = requests.patch(
+        f"{shop.gateway_url}/stores/{shop.env['PAYCHARGE_STORE_ID']}/tokens/{token}",
+        json={"data": {"cvv": cvv}},
+        headers={"Authorization": f"Bearer {shop.env['PAYCHARGE_JWT']}"},
+        timeout=30,
+    )
+    assert answer.status_code == 200, answer.text
+
+
+def _control(shop: Stack, name: str, required: bool) -> None:
+    answer = requests.post(
+        f"{shop.gateway_url}/_fake/{name}", json={"required": required}, timeout=30
+    )
+    assert answer.status_code == 200, answer.text
+
+
+def _charges_of(shop: Stack, token: str) -> list[dict[str, Any]]:
+    return [c for c in shop.remote_charges() if c.get("transaction_token_id") == token]
+
+
+def test_a_saved_card_pays_the_next_order_in_one_step_once(shop: Stack) -> None:
+    products = _products(shop)
+    customer = Customer(shop, shop.shop_urls[0])
+    first = customer.place_order(products["once"])
+    assert 'name="save_card"' in _checkout(customer, first)
+    assert 'id="saved-card-form"' not in _checkout(customer, first)  # nothing saved yet
+    token = _saving_token(customer, "recurring")
+    assert _pay_saving(customer, first, token, token).status_code == 302
+    assert _order(shop, first)["status"] == "paid"
+    assert token in _saved_cards(shop)
+
+    second = customer.place_order(products["once"])
+    page = _checkout(customer, second)
+    assert 'id="saved-card-form"' in page and "ending 4242" in page
+    assert 'id="saved-card-cvv"' not in page  # the store does not ask the code
+    answers = [_pay_saved(customer, second) for _ in range(2)]  # a double click
+    assert [a.status_code for a in answers] == [302, 302]
+    paid = _order(shop, second)
+    assert paid["status"] == "paid"
+    assert [c["id"] for c in _charges_of(shop, token)].count(paid["charge"]) == 1
+    assert len(_charges_of(shop, token)) == 2  # the first order's and this one's
+
+    # Another browser has no saved card; a subscription is not offered one.
+    stranger = Customer(shop, shop.shop_urls[0])
+    assert 'id="saved-card-form"' not in _checkout(stranger, stranger.place_order())
+    monthly = customer.place_order(products["monthly"])
+    assert 'id="saved-card-form"' not in _checkout(customer, monthly)
+
+
+def test_the_security_code_is_asked_when_the_store_requires_it(shop: Stack) -> None:
+    products = _products(shop)
+    customer = Customer(shop, shop.shop_urls[0])
+    _control(shop, "cvv_authorization", True)
+    _control(shop, "cvv_confirmation", True)
+    try:
+        first = customer.place_order(products["once"])
+        token = _saving_token(customer, "recurring")
+        _give_cvv(shop, token)  # the first charge is given the code typed with the card
+        assert _pay_saving(customer, first, token, token).status_code == 302
+        assert _order(shop, first)["status"] == "paid"
+
+        second = customer.place_order(products["once"])
+        page = _checkout(customer, second)
+        field = re.search(r'<input id="saved-card-cvv"[^>]*>', page)
+        assert field and "name=" not in field.group(0)  # never carried to the shop
+        refused = _pay_saved(customer, second)  # no code given: the gateway refuses
+        assert refused.status_code == 400
+        assert "security code" in refused.text and 'id="saved-card-cvv"' in refused.text
+        assert _order(shop, second)["status"] == "new"
+        _give_cvv(shop, token)
+        assert _pay_saved(customer, second, cvv_given=True).status_code == 302
+        assert _order(shop, second)["status"] == "paid"
+    finally:
+        _control(shop, "cvv_authorization", False)
+        _control(shop, "cvv_confirmation", False)
+
+
+def test_a_deleted_saved_card_is_no_longer_offered(shop: Stack) -> None:
+    customer = Customer(shop, shop.shop_urls[0])
+    products = _products(shop)
+    first = customer.place_order(products["once"])
+    token = _saving_token(customer, "recurring")
+    assert _pay_saving(customer, first, token, token).status_code == 302
+    store = shop.env["PAYCHARGE_STORE_ID"]
+    assert shop.gateway("DELETE", f"/stores/{store}/tokens/{token}").status_code == 204
+    shop.deliveries()  # recurring_token_deleted reaches the shop's receiver
+    wait_until(
+        lambda: token not in _saved_cards(shop), "the deleted card forgotten", diagnose=shop.report
+    )
+    assert 'id="saved-card-form"' not in _checkout(customer, customer.place_order())
+
+
+def _subscribe_saving_the_card(shop: Stack, customer: Customer) -> tuple[str, str]:
+    """A subscription signed up with the card saved beside it (two tokens, as checkout.js)."""
+    order = customer.place_order(_products(shop)["monthly"])
+    saved = _saving_token(customer, "recurring")
+    answer = _pay_saving(customer, order, _saving_token(customer, "subscription"), saved)
+    assert answer.status_code == 302, answer.text[:500]
+    shop.deliveries()
+    wait_until(lambda: _order(shop, order)["status"] == "paid", "the first payment")
+    return order, saved
+
+
+def test_a_subscription_card_is_changed_and_an_ended_one_says_why_not(shop: Stack) -> None:
+    customer = Customer(shop, shop.shop_urls[0])
+    order, saved = _subscribe_saving_the_card(shop, customer)
+    assert saved in _saved_cards(shop)  # kept beside the subscription
+    page = customer.session.get(f"{customer.shop}/orders/{order}/", timeout=30).text
+    assert f"/orders/{order}/card/" in page
+    form = customer.session.get(f"{customer.shop}/orders/{order}/card/", timeout=30)
+    assert form.status_code == 200 and 'data-token-type="subscription"' in form.text
+    key = re.search(r'name="key" value="([0-9a-f-]{36})"', form.text)
+    assert key
+    new_token = _saving_token(customer, "subscription")
+
+    def change() -> requests.Response:
+        return customer.session.post(
+            f"{customer.shop}/orders/{order}/card/",
+            data={
+                "transaction_token_id": new_token,
+                "key": key.group(1),
+                "csrfmiddlewaretoken": customer.csrf(),
+            },
+            allow_redirects=False,
+            timeout=60,
+        )
+
+    assert [change().status_code for _ in range(2)] == [302, 302]  # a double submit: one
+    subscription = _order(shop, order)["subscription"]
+    store = shop.env["PAYCHARGE_STORE_ID"]
+    remote = shop.gateway("GET", f"/stores/{store}/subscriptions/{subscription}").json()
+    assert remote["transaction_token_id"] == new_token
+
+    shop.query(
+        "from django_paycharge import services; from django_paycharge.models import Subscription; "
+        f"services.cancel_subscription(Subscription.objects.get(gateway_id='{subscription}')); "
+        "print('null')"
+    )
+    shown = customer.session.get(f"{customer.shop}/orders/{order}/card/", timeout=30).text
+    assert 'id="card-change-refused"' in shown and "has ended" in shown
+    assert 'id="checkout"' not in shown
+    again = customer.session.post(
+        f"{customer.shop}/orders/{order}/card/",
+        data={
+            "transaction_token_id": _saving_token(customer, "subscription"),
+            "key": str(uuid.uuid4()),
+            "csrfmiddlewaretoken": customer.csrf(),
+        },
+        allow_redirects=False,
+        timeout=60,
+    )
+    assert again.status_code == 409 and "has ended" in again.text
+    assert (
+        f"/orders/{order}/card/"
+        not in customer.session.get(f"{customer.shop}/orders/{order}/", timeout=30).text
+    )

@@ -43,9 +43,24 @@
       data = { brand: value("brand"), call_method: brand.selectedOptions[0].dataset.callMethod };
     }
     // "subscription" for a product sold by the month (the page says which): the gateway
-    // charges that token on the subscription's schedule.
-    const tokenType = form.dataset.tokenType || "one_time";
+    // charges that token on the subscription's schedule. A card the customer saves is a
+    // "recurring" token: the shop may charge it again later.
+    let tokenType = form.dataset.tokenType || "one_time";
+    if (tokenType === "one_time" && saving()) tokenType = "recurring";
     return { payment_type: type, type: tokenType, email: value("email"), data: data };
+  }
+
+  function saving() {
+    const box = form.elements.namedItem("save_card");
+    return selectedType() === "card" && Boolean(box && box.checked);
+  }
+
+  function createToken(body) {
+    return fetch(form.dataset.gatewayUrl + "/tokens", {
+      method: "POST",
+      headers: { "Authorization": "Bearer " + form.dataset.jwt, "Content-Type": "application/json" },
+      body: JSON.stringify(body),
+    });
   }
 
   function showError(message) {
@@ -72,11 +87,7 @@
     button.textContent = texts.working;
     let response;
     try {
-      response = await fetch(form.dataset.gatewayUrl + "/tokens", {
-        method: "POST",
-        headers: { "Authorization": "Bearer " + form.dataset.jwt, "Content-Type": "application/json" },
-        body: JSON.stringify(tokenBody(selectedType())),
-      });
+      response = await createToken(tokenBody(selectedType()));
     } catch (err) {
       button.textContent = button.dataset.label;
       showError(texts.unreachable);
@@ -90,8 +101,25 @@
     }
     chargeForm.elements.namedItem("transaction_token_id").value = body.id;
     // What the customer chose: the shop refuses a subscription a payment type cannot pay.
-    chargeForm.elements.namedItem("payment_type").value = selectedType();
+    // (The change-card page's form has no such field: only a card makes its token.)
+    const chosen = chargeForm.elements.namedItem("payment_type");
+    if (chosen) chosen.value = selectedType();
+    const saved = chargeForm.elements.namedItem("saved_card_token_id");
+    if (saved && saving()) saved.value = await savedCardToken(body.id);
     HTMLFormElement.prototype.submit.call(chargeForm);
+  }
+
+  // The card to keep: the payment's own token, or, beside a subscription's token (which
+  // only the gateway charges), a "recurring" token of the same card. Not made: not kept.
+  async function savedCardToken(paymentTokenId) {
+    if (form.dataset.tokenType !== "subscription") return paymentTokenId;
+    try {
+      const response = await createToken(Object.assign(tokenBody("card"), { type: "recurring" }));
+      const body = await response.json();
+      return response.ok && body && body.id ? body.id : "";
+    } catch (err) {
+      return "";
+    }
   }
 
   form.querySelectorAll("input[name=payment_type]").forEach(function (radio) {
