@@ -66,7 +66,7 @@ def _insert(conn: BaseDatabaseWrapper, fields: dict[str, Any], rows: list[Announ
         picks = ["(v->>0)::uuid", "v->>1", "v->>2", "v->3"]
         page = [[row.event_id.hex, row.signal, row.receiver, row.arguments] for row in rows]
         params: list[Any] = [json.dumps(page, cls=PayloadEncoder)]
-        events = [row.event_id for row in rows]  # as the database returns them
+        events: list[Any] = [row.event_id for row in rows]  # as the database returns them
     else:
         source = "(VALUES " + ", ".join(["(%s, %s, %s, %s)"] * len(rows)) + ") AS v"
         picks = [f"v.column{n}" for n in range(1, len(PER_ROW) + 1)]
