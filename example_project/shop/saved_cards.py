@@ -91,8 +91,13 @@ def keep(request: HttpRequest, token_id: str) -> bool:
     if info.cvv_authorization_status == "failed":
         return False  # the card's security code was refused: it cannot be charged
     customer = customer_id(request, create=True)
+    # One statement each, never a read then a write in one transaction: on SQLite in its
+    # default (deferred) mode a transaction that read cannot start writing while another
+    # connection writes ("database is locked" at once, no busy wait).
     try:
-        SavedCard.objects.update_or_create(customer=customer, defaults={"token_id": info.token_id})
+        if SavedCard.objects.filter(customer=customer).update(token_id=info.token_id):
+            return True
+        SavedCard.objects.create(customer=customer, token_id=info.token_id)
     except IntegrityError:  # another browser holds this token: not this customer's to keep
         return False
     return True
