@@ -8,9 +8,21 @@ the subscription's first payment, and each later payment becomes an order of its
 from __future__ import annotations
 
 import uuid
+from typing import Any
 
 from django.db import models
 from django.utils.translation import gettext_lazy as _
+
+
+def metadata_number(value: Any) -> int | None:
+    """An order's number as the shop wrote it into a charge's or subscription's metadata
+    (a whole number, or its text as the gateway may send it back); None for anything else."""
+    if isinstance(value, bool) or not isinstance(value, int | str):
+        return None
+    try:
+        return int(value)
+    except ValueError:
+        return None
 
 
 class Product(models.Model):

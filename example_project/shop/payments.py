@@ -28,7 +28,7 @@ from django_paycharge.access import grant_charge_access
 from django_paycharge.exceptions import PayChargeError
 from django_paycharge.models import Charge
 
-from .models import Order
+from .models import Order, metadata_number
 from .subscribe import signup_order_id
 
 logger = logging.getLogger("shop.payments")
@@ -160,13 +160,7 @@ def _apply_status(order: Order, charge_status: str | None) -> None:
 
 def order_id_of(charge: Charge) -> int | None:
     """The shop's order id from the charge's metadata (set by :func:`pay_order`)."""
-    value = (charge.metadata or {}).get("order")
-    if isinstance(value, bool) or not isinstance(value, int | str):
-        return None
-    try:
-        return int(value)
-    except ValueError:
-        return None
+    return metadata_number((charge.metadata or {}).get("order"))
 
 
 @receiver(signals.charge_status_changed, sender=Charge, dispatch_uid="shop-order-status")

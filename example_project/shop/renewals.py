@@ -26,7 +26,7 @@ from django.utils import timezone
 from django_paycharge import services, signals
 from django_paycharge.models import Charge, Subscription
 
-from .models import Order
+from .models import Order, metadata_number
 from .subscribe import ATTEMPT_KEY, ORDER_KEY
 
 logger = logging.getLogger("shop.renewals")
@@ -34,22 +34,13 @@ Note = Order.SubscriptionNote
 FINAL_NOTES = (Note.CANCELED, Note.COMPLETED)
 
 
-def _int(value: Any) -> int | None:
-    if isinstance(value, bool) or not isinstance(value, int | str):
-        return None
-    try:
-        return int(value)
-    except ValueError:
-        return None
-
-
 def _signup_order(charge: Charge | None, subscription: Subscription | None) -> Order | None:
     """The sign-up order, locked: named by the charge's metadata, else by its subscription."""
     metadata = (charge.metadata if charge is not None else None) or {}
     found = Order.objects.select_for_update()
-    order_pk = _int(metadata.get(ORDER_KEY))
+    order_pk = metadata_number(metadata.get(ORDER_KEY))
     if order_pk is None and subscription is not None:
-        order_pk = _int((subscription.metadata or {}).get(ORDER_KEY))
+        order_pk = metadata_number((subscription.metadata or {}).get(ORDER_KEY))
     if order_pk is not None:
         return found.filter(pk=order_pk, renewal_of=None).first()
     if charge is not None:
@@ -64,7 +55,7 @@ def _signup_order(charge: Charge | None, subscription: Subscription | None) -> O
 def _current_attempt(order: Order, charge: Charge) -> bool:
     """Whether the charge belongs to the sign-up's current attempt (an older one's is not
     the customer's subscription any more)."""
-    attempt = _int((charge.metadata or {}).get(ATTEMPT_KEY))
+    attempt = metadata_number((charge.metadata or {}).get(ATTEMPT_KEY))
     if attempt is not None:  # the attempt's number travels with its charges
         return attempt == order.subscription_attempt
     return order.subscription is None or order.subscription.gateway_id == charge.subscription_id

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Any
 
 from django.conf import settings
 from django.db import transaction
@@ -28,7 +27,7 @@ from django_paycharge.access import grant_charge_access
 from django_paycharge.exceptions import PayChargeError
 from django_paycharge.models import Charge, Subscription, SubscriptionRequest
 
-from .models import Order
+from .models import Order, metadata_number
 
 logger = logging.getLogger("shop.subscribe")
 
@@ -64,13 +63,7 @@ def attempt_key(order: Order) -> str:
 
 def signup_order_id(charge: Charge) -> int | None:
     """The sign-up order named by a subscription's charge (its metadata), if any."""
-    value: Any = (charge.metadata or {}).get(ORDER_KEY)
-    if isinstance(value, bool) or not isinstance(value, int | str):
-        return None
-    try:
-        return int(value)
-    except ValueError:
-        return None
+    return metadata_number((charge.metadata or {}).get(ORDER_KEY))
 
 
 def subscribe_order(
