@@ -120,6 +120,16 @@ def assert_no_console_errors(page: Any) -> None:
     assert page.console_errors == []
 
 
+def log_in_as_staff(page: Any, demo: Demo) -> None:
+    """Sign in to the demo's admin as its staff user (the admin's pages have no icon: the
+    favicon's 404 is not ours, so the console errors so far are forgotten)."""
+    page.goto(f"{demo.shop_url}/admin/login/?next=/admin/")
+    page.fill("#id_username", demo.admin_user)
+    page.fill("#id_password", demo.admin_password)
+    page.click("input[type=submit]")
+    page.console_errors.clear()
+
+
 def test_card_payment_marks_the_order_paid(demo: Demo, browser_page: Any) -> None:
     page = browser_page
     tokens_requests: list[Any] = []
@@ -298,10 +308,7 @@ def test_the_demo_admin_user_sees_the_paid_order(demo: Demo, browser_page: Any) 
     public_id = landed_order_id(page)
     state = order_state(demo, public_id)
     order_id = state["order"]["id"]
-    page.goto(f"{demo.shop_url}/admin/")
-    page.fill("#id_username", demo.admin_user)
-    page.fill("#id_password", demo.admin_password)
-    page.click("input[type=submit]")
+    log_in_as_staff(page, demo)
     page.goto(f"{demo.shop_url}/admin/shop/order/{order_id}/change/")
     assert public_id in page.locator("#content").inner_text()
     assert "Paid" in page.locator(".field-status").inner_text()
@@ -332,10 +339,7 @@ def test_the_dashboard_shows_the_seeded_charges_and_the_metrics_answer(
     token = re.search(r'Authorization: Bearer (\S+?)"', text)
     assert dashboard and metrics and token, text
     page = browser_page
-    page.goto(f"{demo.shop_url}/admin/login/?next=/admin/")
-    page.fill("#id_username", demo.admin_user)
-    page.fill("#id_password", demo.admin_password)
-    page.click("input[type=submit]")
+    log_in_as_staff(page, demo)
     page.goto(dashboard.group(1))
     takings = page.locator("#paycharge-takings").inner_text()
     assert "All payment types" in takings  # the seeded month, synced by the demo
@@ -424,11 +428,7 @@ print(json.dumps([[r.amount, r.status, r.reason] for r in Refund.objects.filter(
 
 def test_staff_refund_from_the_order_page(demo: Demo, browser_page: Any) -> None:
     page = browser_page
-    page.goto(f"{demo.shop_url}/admin/")
-    page.fill("#id_username", demo.admin_user)
-    page.fill("#id_password", demo.admin_password)
-    page.click("input[type=submit]")
-    page.console_errors.clear()  # the admin's pages have no icon: a favicon 404, not ours
+    log_in_as_staff(page, demo)
     price = buy(page, demo, product=0, quantity=2)
     pay(page, "card", card_number=CARD_SUCCESS)
     public_id = landed_order_id(page)
@@ -460,11 +460,7 @@ def test_a_subscription_is_paid_then_the_clock_button_makes_a_renewal_order(
     demo: Demo, browser_page: Any
 ) -> None:
     page = browser_page
-    page.goto(f"{demo.shop_url}/admin/")
-    page.fill("#id_username", demo.admin_user)
-    page.fill("#id_password", demo.admin_password)
-    page.click("input[type=submit]")
-    page.console_errors.clear()  # the admin's pages have no icon: a favicon 404, not ours
+    log_in_as_staff(page, demo)
     tokens: list[Any] = []
     page.on("request", lambda r: tokens.append(r) if r.url.endswith("/tokens") else None)
     page.goto(f"{demo.shop_url}/")
