@@ -46,10 +46,11 @@ from ..models import Charge, ChargeActionRequest, RequestState
 from .lifecycle import REFUND, refund_charge
 
 #: Refunds a second unless told otherwise. The gateway publishes no rate limit
-#: (spec: "not shown"); a refund costs up to four requests (a read of the charge, of
-#: its token when the mirror lacks the payment type, the refund, a read of it), so 2
-#: keeps the account under 10 requests a second, the lowest limit payment gateways
-#: commonly document (for test modes), and leaves room for the shop's own checkouts.
+#: (spec: "not shown"); a refund costs one to three requests (the refund; a read of the
+#: charge when the mirror's status is not final, of its token when the mirror lacks the
+#: payment type), so 2 keeps the account well under 10 requests a second, the lowest
+#: limit payment gateways commonly document (for test modes), and leaves room for the
+#: shop's own checkouts.
 DEFAULT_RATE = 2.0
 KEY_PREFIX = "refund-many"
 BATCH_NAME = re.compile(r"[A-Za-z0-9._-]{1,64}")
