@@ -24,7 +24,7 @@ from .quarantined import (
     retry_quarantined,
     store_quarantined_by_id,
 )
-from .reads import refresh_charge, store_of, store_remote_charge, wait_for_charge
+from .reads import WAIT_BACKOFF, refresh_charge, store_of, store_remote_charge, wait_for_charge
 from .subscriptions import (
     refresh_latest_charge,
     refresh_subscription,
@@ -45,6 +45,7 @@ from .upsert import (
 
 __all__ = [
     "NEW_CHARGE_ID",
+    "WAIT_BACKOFF",
     "Link",
     "Report",
     "UpsertResult",

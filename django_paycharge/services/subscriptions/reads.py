@@ -17,6 +17,7 @@ from ...exceptions import PayChargeError
 from ...models import Charge, ScheduledPayment, Subscription
 from ..clients import get_client
 from ..mirror import (
+    WAIT_BACKOFF,
     refresh_charge,
     refresh_subscription,
     store_remote_charge,
@@ -26,8 +27,6 @@ from ..mirror import (
 )
 
 logger = logging.getLogger("django_paycharge.services")
-#: Pauses between reads of a new subscription's charges until its first one is listed.
-_FIRST_CHARGE_PAUSES = (0.1, 0.2, 0.4, 0.8, 1.0)
 
 
 def scheduled_payments(subscription: Subscription) -> list[ScheduledPayment]:
@@ -87,7 +86,7 @@ def subscription_first_charge(
         left = deadline - time.monotonic()
         if left <= 0:
             return None
-        sleep(min(_FIRST_CHARGE_PAUSES[min(pauses, len(_FIRST_CHARGE_PAUSES) - 1)], left))
+        sleep(min(WAIT_BACKOFF.delay(pauses), left))  # the pauses of waiting for a charge
         pauses += 1
     if remote.status != "pending":
         refresh_subscription(sub_id, store, account=name)
