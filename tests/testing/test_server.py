@@ -220,3 +220,15 @@ def test_requests_log_in_process(gw: Gw) -> None:
     [entry] = [e for e in gw.handle.requests_log if e["path"] == "/charges"]
     assert entry["method"] == "GET" and entry["query"] == "limit=10"
     assert "authorization" not in {k.lower() for k in entry["headers"]}
+
+
+def test_free_ports_come_from_below_the_ephemeral_range() -> None:
+    """A port found by binding port 0 is an ephemeral one, which any process's outgoing
+    connection could take before the server started (CI once talked to another lane's
+    fake gateway that way): ports for servers started later come from below that range."""
+    from django_paycharge.testing.server import _ephemeral_low, free_port
+
+    low = _ephemeral_low()
+    ports = {free_port() for _ in range(20)}
+    assert all(10_000 <= port < max(low, 11_000) for port in ports), (sorted(ports), low)
+    assert len(ports) > 1  # picked at random, not the same one for every caller
