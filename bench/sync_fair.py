@@ -2,7 +2,7 @@
 
     bench/run sync-fair [--n 10000] [--rounds 5] [--latencies 0,50] [--sqlite-only|--postgres-only]
 
-Issue 45: a plain sync (``bench._sync_fair``: requests and json, every column,
+A plain sync (``bench._sync_fair``: requests and json, every column,
 the canonical ``raw`` and its digest, the database's fastest write a page),
 read one page at a time (``plain``) and with 8 windows of creation time side by
 side (``plain, 8 windows``), against ours (``services.sync_charges(full=True)``,

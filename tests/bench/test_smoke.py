@@ -282,3 +282,15 @@ def test_the_receivers_table_compares_each_receiver_with_none_of_the_same_code_a
     assert [r[5] for r in rows] == ["-", "0.65x (0.50x-0.80x)", "-", "0.15x (0.10x-0.20x)"]
     assert rows[1][3:5] == [525.0, "250-800"]
     assert rows[1][6:] == ["0.500", "-", "0.100"]
+
+
+def test_the_random_index_benchmark_prints_the_cost_a_row_at_each_size():
+    out = run_bench("bench.sqlite_random_index", "--n", "5000").splitlines()
+    assert cells(out[0]) == [
+        "rows in the table",
+        "CPU ms a row, unique random id",
+        "CPU ms a row, no unique random id",
+    ]
+    row = cells(out[2])
+    assert row[0] == "5,000"
+    assert all(float(cell) > 0 for cell in row[1:])
