@@ -36,11 +36,12 @@ from ...client.types import Rejected
 from ...client.vocabulary import FINAL_RANK
 from ...exceptions import ConfigurationError
 from ...models import Charge
+from ...models.loaded import loaded
 from ...models.payload import PayloadEncoder
 from . import postgresql as _upsert_postgresql
 from . import sqlite as _upsert_sqlite
 from .announced import announce_charges, charges_heard
-from .rows import charge_row, json_row, raw_digest
+from .rows import INSERT_COLUMNS, charge_row, json_row, raw_digest
 
 __all__ = [
     "PreparedCharges",
@@ -359,17 +360,15 @@ def _uuid(value: Any) -> uuid.UUID:
 def _built(row: dict[str, Any], pk: Any, alias: str) -> Charge:
     """The charge of ``row`` as reading it back would give it: its JSON as the database keeps
     it (a fraction the gateway sent comes back a float, not the row's ``Decimal``)."""
-    fields = dict(row)
+    values = _DEFAULTS | row
     for name in _JSON_FIELDS:
-        value = fields.get(name)
+        value = values[name]
         if isinstance(value, str):  # encoded already (the raw payload)
-            fields[name] = json.loads(value)
+            values[name] = json.loads(value)
         elif value is not None and not _plain(value):
-            fields[name] = json.loads(json.dumps(value, cls=PayloadEncoder))
-    fields[_PK] = pk
-    return Charge.from_db(
-        alias, _COLUMNS, [fields.get(name, _DEFAULTS.get(name)) for name in _COLUMNS]
-    )
+            values[name] = json.loads(json.dumps(value, cls=PayloadEncoder))
+    values[_PK] = pk
+    return loaded(Charge, values, alias)
 
 
 def _plain(value: Any) -> bool:
@@ -382,7 +381,9 @@ def _plain(value: Any) -> bool:
 
 
 _JSON_FIELDS = [f.name for f in Charge._meta.concrete_fields if isinstance(f, JSONField)]
-_COLUMNS = [f.attname for f in Charge._meta.concrete_fields]
 _PK = Charge._meta.pk.attname
 #: What a new row holds in the columns a page does not write (see mirror/rows.py).
 _DEFAULTS = {f.attname: f.get_default() for f in Charge._meta.concrete_fields}
+# A row's keys are its columns' attributes (no foreign key renames one): ``_DEFAULTS | row``
+# has every attribute and nothing else.
+assert set(INSERT_COLUMNS) <= set(_DEFAULTS)
