@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import logging
-import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, fields
 from datetime import datetime
@@ -334,27 +333,13 @@ def _announced(
 
 
 def _keys(alias: str, ids: list[Any]) -> dict[Any, Any]:
-    """``{gateway id: key}`` of the stored charges of ``ids`` (written out: the ORM's
-    compiling and converting cost a page more than the query)."""
-    conn, meta = connections[alias], Charge._meta
-    column = meta.get_field("gateway_id")
-    names = (meta.db_table, column.column, meta.pk.column)
-    table, gid, pk = (conn.ops.quote_name(str(name)) for name in names)
-    keys: dict[Any, Any] = {}
+    """``{gateway id: key}`` of the stored charges of ``ids`` (written out by the module of the
+    database: the ORM's compiling and converting cost a page more than the query)."""
+    if not ids:
+        return {}
+    conn = connections[alias]
     with conn.cursor() as cursor:
-        for start in range(0, len(ids), 500):  # within every database's bound on parameters
-            chunk = [column.get_db_prep_value(i, conn) for i in ids[start : start + 500]]
-            cursor.execute(
-                f"SELECT {gid}, {pk} FROM {table} "  # noqa: S608 - names only
-                f"WHERE {gid} IN ({', '.join(['%s'] * len(chunk))})",
-                chunk,
-            )
-            keys.update((_uuid(found), key) for found, key in cursor.fetchall())
-    return keys
-
-
-def _uuid(value: Any) -> uuid.UUID:
-    return value if isinstance(value, uuid.UUID) else uuid.UUID(str(value))
+        return dict(statements(conn).keys(cursor, ids))
 
 
 def _built(row: dict[str, Any], pk: Any, alias: str) -> Charge:
