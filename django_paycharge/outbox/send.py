@@ -57,10 +57,14 @@ def send_all(
     ``charge_returned``, heard live, is not announced this way.
     """
     recorded = []
+    heard: dict[tuple[int, int], bool] = {}  # a page's changes share a few (signal, sender)
     for signal, sender, kwargs in changes:
         if signal is signals.charge_returned:
             raise ValueError("charge_returned is heard live: send it with send()")
-        if signal.has_listeners(sender):
+        listened = heard.get((id(signal), id(sender)))
+        if listened is None:
+            listened = heard[id(signal), id(sender)] = signal.has_listeners(sender)
+        if listened:
             recorded.append((_SIGNAL_NAMES[id(signal)], signal, sender, kwargs))
     if recorded:
         announce_all(recorded, using=using, background=background)

@@ -13,6 +13,7 @@ cannot return the rows of a multi-row insert gets ``bulk_create``.
 from __future__ import annotations
 
 import json
+from operator import attrgetter
 from typing import Any
 
 from django.db import connections
@@ -34,13 +35,14 @@ SHARED = (
     "lease_until",
     "claimed_by",
 )
+_shared = attrgetter(*SHARED)
 
 
 def insert_rows(rows: list[Announcement], using: str) -> list[Announcement]:
     """Insert ``rows`` (one batch: their ``SHARED`` values are the same); set their keys."""
     conn = connections[using]
-    first = rows[0]
-    alike = all(getattr(row, name) == getattr(first, name) for row in rows for name in SHARED)
+    shared = _shared(rows[0])
+    alike = all(_shared(row) == shared for row in rows)  # a tuple a row: a name a row cost more
     if not alike or not conn.features.can_return_rows_from_bulk_insert:
         return Announcement.objects.using(using).bulk_create(rows)
     fields = {f.name: f for f in Announcement._meta.concrete_fields}

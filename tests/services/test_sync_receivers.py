@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from django.core.management import call_command
 from django.db import connection, transaction
+from django.db.models.signals import post_init
 from django.test.utils import CaptureQueriesContext
 
 from django_paycharge import queue, services, signals
@@ -140,6 +141,34 @@ def test_a_new_charge_is_heard_as_the_database_stores_it(fake_gateway):
         theirs = {name: getattr(again, name) for name in names}
         assert mine == theirs
         assert {k: type(v) for k, v in mine.items()} == {k: type(v) for k, v in theirs.items()}
+        # Built as from_db builds it: no attribute more or less, saved on this database.
+        assert set(vars(charge)) == set(vars(again))
+        assert (charge._state.adding, charge._state.db) == (False, again._state.db)
+        assert charge.pk == again.pk
+
+
+def test_a_new_charge_is_built_through_init_when_someone_listens_to_it(fake_gateway):
+    """The charges a page builds for its receivers skip ``Model.__init__`` only while no one
+    hears ``pre_init`` or ``post_init`` for them: a shop's ``post_init`` receiver still runs."""
+    fake_gateway.seed(20)
+    got: list[Charge] = []
+    initialised: list[Charge] = []
+
+    def keep(sender: Any, charge: Charge, **kwargs: Any) -> None:
+        got.append(charge)
+
+    def init(sender: Any, instance: Charge, **kwargs: Any) -> None:
+        initialised.append(instance)
+
+    signals.charge_status_changed.connect(keep, sender=Charge, weak=False)
+    post_init.connect(init, sender=Charge, weak=False)
+    try:
+        services.sync_charges(windows=1)
+    finally:
+        signals.charge_status_changed.disconnect(keep, sender=Charge)
+        post_init.disconnect(init, sender=Charge)
+    assert len(got) == 20
+    assert {id(charge) for charge in got} <= {id(charge) for charge in initialised}
 
 
 def test_a_new_charges_fraction_is_heard_as_the_database_gives_it_back(fake_gateway):

@@ -53,6 +53,10 @@ INSERT = (
     "ON CONFLICT (gateway_id) DO NOTHING RETURNING gateway_id"
 )
 COPY = f"COPY {_TABLE} ({_COLUMNS}) FROM STDIN"
+KEYS = (
+    f"SELECT gateway_id, {_quoted(str(Charge._meta.pk.column))} FROM {_TABLE} "  # noqa: S608
+    "WHERE gateway_id = ANY(%s::uuid[])"
+)
 UPDATE = (
     f"INSERT INTO {_TABLE} ({_COLUMNS}) {_PAGE} "
     f"ON CONFLICT (gateway_id) {set_changed(_TABLE, _quoted)}"
@@ -64,11 +68,23 @@ def lock_existing(cursor: CursorWrapper, ids: Sequence[Any]) -> list[tuple[Any, 
 
     Locking in id order keeps two writers of overlapping pages from deadlocking.
     """
-    # One array literal, not 100 placeholders. A UUID's text needs no escaping;
-    # anything else must parse as one first (it would be spliced into the literal).
-    text = (str(i) if type(i) is UUID else str(UUID(str(i))) for i in ids)
-    cursor.execute(LOCK, ["{" + ",".join(text) + "}"])
+    cursor.execute(LOCK, [_uuid_array(ids)])
     return list(cursor.fetchall())
+
+
+def keys(cursor: CursorWrapper, ids: Sequence[Any]) -> list[tuple[UUID, Any]]:
+    """``(gateway id, key)`` of the stored rows of ``ids``."""
+    cursor.execute(KEYS, [_uuid_array(ids)])
+    return list(cursor.fetchall())
+
+
+def _uuid_array(ids: Sequence[Any]) -> str:
+    """``ids`` as one array literal: one parameter, not 100 placeholders (a statement of
+    more than 50 is parsed again on every page by psycopg, and each value adapted in
+    Python). A UUID's text needs no escaping; anything else must parse as one first (it
+    would be spliced into the literal)."""
+    text = (str(i) if type(i) is UUID else str(UUID(str(i))) for i in ids)
+    return "{" + ",".join(text) + "}"
 
 
 def insert_new(

@@ -42,6 +42,10 @@ LOCK = (
     f"SELECT {', '.join(LOCK_COLUMNS)} FROM {_TABLE} "  # noqa: S608
     "WHERE gateway_id IN ({}) ORDER BY gateway_id"
 )
+KEYS = (
+    f"SELECT gateway_id, {_quoted(str(Charge._meta.pk.column))} FROM {_TABLE} "  # noqa: S608
+    "WHERE gateway_id IN ({})"
+)
 INSERT = _UPSERT + "DO NOTHING"
 UPDATE = _UPSERT + set_changed(_TABLE, _quoted)
 
@@ -54,6 +58,16 @@ def lock_existing(cursor: CursorWrapper, ids: Sequence[Any]) -> list[tuple[Any, 
     for chunk in _chunks(hexes, _placeholders(cursor)):
         cursor.execute(LOCK.format(", ".join(["%s"] * len(chunk))), chunk)
         found += [(UUID(gid), *rest) for gid, *rest in cursor.fetchall()]
+    return found
+
+
+def keys(cursor: CursorWrapper, ids: Sequence[Any]) -> list[tuple[UUID, Any]]:
+    """``(gateway id, key)`` of the stored rows of ``ids``."""
+    found: list[tuple[UUID, Any]] = []
+    hexes = [i.hex if type(i) is UUID else UUID(str(i)).hex for i in ids]
+    for chunk in _chunks(hexes, _placeholders(cursor)):
+        cursor.execute(KEYS.format(", ".join(["%s"] * len(chunk))), chunk)
+        found += [(UUID(gid), key) for gid, key in cursor.fetchall()]
     return found
 
 

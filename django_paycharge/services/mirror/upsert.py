@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import logging
-import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, fields
 from datetime import datetime
@@ -36,11 +35,12 @@ from ...client.types import Rejected
 from ...client.vocabulary import FINAL_RANK
 from ...exceptions import ConfigurationError
 from ...models import Charge
+from ...models.loaded import loaded
 from ...models.payload import PayloadEncoder
 from . import postgresql as _upsert_postgresql
 from . import sqlite as _upsert_sqlite
 from .announced import announce_charges, charges_heard
-from .rows import charge_row, json_row, raw_digest
+from .rows import INSERT_COLUMNS, charge_row, json_row, raw_digest
 
 __all__ = [
     "PreparedCharges",
@@ -333,43 +333,27 @@ def _announced(
 
 
 def _keys(alias: str, ids: list[Any]) -> dict[Any, Any]:
-    """``{gateway id: key}`` of the stored charges of ``ids`` (written out: the ORM's
-    compiling and converting cost a page more than the query)."""
-    conn, meta = connections[alias], Charge._meta
-    column = meta.get_field("gateway_id")
-    names = (meta.db_table, column.column, meta.pk.column)
-    table, gid, pk = (conn.ops.quote_name(str(name)) for name in names)
-    keys: dict[Any, Any] = {}
+    """``{gateway id: key}`` of the stored charges of ``ids`` (written out by the module of the
+    database: the ORM's compiling and converting cost a page more than the query)."""
+    if not ids:
+        return {}
+    conn = connections[alias]
     with conn.cursor() as cursor:
-        for start in range(0, len(ids), 500):  # within every database's bound on parameters
-            chunk = [column.get_db_prep_value(i, conn) for i in ids[start : start + 500]]
-            cursor.execute(
-                f"SELECT {gid}, {pk} FROM {table} "  # noqa: S608 - names only
-                f"WHERE {gid} IN ({', '.join(['%s'] * len(chunk))})",
-                chunk,
-            )
-            keys.update((_uuid(found), key) for found, key in cursor.fetchall())
-    return keys
-
-
-def _uuid(value: Any) -> uuid.UUID:
-    return value if isinstance(value, uuid.UUID) else uuid.UUID(str(value))
+        return dict(statements(conn).keys(cursor, ids))
 
 
 def _built(row: dict[str, Any], pk: Any, alias: str) -> Charge:
     """The charge of ``row`` as reading it back would give it: its JSON as the database keeps
     it (a fraction the gateway sent comes back a float, not the row's ``Decimal``)."""
-    fields = dict(row)
+    values = _DEFAULTS | row
     for name in _JSON_FIELDS:
-        value = fields.get(name)
+        value = values[name]
         if isinstance(value, str):  # encoded already (the raw payload)
-            fields[name] = json.loads(value)
+            values[name] = json.loads(value)
         elif value is not None and not _plain(value):
-            fields[name] = json.loads(json.dumps(value, cls=PayloadEncoder))
-    fields[_PK] = pk
-    return Charge.from_db(
-        alias, _COLUMNS, [fields.get(name, _DEFAULTS.get(name)) for name in _COLUMNS]
-    )
+            values[name] = json.loads(json.dumps(value, cls=PayloadEncoder))
+    values[_PK] = pk
+    return loaded(Charge, values, alias)
 
 
 def _plain(value: Any) -> bool:
@@ -382,7 +366,9 @@ def _plain(value: Any) -> bool:
 
 
 _JSON_FIELDS = [f.name for f in Charge._meta.concrete_fields if isinstance(f, JSONField)]
-_COLUMNS = [f.attname for f in Charge._meta.concrete_fields]
 _PK = Charge._meta.pk.attname
 #: What a new row holds in the columns a page does not write (see mirror/rows.py).
 _DEFAULTS = {f.attname: f.get_default() for f in Charge._meta.concrete_fields}
+# A row's keys are its columns' attributes (no foreign key renames one): ``_DEFAULTS | row``
+# has every attribute and nothing else.
+assert set(INSERT_COLUMNS) <= set(_DEFAULTS)
