@@ -13,7 +13,7 @@ import uuid
 from collections.abc import Collection, Mapping
 from typing import Any
 
-from django.db.models import Exists, OuterRef, QuerySet, Subquery, Sum
+from django.db.models import Case, Exists, OuterRef, QuerySet, Subquery, Sum, When
 from django.utils.translation import gettext
 
 from ...client.lifecycle_params import check_fields, refund_body
@@ -166,21 +166,18 @@ def unsettled_refund_requests() -> QuerySet[ChargeActionRequest]:
     )
 
 
-def refund_annotations() -> tuple[Subquery, Exists]:
+def refund_annotations() -> tuple[Case, Exists]:
     """What :func:`refundable_amounts` asks of each charge, as two annotations of a query of
     charges (read with its rows, not asked a list of charges at a time): the sum of its
     refunds that count (None: none), and whether a refund request of unknown outcome
     reserves some of it (then :func:`reserved_amounts` says how much). With those,
     :func:`left_to_refund` is what is left."""
-    counted = (
-        counted_refunds()
-        .filter(charge=OuterRef("pk"))
-        .order_by()
-        .values("charge")
-        .annotate(total=Sum("amount"))
-        .values("total")
-    )
-    return Subquery(counted), Exists(unsettled_refund_requests().filter(charge=OuterRef("pk")))
+    refunds = counted_refunds().filter(charge=OuterRef("pk"))
+    total = refunds.order_by().values("charge").annotate(total=Sum("amount")).values("total")
+    # Summed only where one exists: PostgreSQL asks that of a hashed list of the charges with
+    # one, and sums for those only (an index scan a charge took a third of the export's time).
+    counted = Case(When(Exists(refunds), then=Subquery(total)))
+    return counted, Exists(unsettled_refund_requests().filter(charge=OuterRef("pk")))
 
 
 #: Charges asked about in one query (below SQLite's old limit of 999 parameters).
