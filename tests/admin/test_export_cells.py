@@ -211,3 +211,17 @@ def test_the_export_asks_no_query_a_refunded_charge(monkeypatch):
         assert left[str(charge.gateway_id)] == str(services.refundable_amount(charge))
     # Refunded twice, once, once with 7 reserved, twice with 7 reserved; not refunded.
     assert set(left.values()) == {"980", "990", "983", "973", "1000"}
+
+
+def test_no_server_side_cursor_where_the_settings_disable_them(monkeypatch):
+    """DISABLE_SERVER_SIDE_CURSORS (PgBouncer in transaction pooling) holds for the export
+    as for ``QuerySet.iterator()``: it reads through a plain cursor."""
+    Charge.objects.bulk_create(charge_row() for _ in range(3))
+
+    def refused() -> None:
+        raise AssertionError("a server-side cursor, though the settings disable them")
+
+    monkeypatch.setitem(connection.settings_dict, "DISABLE_SERVER_SIDE_CURSORS", True)
+    monkeypatch.setattr(connection, "chunked_cursor", refused)
+    text = b"".join(export.lines(Charge.objects.order_by("-created_on", "-id"))).decode()
+    assert len(list(csv.DictReader(io.StringIO(text)))) == 3

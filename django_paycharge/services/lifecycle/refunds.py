@@ -175,7 +175,7 @@ def refund_annotations() -> tuple[Case, Exists]:
     refunds = counted_refunds().filter(charge=OuterRef("pk"))
     total = refunds.order_by().values("charge").annotate(total=Sum("amount")).values("total")
     # Summed only where one exists: PostgreSQL asks that of a hashed list of the charges with
-    # one, and sums for those only (an index scan a charge took a third of the export's time).
+    # one, and sums for those only, not with an index scan for every charge.
     counted = Case(When(Exists(refunds), then=Subquery(total)))
     return counted, Exists(unsettled_refund_requests().filter(charge=OuterRef("pk")))
 
