@@ -31,7 +31,7 @@ from typing import Any
 from django.conf import settings
 from django.core.exceptions import EmptyResultSet
 from django.db import connections, transaction
-from django.db.models import Case, QuerySet, When
+from django.db.models import Case, JSONField, QuerySet, When
 from django.http import StreamingHttpResponse
 from django.utils import timezone
 
@@ -167,7 +167,11 @@ def _raw_maker(
         return lambda columns: columns[at]  # a UUID's text
     if kind == "UUIDField" and known == [ops.convert_uuidfield_value]:  # 32 hex digits
         return lambda columns: [value and _uuid_text(value) for value in columns[at]]
-    if kind == "JSONField" and known == [model_field.from_db_value] and not model_field.decoder:
+    if (
+        isinstance(model_field, JSONField)
+        and not model_field.decoder
+        and known == [model_field.from_db_value]
+    ):
         return lambda columns: ["" if text is None else _json_text(text) for text in columns[at]]
     if kind == "DateTimeField" and known == [ops.convert_datetimefield_value] and _utc(connection):
         convert = functools.partial(known[0], expression=None, connection=connection)
