@@ -29,9 +29,12 @@ from .clients import get_client, reset_clients
 from .lifecycle import (
     cancel_charge,
     capture_charge,
+    left_to_refund,
+    refund_annotations,
     refund_charge,
     refundable_amount,
     refundable_amounts,
+    reserved_amounts,
     update_charge_metadata,
 )
 from .mirror import (
@@ -99,6 +102,7 @@ __all__ = [
     "get_client",
     "idempotency_key_for",
     "known_payment_type",
+    "left_to_refund",
     "matches_auth_token",
     "payment_attempt_key",
     "payment_instructions",
@@ -110,10 +114,12 @@ __all__ = [
     "refresh_returned_charge",
     "refresh_saved_card",
     "refresh_subscription",
+    "refund_annotations",
     "refund_charge",
     "refund_many",
     "refundable_amount",
     "refundable_amounts",
+    "reserved_amounts",
     "reset_clients",
     "resume_subscription",
     "retry_transient",

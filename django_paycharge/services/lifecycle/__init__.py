@@ -23,7 +23,15 @@ from .exactly_once import (
     send,
 )
 from .metadata_updates import UPDATE, update_charge_metadata
-from .refunds import REFUND, refund_charge, refundable_amount, refundable_amounts
+from .refunds import (
+    REFUND,
+    left_to_refund,
+    refund_annotations,
+    refund_charge,
+    refundable_amount,
+    refundable_amounts,
+    reserved_amounts,
+)
 from .request_rows import mark, outcome_unknown, request_name, succeed, succeed_statement
 from .requests import CLOCK_SLACK
 
@@ -44,13 +52,16 @@ __all__ = [
     "cancel_charge",
     "capture_charge",
     "check",
+    "left_to_refund",
     "look_for",
     "mark",
     "outcome_unknown",
+    "refund_annotations",
     "refund_charge",
     "refundable_amount",
     "refundable_amounts",
     "request_name",
+    "reserved_amounts",
     "send",
     "succeed",
     "succeed_statement",

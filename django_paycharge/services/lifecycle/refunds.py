@@ -10,10 +10,10 @@ refunds, from threads or processes, can exceed the charge.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 
-from django.db.models import Sum
+from django.db.models import Case, Exists, OuterRef, QuerySet, Subquery, Sum, When
 from django.utils.translation import gettext
 
 from ...client.lifecycle_params import check_fields, refund_body
@@ -124,25 +124,60 @@ def refundable_amounts(
     amount), in two grouped queries a slice of :data:`AT_ONCE` charges, whatever
     their refunds: for a list or an export."""
     pks = list(charged)
-    taken: dict[int, int] = dict.fromkeys(pks, 0)
+    counted: dict[int, int] = {}
+    reserved: dict[int, int] = {}
     for at in range(0, len(pks), AT_ONCE):
         part = pks[at : at + AT_ONCE]
-        refunds = Refund.objects.using(using).filter(
-            charge__in=part, status__in=COUNTED_REFUND_STATUSES
-        )
-        for pk, total in refunds.values_list("charge").annotate(total=Sum("amount")).order_by():
-            taken[pk] += int(total or 0)
-        # Refund requests whose outcome is not known yet: their amounts stay reserved.
-        unsettled = ChargeActionRequest.objects.using(using).filter(
-            outcome_unknown(REFUND.nothing_done),
-            charge__in=part,
-            kind=REFUND.name,
-            refund__isnull=True,
-        )
-        for pk, params in unsettled.values_list("charge", "params"):
-            if isinstance(params, dict):
-                taken[pk] += int(params.get("amount") or 0)
-    return {pk: max(0, (charged[pk] or 0) - taken[pk]) for pk in pks}
+        refunds = counted_refunds().using(using).filter(charge__in=part)
+        counted.update(refunds.values_list("charge").annotate(total=Sum("amount")).order_by())
+        reserved.update(reserved_amounts(part, using=using))
+    return {pk: left_to_refund(charged[pk], counted.get(pk), reserved.get(pk, 0)) for pk in pks}
+
+
+def left_to_refund(charged: int | None, counted: int | None, reserved: int = 0) -> int:
+    """What is left to refund of a charge of ``charged`` (minor units), whose refunds that
+    count (:func:`counted_refunds`) sum to ``counted`` and whose refund requests of unknown
+    outcome reserve ``reserved`` (:func:`reserved_amounts`)."""
+    return max(0, (charged or 0) - int(counted or 0) - reserved)
+
+
+def reserved_amounts(pks: Collection[int], *, using: str | None = None) -> dict[int, int]:
+    """What refund requests whose outcome is not known yet reserve of the charges ``pks``
+    (a few hundred at most a call), by pk: their amounts stay reserved until the gateway
+    says."""
+    reserved: dict[int, int] = {}
+    requests = unsettled_refund_requests().using(using).filter(charge__in=pks)
+    for pk, params in requests.values_list("charge", "params"):
+        if isinstance(params, dict):
+            reserved[pk] = reserved.get(pk, 0) + int(params.get("amount") or 0)
+    return reserved
+
+
+def counted_refunds() -> QuerySet[Refund]:
+    """The refunds that take from what is left to refund: pending or successful."""
+    return Refund.objects.filter(status__in=COUNTED_REFUND_STATUSES)
+
+
+def unsettled_refund_requests() -> QuerySet[ChargeActionRequest]:
+    """Refund requests whose outcome is not known yet (no refund stored for them): their
+    amounts stay reserved."""
+    return ChargeActionRequest.objects.filter(
+        outcome_unknown(REFUND.nothing_done), kind=REFUND.name, refund__isnull=True
+    )
+
+
+def refund_annotations() -> tuple[Case, Exists]:
+    """What :func:`refundable_amounts` asks of each charge, as two annotations of a query of
+    charges (read with its rows, not asked a list of charges at a time): the sum of its
+    refunds that count (None: none), and whether a refund request of unknown outcome
+    reserves some of it (then :func:`reserved_amounts` says how much). With those,
+    :func:`left_to_refund` is what is left."""
+    refunds = counted_refunds().filter(charge=OuterRef("pk"))
+    total = refunds.order_by().values("charge").annotate(total=Sum("amount")).values("total")
+    # Summed only where one exists: PostgreSQL asks that of a hashed list of the charges with
+    # one, and sums for those only, not with an index scan for every charge.
+    counted = Case(When(Exists(refunds), then=Subquery(total)))
+    return counted, Exists(unsettled_refund_requests().filter(charge=OuterRef("pk")))
 
 
 #: Charges asked about in one query (below SQLite's old limit of 999 parameters).
