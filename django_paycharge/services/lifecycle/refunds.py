@@ -13,6 +13,7 @@ import uuid
 from collections.abc import Mapping
 from typing import Any
 
+from django.db import router
 from django.db.models import Sum
 from django.utils.translation import gettext
 
@@ -34,6 +35,7 @@ from ...exceptions import (
 )
 from ...models import COUNTED_REFUND_STATUSES, Charge, ChargeActionRequest, Refund
 from ..clients import get_client
+from ..compiled import Compiled
 from ..mirror import store_of, store_refund
 from .request_rows import outcome_unknown
 from .requests import LifecycleKind, act, find_made, send_child
@@ -113,8 +115,11 @@ def _not_refundable() -> UnsupportedPaymentTypeError:
 def refundable_amount(charge: Charge) -> int:
     """What is left to refund, in minor units: the charged amount less refunds pending or
     successful, and less the amounts of refund requests not yet settled (being sent, or
-    abandoned and looked for): those stay reserved until the gateway's outcome is known."""
-    return refundable_amounts({charge.pk: charge.charged_amount})[charge.pk]
+    abandoned and looked for): those stay reserved until the gateway's outcome is known.
+
+    Read where ``charge`` was read from (under its lock, when a request is committed)."""
+    left = refundable_amounts({charge.pk: charge.charged_amount}, using=charge._state.db)
+    return left[charge.pk]
 
 
 def refundable_amounts(
@@ -123,26 +128,43 @@ def refundable_amounts(
     """:func:`refundable_amount` of many charges, by pk (``charged``: each one's charged
     amount), in two grouped queries a slice of :data:`AT_ONCE` charges, whatever
     their refunds: for a list or an export."""
+    alias = using or router.db_for_read(Refund)
     pks = list(charged)
     taken: dict[int, int] = dict.fromkeys(pks, 0)
     for at in range(0, len(pks), AT_ONCE):
-        part = pks[at : at + AT_ONCE]
-        refunds = Refund.objects.using(using).filter(
-            charge__in=part, status__in=COUNTED_REFUND_STATUSES
-        )
-        for pk, total in refunds.values_list("charge").annotate(total=Sum("amount")).order_by():
+        part = _padded(pks[at : at + AT_ONCE])
+        for pk, total in _REFUNDED.rows(alias, part):
             taken[pk] += int(total or 0)
         # Refund requests whose outcome is not known yet: their amounts stay reserved.
-        unsettled = ChargeActionRequest.objects.using(using).filter(
-            outcome_unknown(REFUND.nothing_done),
-            charge__in=part,
-            kind=REFUND.name,
-            refund__isnull=True,
-        )
-        for pk, params in unsettled.values_list("charge", "params"):
+        for pk, params in _UNSETTLED.rows(alias, part):
             if isinstance(params, dict):
                 taken[pk] += int(params.get("amount") or 0)
     return {pk: max(0, (charged[pk] or 0) - taken[pk]) for pk in pks}
+
+
+def _padded(pks: list[int]) -> list[int]:
+    """``pks``, its last repeated up to a power of two (or :data:`AT_ONCE`): the queries are
+    compiled once a length (:class:`Compiled`), and an id twice in an ``IN`` is once."""
+    size = min(AT_ONCE, 1 << (len(pks) - 1).bit_length())
+    return pks + pks[-1:] * (size - len(pks))
+
+
+def _refunded(pks: list[int]) -> Any:
+    """The sums of the refunds of ``pks`` that count against what is left (pending or done)."""
+    refunds = Refund.objects.filter(charge__in=pks, status__in=COUNTED_REFUND_STATUSES)
+    return refunds.values_list("charge").annotate(total=Sum("amount")).order_by()
+
+
+def _unsettled(pks: list[int]) -> Any:
+    """The refund requests of ``pks`` not known to have failed, not linked to a refund yet."""
+    return ChargeActionRequest.objects.filter(
+        outcome_unknown(REFUND.nothing_done), charge__in=pks, kind=REFUND.name, refund__isnull=True
+    ).values_list("charge", "params")
+
+
+#: Both read with every refund, under the charge's lock: compiled once.
+_REFUNDED = Compiled(_refunded)
+_UNSETTLED = Compiled(_unsettled)
 
 
 #: Charges asked about in one query (below SQLite's old limit of 999 parameters).

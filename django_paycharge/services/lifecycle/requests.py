@@ -48,7 +48,8 @@ from ...exceptions import (
 )
 from ...models import OPEN_REQUEST_STATES, Charge, ChargeActionRequest, RequestState
 from ..clients import get_client
-from ..mirror import refresh_charge, store_of
+from ..compiled import Compiled
+from ..mirror import as_stored, insert_once, refresh_charge, store_of
 from ..retry import retry_transient
 from .exactly_once import answer, send
 from .request_rows import request_name, succeed
@@ -197,25 +198,33 @@ def open_request(
     text_key = str(key) if key is not None else str(uuid.uuid4())
 
     def open_or_join() -> tuple[ChargeActionRequest, bool]:
-        locked = Charge.objects.select_for_update().get(pk=charge.pk)
-        holder = _holder_unless_busy(kind, locked, text_key)
+        locked = _locked(charge, alias)
+        holder = _holder_unless_busy(kind, locked, text_key, alias)
         if holder is not None:  # never for a key of our own making: it is new
             related = ChargeActionRequest.objects.select_related("charge", "refund", "cancel")
             existing = related.get(pk=holder)
             _refuse_other(existing, kind, charge, given)
             return existing, False
         params = kind.prepare(locked, dict(given))  # raises to refuse it
-        made = ChargeActionRequest.objects.create(
-            kind=kind.name,
-            idempotency_key=text_key,
-            account=locked.account,
-            charge=locked,
-            params=params,
-            requested_by=requested_by[:150],
-            state=RequestState.UNKNOWN,
-            attempts=1,
-            sent_at=timezone.now(),
-        )
+        now = timezone.now()
+        values: dict[str, Any] = {
+            "kind": kind.name,
+            "idempotency_key": text_key,
+            "account": locked.account,
+            "charge": locked.pk,
+            "params": params,
+            "requested_by": requested_by[:150],
+            "state": RequestState.UNKNOWN,
+            "attempts": 1,
+            "sent_at": now,
+            "created_at": now,
+            "updated_at": now,
+        }
+        # One statement built once (services/mirror/inserts.py), not the ORM's insert.
+        pk = insert_once(ChargeActionRequest, values, conflict=("idempotency_key",), using=alias)
+        if pk is None:
+            raise IntegrityError(f"idempotency key {text_key!r} taken meanwhile")
+        made = as_stored(ChargeActionRequest, pk, {**values, "charge": locked}, alias)
         return made, True
 
     alias = router.db_for_write(ChargeActionRequest)
@@ -227,7 +236,25 @@ def open_request(
         return existing, False
 
 
-def _holder_unless_busy(kind: LifecycleKind, locked: Charge, key: str) -> int | None:
+def _charge_columns() -> list[str]:
+    return [field.attname for field in Charge._meta.concrete_fields]
+
+
+#: The charge's row under its lock (compiled once: it is read with every request).
+_LOCKING = Compiled(
+    lambda pk: Charge.objects.select_for_update().filter(pk=pk).values_list(*_charge_columns())
+)
+
+
+def _locked(charge: Charge, alias: str) -> Charge:
+    """``charge`` read again under its row's lock (on SQLite, the writer's lock holds it)."""
+    rows = _LOCKING.rows(alias, charge.pk)
+    if not rows:
+        raise Charge.DoesNotExist(f"Charge {charge.pk} does not exist any more.")
+    return Charge.from_db(alias, _charge_columns(), rows[0])
+
+
+def _holder_unless_busy(kind: LifecycleKind, locked: Charge, key: str, alias: str) -> int | None:
     """The request that holds ``key``, if any; else :class:`ChargeBusyError` while another
     request of the ``locked`` charge that ``kind`` waits for is being sent.
 
@@ -235,13 +262,36 @@ def _holder_unless_busy(kind: LifecycleKind, locked: Charge, key: str) -> int | 
     as of its start, so folded into the locking one it missed a request committed by
     the lock's holder (two staff refunding at once both sent theirs).
     """
-    sending = Q(charge=locked, kind__in=kind.blocked_by, state__in=OPEN_REQUEST_STATES)
-    found = ChargeActionRequest.objects.filter(sending | Q(idempotency_key=key))
-    seen = list(found.values_list("pk", "idempotency_key"))
+    if kind.blocked_by:
+        seen = _holders(kind.blocked_by).rows(alias, locked.pk, key)
+    else:  # waits for none: only the key's holder
+        seen = _KEY_HOLDER.rows(alias, key)
     holder = next((pk for pk, held in seen if held == key), None)
     if holder is None and seen:
         raise ChargeBusyError()
     return holder
+
+
+def _holders(kinds: frozenset[str]) -> Compiled:
+    """The statement of :func:`_holder_unless_busy` for requests waiting on ``kinds``."""
+    compiled = _HOLDERS.get(kinds)
+    if compiled is None:
+
+        def build(pk: int, key: str) -> Any:
+            sending = Q(charge=pk, kind__in=sorted(kinds), state__in=OPEN_REQUEST_STATES)
+            found = ChargeActionRequest.objects.filter(sending | Q(idempotency_key=key))
+            return found.values_list("pk", "idempotency_key")
+
+        compiled = _HOLDERS[kinds] = Compiled(build)
+    return compiled
+
+
+_HOLDERS: dict[frozenset[str], Compiled] = {}
+_KEY_HOLDER = Compiled(
+    lambda key: ChargeActionRequest.objects.filter(idempotency_key=key).values_list(
+        "pk", "idempotency_key"
+    )
+)
 
 
 def _refuse_other(
