@@ -16,6 +16,7 @@ connection that made them (one per thread), and go with it.
 from __future__ import annotations
 
 import itertools
+import uuid
 import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -24,8 +25,8 @@ from django.db import connections
 from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.models import QuerySet
 
-#: A value the query is run with: an id, a key, or a list of ids (an ``IN``).
-Value = int | str | Sequence[int]
+#: A value the query is run with: an id, a key, a UUID, or a list of them (an ``IN``).
+Value = int | str | uuid.UUID | Sequence[int | str | uuid.UUID]
 
 _stand_ins = itertools.count(1)
 
@@ -35,7 +36,8 @@ class Compiled:
 
     ``build`` returns a ``values_list`` queryset; every value it is given must
     reach the SQL as a parameter of its own, unchanged (a plain ``field=value``
-    or ``field__in=values`` lookup): compiling refuses otherwise. A list's
+    or ``field__in=values`` lookup; a UUID as itself or as its hex digits, as
+    Django sends it): compiling refuses otherwise. A list's
     length is part of what is compiled (callers keep the lengths few).
     """
 
@@ -69,26 +71,31 @@ class _Plan:
         values: Sequence[Value],
     ) -> None:
         stand_ins: list[Any] = []
-        places: dict[Any, tuple[int, int]] = {}  # stand-in -> (value, item of a list or -1)
+        # stand-in's parameter -> (value, item of a list or -1, the form it takes there)
+        places: dict[Any, tuple[int, int, str]] = {}
         for n, (length, value) in enumerate(zip(shape, values, strict=True)):
             if length < 0:
                 stand_in = _stand_in(value)
-                places[stand_in] = (n, -1)
+                places.update(_forms(stand_in, n, -1))
                 stand_ins.append(stand_in)
             else:
                 assert isinstance(value, list | tuple)
                 items = [_stand_in(value[0] if length else 0) for _ in range(length)]
-                places.update({item: (n, i) for i, item in enumerate(items)})
+                for i, item in enumerate(items):
+                    places.update(_forms(item, n, i))
                 stand_ins.append(items)
+        wanted = {(n, i) for n, i, _form in places.values()}
         queryset = build(*stand_ins).using(using)
         compiler = queryset.query.get_compiler(using)
         sql, params = compiler.as_sql()
-        slots: list[tuple[int, int, int]] = []  # (parameter, value, item)
+        slots: list[tuple[int, int, int, str]] = []  # (parameter, value, item, form)
         for p, param in enumerate(params):
             if _hashable(param) and param in places:
-                slots.append((p, *places.pop(param)))
-        if places:
-            raise ValueError(f"values not passed to the SQL unchanged: {sorted(places.values())}")
+                n, i, form = places[param]
+                slots.append((p, n, i, form))
+                wanted.discard((n, i))
+        if wanted:
+            raise ValueError(f"values not passed to the SQL unchanged: {sorted(wanted)}")
         self.sql = sql
         self.params = list(params)
         self.slots = slots
@@ -101,9 +108,14 @@ class _Plan:
         self, connection: BaseDatabaseWrapper, values: Sequence[Value]
     ) -> list[tuple[Any, ...]]:
         params = self.params.copy()
-        for p, n, item in self.slots:
+        for p, n, item, form in self.slots:
             value = values[n]
-            params[p] = value if item < 0 else value[item]  # type: ignore[index]
+            value = value if item < 0 else value[item]  # type: ignore[index]
+            if form == _UUID:
+                value = value if isinstance(value, uuid.UUID) else uuid.UUID(str(value))
+            elif form == _HEX:
+                value = (value if isinstance(value, uuid.UUID) else uuid.UUID(str(value))).hex
+            params[p] = value
         with connection.cursor() as cursor:
             cursor.execute(self.sql, params)
             rows: list[Any] = cursor.fetchall()
@@ -115,9 +127,22 @@ class _Plan:
 def _stand_in(like: Any) -> Any:
     """A value of ``like``'s type that no query holds by chance."""
     n = next(_stand_ins)
+    if isinstance(like, uuid.UUID):
+        return uuid.UUID(int=(0x5A17D1 << 96) + n)
     if isinstance(like, str):
         return f"\x00paycharge-stand-in-{n}"
     return -(2**62) - n
+
+
+_SAME, _UUID, _HEX = "same", "uuid", "hex"
+
+
+def _forms(stand_in: Any, n: int, item: int) -> dict[Any, tuple[int, int, str]]:
+    """Where ``stand_in`` may appear among the parameters, and in which form: a UUID is
+    sent as it is where the database has a UUID type, as its hex digits elsewhere."""
+    if isinstance(stand_in, uuid.UUID):
+        return {stand_in: (n, item, _UUID), stand_in.hex: (n, item, _HEX)}
+    return {stand_in: (n, item, _SAME)}
 
 
 def _hashable(value: Any) -> bool:

@@ -79,3 +79,13 @@ def test_a_value_that_does_not_reach_the_sql_unchanged_is_refused():
     compiled = Compiled(lambda text: Charge.objects.filter(status__startswith=text).values_list())
     with pytest.raises(ValueError, match="not passed to the SQL unchanged"):
         compiled.rows("default", "succ")
+
+
+@pytest.mark.django_db
+def test_uuids_are_sent_as_the_database_takes_them():
+    """As ``uuid`` columns on PostgreSQL, as hex digits on SQLite: both run the same."""
+    a, b = charge(1000), charge(2000)
+    compiled = Compiled(lambda ids: Charge.objects.filter(gateway_id__in=ids).values_list("pk"))
+    assert compiled.rows("default", [a.gateway_id]) == [(a.pk,)]
+    assert compiled.rows("default", [str(b.gateway_id)]) == [(b.pk,)]  # its text, too
+    assert compiled.rows("default", [uuid.uuid4()]) == []

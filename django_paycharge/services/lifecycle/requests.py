@@ -206,26 +206,7 @@ def open_request(
             _refuse_other(existing, kind, charge, given)
             return existing, False
         params = kind.prepare(locked, dict(given))  # raises to refuse it
-        now = timezone.now()
-        values: dict[str, Any] = {
-            "kind": kind.name,
-            "idempotency_key": text_key,
-            "account": locked.account,
-            "charge": locked.pk,
-            "params": params,
-            "requested_by": requested_by[:150],
-            "state": RequestState.UNKNOWN,
-            "attempts": 1,
-            "sent_at": now,
-            "created_at": now,
-            "updated_at": now,
-        }
-        # One statement built once (services/mirror/inserts.py), not the ORM's insert.
-        pk = insert_once(ChargeActionRequest, values, conflict=("idempotency_key",), using=alias)
-        if pk is None:
-            raise IntegrityError(f"idempotency key {text_key!r} taken meanwhile")
-        made = as_stored(ChargeActionRequest, pk, {**values, "charge": locked}, alias)
-        return made, True
+        return _insert(kind, locked, text_key, params, requested_by, alias), True
 
     alias = router.db_for_write(ChargeActionRequest)
     try:
@@ -234,6 +215,39 @@ def open_request(
         existing = ChargeActionRequest.objects.get(idempotency_key=text_key)
         _refuse_other(existing, kind, charge, given)
         return existing, False
+
+
+def _insert(
+    kind: LifecycleKind,
+    locked: Charge,
+    key: str,
+    params: dict[str, Any],
+    requested_by: str,
+    alias: str,
+) -> ChargeActionRequest:
+    """The new request, inserted in one statement built once (as a create's is: see
+    services/mirror/inserts.py), not by the ORM's insert."""
+    now = timezone.now()
+    values: dict[str, Any] = {
+        "kind": kind.name,
+        "idempotency_key": key,
+        "account": locked.account,
+        "charge": locked.pk,
+        "params": params,
+        "requested_by": requested_by[:150],
+        "state": RequestState.UNKNOWN,
+        "attempts": 1,
+        "sent_at": now,
+        "created_at": now,
+        "updated_at": now,
+    }
+    pk = insert_once(ChargeActionRequest, values, conflict=("idempotency_key",), using=alias)
+    if pk is None:  # committed meanwhile by another call: told as the ORM's insert tells it
+        raise IntegrityError(f"idempotency key {key!r} taken meanwhile")
+    made: ChargeActionRequest = as_stored(
+        ChargeActionRequest, pk, {**values, "charge": locked}, alias
+    )
+    return made
 
 
 def _charge_columns() -> list[str]:
