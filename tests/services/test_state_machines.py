@@ -542,7 +542,7 @@ def _pending_refunds_left_out(monkeypatch: pytest.MonkeyPatch) -> None:
 
     monkeypatch.setattr(refunds, "COUNTED_REFUND_STATUSES", ("successful",))
     # Its statement is compiled once a connection: compiled anew with the defect.
-    monkeypatch.setattr(refunds, "_REFUNDED", Compiled(refunds._refunded))
+    monkeypatch.setattr(refunds, "_TAKEN", Compiled(refunds._taken))
 
 
 @pytest.mark.django_db
