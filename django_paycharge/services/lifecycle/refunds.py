@@ -90,7 +90,9 @@ class RefundKind(LifecycleKind):
         return super().refusal(request, exc)
 
     def send(self, request: ChargeActionRequest) -> Refund:
-        refund: Refund = send_child(self, request, lambda client: client.refunds, store_refund)
+        refund: Refund = send_child(
+            self, request, lambda client: client.refunds, store_refund, linked=True
+        )
         return refund
 
     def find(self, request: ChargeActionRequest) -> Refund | None:

@@ -27,10 +27,11 @@ import logging
 import uuid
 from collections.abc import Callable, Iterable
 from datetime import timedelta
-from typing import Any
+from typing import Any, cast
 
 from django.db import IntegrityError, router
-from django.db.models import Q
+from django.db.backends.base.base import BaseDatabaseWrapper
+from django.db.models import Model, Q
 from django.utils import timezone
 from django.utils.translation import gettext
 
@@ -49,10 +50,10 @@ from ...exceptions import (
 from ...models import OPEN_REQUEST_STATES, Charge, ChargeActionRequest, RequestState
 from ..clients import get_client
 from ..compiled import Compiled
-from ..mirror import as_stored, insert_once, refresh_charge, store_of
+from ..mirror import Link, as_stored, insert_once, new_id, refresh_charge, store_of
 from ..retry import retry_transient
 from .exactly_once import answer, send
-from .request_rows import request_name, succeed
+from .request_rows import request_name, succeed, succeed_statement
 
 logger = logging.getLogger("django_paycharge.services")
 
@@ -358,6 +359,7 @@ def send_child(
     store: Callable[..., Any],
     *,
     after_reread: Callable[[], object] | None = None,
+    linked: bool = False,
 ) -> Any:
     """Send a refund or cancel (``resource``: ``client.refunds`` or ``client.cancels``) with
     the request's key, store the answer with ``store(answer, charge=...)`` and link it.
@@ -365,7 +367,8 @@ def send_child(
     The answer is the state: a refund's ``pending`` is stored as it is, and its
     end comes with ``refund_finished`` (or a sync). A cancel, which changes the
     charge too, reads a ``pending`` answer once more: ``after_reread`` runs (the
-    charge read again) before it is stored.
+    charge read again) before it is stored. ``linked``: ``store`` takes the request's
+    :func:`completion` as ``link`` (a refund: on PostgreSQL, one statement with its row).
     """
     charge = request.charge
     operations = resource(get_client(request.account))
@@ -373,7 +376,10 @@ def send_child(
     made = operations.create(
         store_id, charge.gateway_id, **request.params, idempotency_key=request.idempotency_key
     )
-    stored = kind.complete(request, store(made, charge=charge))
+    if linked:  # the store marks the request done itself, with the row where it can
+        stored = store(made, charge=charge, link=completion(kind, request))
+    else:
+        stored = kind.complete(request, store(made, charge=charge))
     if stored.status == "pending" and after_reread is not None:
         try:
             again = operations.retrieve(store_id, charge.gateway_id, made.id)
@@ -382,3 +388,17 @@ def send_child(
         except PayChargeError as exc:
             logger.info("%s %s not re-read: %s", kind.link, made.id, type(exc).__name__)
     return stored
+
+
+def completion(kind: LifecycleKind, request: ChargeActionRequest) -> Link:
+    """``request`` marked done with the row it made (``kind.link``), as :meth:`complete`
+    does, and the same write as a statement that takes the row's id from an insert."""
+    assert kind.link is not None
+    link = kind.link
+    made = cast(type[Model], ChargeActionRequest._meta.get_field(link).related_model)
+
+    def statement(connection: BaseDatabaseWrapper, alias: str) -> tuple[str, list[Any]]:
+        expressions = ((link, new_id(made)),)
+        return succeed_statement(request, {link: None}, connection, alias, expressions=expressions)
+
+    return Link(lambda row: kind.complete(request, row), statement)

@@ -17,10 +17,14 @@ added to a model is written here too; fields not given take their defaults,
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from contextlib import nullcontext
+from dataclasses import dataclass
 from typing import Any
 
 from django.db import IntegrityError, connections, models, router, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
+from django.dispatch import Signal
 from django.utils import timezone
 
 _UNSET = object()
@@ -68,6 +72,55 @@ def insert_once(
         cursor.execute(sql, params)
         row = cursor.fetchone()
     return int(row[0]) if row else None
+
+
+@dataclass(frozen=True)
+class Link:
+    """What the flow that asked for a new row (a charge, a refund) writes with it: its
+    request marked done.
+
+    ``write(row)`` runs after the insert; ``statement(connection, alias)`` is the
+    same write as one ``UPDATE ... WHERE ...`` whose link is the new row's id, the
+    SQL :func:`new_id`, with its parameters; ``announces``: the signals ``write``
+    may send (while one has receivers, the two are not one statement).
+    """
+
+    write: Callable[[Any], object]
+    statement: Callable[[BaseDatabaseWrapper, str], tuple[str, list[Any]]]
+    announces: tuple[Signal, ...] = ()
+
+
+def new_id(model: type[models.Model]) -> str:
+    """The SQL of the id :func:`insert_and_link` inserts, for its link's statement."""
+    return f"(SELECT {model._meta.pk.column} FROM new)"  # noqa: S608 - a column name
+
+
+def insert_and_link(
+    model: type[models.Model],
+    values: dict[str, Any],
+    link: Link,
+    connection: BaseDatabaseWrapper,
+    alias: str,
+    *,
+    conflict: tuple[str, ...],
+) -> int | None:
+    """PostgreSQL: the insert of :func:`insert_once` and ``link``'s statement as one
+    (the link's UPDATE reads the inserted id from the INSERT's ``RETURNING``): one round
+    trip in autocommit. The new row's id, or None (nothing written) when it exists.
+    Only when nothing is announced: the caller checks ``link.announces``."""
+    insert, params = insert_statement(model, values, connection, conflict=conflict, alias=alias)
+    update, link_params = link.statement(connection, alias)
+    sql = (
+        f"WITH new AS ({insert}), "  # noqa: S608 - statements built from model names
+        f"linked AS ({update} AND EXISTS (SELECT 1 FROM new) RETURNING 1) "
+        f"SELECT {new_id(model)}"
+    )
+    # Inside a transaction of the caller's, a savepoint keeps a failure from spoiling it.
+    guard = transaction.atomic(using=alias) if connection.in_atomic_block else nullcontext()
+    with guard, bound_cursor(connection) as cursor:
+        cursor.execute(sql, [*params, *link_params])
+        (pk,) = cursor.fetchone()
+    return None if pk is None else int(pk)
 
 
 def bound_cursor(connection: BaseDatabaseWrapper) -> Any:
