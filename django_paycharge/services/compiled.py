@@ -50,6 +50,15 @@ class Compiled:
     def rows(self, using: str, *values: Value) -> list[tuple[Any, ...]]:
         """The rows of the query for ``values`` on the database ``using``, converted."""
         connection = connections[using]
+        return self._plan(connection, using, values).run(connection, values)
+
+    def statement(self, using: str, *values: Value) -> tuple[str, list[Any]]:
+        """The query's SQL and parameters for ``values`` (for a statement that holds it)."""
+        connection = connections[using]
+        plan = self._plan(connection, using, values)
+        return plan.sql, plan.params_for(values)
+
+    def _plan(self, connection: BaseDatabaseWrapper, using: str, values: Sequence[Value]) -> _Plan:
         shape = tuple(len(v) if isinstance(v, list | tuple) else -1 for v in values)
         plans = self._plans.get(connection)
         if plans is None:
@@ -57,7 +66,7 @@ class Compiled:
         plan = plans.get(shape)
         if plan is None:
             plan = plans[shape] = _Plan(self._build, using, shape, values)
-        return plan.run(connection, values)
+        return plan
 
 
 class _Plan:
@@ -107,6 +116,15 @@ class _Plan:
     def run(
         self, connection: BaseDatabaseWrapper, values: Sequence[Value]
     ) -> list[tuple[Any, ...]]:
+        params = self.params_for(values)
+        with connection.cursor() as cursor:
+            cursor.execute(self.sql, params)
+            rows: list[Any] = cursor.fetchall()
+        if self.converters:
+            return [tuple(row) for row in self.compiler.apply_converters(rows, self.converters)]
+        return [tuple(row) for row in rows]
+
+    def params_for(self, values: Sequence[Value]) -> list[Any]:
         params = self.params.copy()
         for p, n, item, form in self.slots:
             value = values[n]
@@ -116,12 +134,7 @@ class _Plan:
             elif form == _HEX:
                 value = (value if isinstance(value, uuid.UUID) else uuid.UUID(str(value))).hex
             params[p] = value
-        with connection.cursor() as cursor:
-            cursor.execute(self.sql, params)
-            rows: list[Any] = cursor.fetchall()
-        if self.converters:
-            return [tuple(row) for row in self.compiler.apply_converters(rows, self.converters)]
-        return [tuple(row) for row in rows]
+        return params
 
 
 def _stand_in(like: Any) -> Any:

@@ -26,16 +26,16 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 #: The issue's bound on the statements of a capture or a refund.
 MOST_STATEMENTS = 10
-#: A refund's: its request committed (BEGIN, the charge locked, the look for another request
-#: being sent, what is left to refund in one read, the insert, COMMIT), then the answer
-#: stored and the request marked done (two statements, each its own transaction; on
-#: PostgreSQL one: the request's UPDATE takes the refund's id from its INSERT).
-REFUND_STATEMENTS = {"sqlite": 8, "postgresql": 7}
-#: A capture's: one more. Its request is committed (BEGIN, the charge locked, the look for
-#: another request being sent, which must be a statement of its own after the lock on
-#: PostgreSQL, the insert, COMMIT), then the charge it read stored with the request's success
-#: (BEGIN, the rows locked, the write, the row read back, the success, COMMIT).
-CAPTURE_STATEMENTS = 11
+#: A refund's: its request committed (BEGIN, the charge locked, what is left to refund in
+#: one read, the insert that looks for another request being sent or the key's holder
+#: itself, COMMIT), then the answer stored and the request marked done (two statements,
+#: each its own transaction; on PostgreSQL one: the UPDATE takes the refund's id from the
+#: INSERT).
+REFUND_STATEMENTS = {"sqlite": 7, "postgresql": 6}
+#: A capture's: its request committed (BEGIN, the charge locked, the insert, COMMIT), then
+#: the charge it read stored with the request's success (BEGIN, the rows locked, the write,
+#: the row read back, the success, COMMIT).
+CAPTURE_STATEMENTS = 10
 
 
 def known(fake_gateway: Any, *, capture: bool) -> Charge:

@@ -200,14 +200,25 @@ def open_request(
 
     def open_or_join() -> tuple[ChargeActionRequest, bool]:
         locked = _locked(charge, alias)
-        holder = _holder_unless_busy(kind, locked, text_key, alias)
-        if holder is not None:  # never for a key of our own making: it is new
-            related = ChargeActionRequest.objects.select_related("charge", "refund", "cancel")
-            existing = related.get(pk=holder)
-            _refuse_other(existing, kind, charge, given)
-            return existing, False
-        params = kind.prepare(locked, dict(given))  # raises to refuse it
-        return _insert(kind, locked, text_key, params, requested_by, alias), True
+        try:
+            params = kind.prepare(locked, dict(given))  # raises to refuse it
+        except PayChargeError:  # unless the key's holder answers, or another is being sent
+            joined = join()
+            if joined is None:
+                raise
+            return joined, False
+        made = _insert(kind, locked, text_key, params, requested_by, alias)
+        if made is not None:
+            return made, True
+        # Not inserted: the key is held, or another request is being sent (it may have
+        # ended since the insert looked: it was still being sent then).
+        joined = join()
+        if joined is None:
+            raise ChargeBusyError()
+        return joined, False
+
+    def join() -> ChargeActionRequest | None:
+        return _join(kind, charge, given, text_key, alias)
 
     alias = router.db_for_write(ChargeActionRequest)
     try:
@@ -218,6 +229,20 @@ def open_request(
         return existing, False
 
 
+def _join(
+    kind: LifecycleKind, charge: Charge, given: dict[str, Any], key: str, alias: str
+) -> ChargeActionRequest | None:
+    """The request that holds ``key`` (another call's, with the same arguments), if any;
+    :class:`ChargeBusyError` while another that ``kind`` waits for is being sent."""
+    holder = _holder_unless_busy(kind, charge, key, alias)
+    if holder is None:
+        return None
+    related = ChargeActionRequest.objects.select_related("charge", "refund", "cancel")
+    existing = related.get(pk=holder)
+    _refuse_other(existing, kind, charge, given)
+    return existing
+
+
 def _insert(
     kind: LifecycleKind,
     locked: Charge,
@@ -225,9 +250,16 @@ def _insert(
     params: dict[str, Any],
     requested_by: str,
     alias: str,
-) -> ChargeActionRequest:
+) -> ChargeActionRequest | None:
     """The new request, inserted in one statement built once (as a create's is: see
-    services/mirror/inserts.py), not by the ORM's insert."""
+    services/mirror/inserts.py), not by the ORM's insert; None, and nothing inserted,
+    while a request holds ``key`` or one that ``kind`` waits for is being sent.
+
+    That look is the insert's own (``INSERT ... SELECT ... WHERE NOT EXISTS``), run
+    after the lock's statement: on PostgreSQL's READ COMMITTED a statement reads as
+    of its start, so folded into the locking one it missed a request committed by
+    the lock's holder (two staff refunding at once both sent theirs).
+    """
     now = timezone.now()
     values: dict[str, Any] = {
         "kind": kind.name,
@@ -242,9 +274,16 @@ def _insert(
         "created_at": now,
         "updated_at": now,
     }
-    pk = insert_once(ChargeActionRequest, values, conflict=("idempotency_key",), using=alias)
-    if pk is None:  # committed meanwhile by another call: told as the ORM's insert tells it
-        raise IntegrityError(f"idempotency key {key!r} taken meanwhile")
+    holding, holding_values = _holding(kind.blocked_by, locked.pk, key)
+    pk = insert_once(
+        ChargeActionRequest,
+        values,
+        conflict=("idempotency_key",),
+        using=alias,
+        unless=holding.statement(alias, *holding_values),
+    )
+    if pk is None:
+        return None
     made: ChargeActionRequest = as_stored(
         ChargeActionRequest, pk, {**values, "charge": locked}, alias
     )
@@ -269,26 +308,26 @@ def _locked(charge: Charge, alias: str) -> Charge:
     return Charge.from_db(alias, _charge_columns(), rows[0])
 
 
-def _holder_unless_busy(kind: LifecycleKind, locked: Charge, key: str, alias: str) -> int | None:
+def _holder_unless_busy(kind: LifecycleKind, charge: Charge, key: str, alias: str) -> int | None:
     """The request that holds ``key``, if any; else :class:`ChargeBusyError` while another
-    request of the ``locked`` charge that ``kind`` waits for is being sent.
+    request of ``charge`` that ``kind`` waits for is being sent.
 
-    One statement, run after the lock's: PostgreSQL's READ COMMITTED reads a statement
-    as of its start, so folded into the locking one it missed a request committed by
-    the lock's holder (two staff refunding at once both sent theirs).
+    Read under the charge's lock, after the lock's statement (see :func:`_insert`):
+    only when a refusal or an insert that did not happen must be explained.
     """
-    if kind.blocked_by:
-        seen = _holders(kind.blocked_by).rows(alias, locked.pk, key)
-    else:  # waits for none: only the key's holder
-        seen = _KEY_HOLDER.rows(alias, key)
+    holding, values = _holding(kind.blocked_by, charge.pk, key)
+    seen = holding.rows(alias, *values)
     holder = next((pk for pk, held in seen if held == key), None)
     if holder is None and seen:
         raise ChargeBusyError()
     return holder
 
 
-def _holders(kinds: frozenset[str]) -> Compiled:
-    """The statement of :func:`_holder_unless_busy` for requests waiting on ``kinds``."""
+def _holding(kinds: frozenset[str], pk: int, key: str) -> tuple[Compiled, tuple[Any, ...]]:
+    """The query of the requests that hold ``key`` or, of the charge ``pk`` and of ``kinds``,
+    are being sent (compiled once), and the values to run it with."""
+    if not kinds:
+        return _KEY_HOLDER, (key,)
     compiled = _HOLDERS.get(kinds)
     if compiled is None:
 
@@ -298,7 +337,7 @@ def _holders(kinds: frozenset[str]) -> Compiled:
             return found.values_list("pk", "idempotency_key")
 
         compiled = _HOLDERS[kinds] = Compiled(build)
-    return compiled
+    return compiled, (pk, key)
 
 
 _HOLDERS: dict[frozenset[str], Compiled] = {}
