@@ -5,14 +5,17 @@ is theirs is here: :class:`LifecycleKind` (what they share as kinds of that
 machine) and :func:`act`, which commits a request before anything is sent,
 under a lock on the charge row, in one short transaction:
 
-1. the request with the caller's key is found again (the same key and the
-   same arguments give the same result; other arguments are refused), or
-2. a capture, cancel or refund of the same charge still being sent makes this
+1. the kind checks the charge as the mirror holds it (a refund's amount
+   against what is left, every request not known to have failed counted:
+   :func:`.refunds.refundable_amount`), and a new request (kind, charge,
+   parameters, key) is inserted unless, in the same statement, a request is
+   found that holds the caller's key or that is a capture, cancel or refund of
+   the same charge still being sent;
+2. when none was inserted (or the kind refused the charge), the request with
+   the caller's key answers (the same key and the same arguments give the same
+   result; other arguments are refused), and one still being sent makes this
    one wait (:class:`ChargeBusyError`, nothing sent): two processes never both
-   send one; else the kind checks the charge as the mirror holds it (a refund's
-   amount against what is left, every request not known to have failed
-   counted: :func:`.refunds.refundable_amount`) and a new request (kind,
-   charge, parameters, key) is committed.
+   send one.
 
 The gateway is not read first: the mirror already holds what the webhooks, the
 customer's return and earlier answers said, and the gateway refuses what it
