@@ -10,14 +10,14 @@ and its parameters are kept; each run puts the values in the stand-ins' places
 and applies the converters the ORM would (JSON, dates on SQLite, sums).
 
 Kept per connection, not per alias: a compiler and its converters belong to the
-connection that made them (one per thread), and go with it.
+connection that made them (one per thread), and go with it (they are kept on
+the connection object itself).
 """
 
 from __future__ import annotations
 
 import itertools
 import uuid
-import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -29,6 +29,8 @@ from django.db.models import QuerySet
 Value = int | str | uuid.UUID | Sequence[int | str | uuid.UUID]
 
 _stand_ins = itertools.count(1)
+#: The attribute of a connection that holds its plans.
+_PLANS = "_paycharge_compiled"
 
 
 class Compiled:
@@ -43,9 +45,6 @@ class Compiled:
 
     def __init__(self, build: Callable[..., QuerySet[Any, Any]]) -> None:
         self._build = build
-        self._plans: weakref.WeakKeyDictionary[BaseDatabaseWrapper, dict[Any, _Plan]] = (
-            weakref.WeakKeyDictionary()
-        )
 
     def rows(self, using: str, *values: Value) -> list[tuple[Any, ...]]:
         """The rows of the query for ``values`` on the database ``using``, converted."""
@@ -60,12 +59,13 @@ class Compiled:
 
     def _plan(self, connection: BaseDatabaseWrapper, using: str, values: Sequence[Value]) -> _Plan:
         shape = tuple(len(v) if isinstance(v, list | tuple) else -1 for v in values)
-        plans = self._plans.get(connection)
-        if plans is None:
-            plans = self._plans[connection] = {}
-        plan = plans.get(shape)
+        # Kept on the connection itself: a plan holds its connection (the compiler, the
+        # converters), so a table of connections here would keep every one alive, and
+        # open, after its thread ended.
+        plans: dict[Any, _Plan] = connection.__dict__.setdefault(_PLANS, {})
+        plan = plans.get((self, shape))
         if plan is None:
-            plan = plans[shape] = _Plan(self._build, using, shape, values)
+            plan = plans[self, shape] = _Plan(self._build, using, shape, values)
         return plan
 
 

@@ -3,11 +3,14 @@ every value it is run with."""
 
 from __future__ import annotations
 
+import gc
+import threading
 import uuid
+import weakref
 from typing import Any
 
 import pytest
-from django.db import connection
+from django.db import connection, connections
 from django.db.models import Sum
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
@@ -89,3 +92,23 @@ def test_uuids_are_sent_as_the_database_takes_them():
     assert compiled.rows("default", [a.gateway_id]) == [(a.pk,)]
     assert compiled.rows("default", [str(b.gateway_id)]) == [(b.pk,)]  # its text, too
     assert compiled.rows("default", [uuid.uuid4()]) == []
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_threads_connection_is_not_kept_alive_by_its_compiled_queries():
+    """A connection is a thread's: once the thread ends and the connection is dropped, it
+    goes (a web server's threads each open one; kept, they exhaust the database's)."""
+    compiled = Compiled(lambda pk: Charge.objects.filter(pk=pk).values_list("pk"))
+    seen: list[weakref.ref[Any]] = []
+
+    def in_a_thread() -> None:
+        assert compiled.rows("default", 1) == []
+        seen.append(weakref.ref(connections["default"]))
+        connections["default"].close()
+
+    thread = threading.Thread(target=in_a_thread)
+    thread.start()
+    thread.join()
+    del thread
+    gc.collect()
+    assert seen and seen[0]() is None
