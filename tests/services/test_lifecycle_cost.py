@@ -26,11 +26,16 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 #: The issue's bound on the statements of a capture or a refund.
 MOST_STATEMENTS = 10
-#: A capture's: one more. Its request is committed (BEGIN, the charge locked, the look for
-#: another request being sent, which must be a statement of its own after the lock on
-#: PostgreSQL, the insert, COMMIT), then the charge it read stored with the request's success
-#: (BEGIN, the rows locked, the write, the row read back, the success, COMMIT).
-CAPTURE_STATEMENTS = 11
+#: A refund's: its request committed (BEGIN, the charge locked, what is left to refund in
+#: one read, the insert that looks for another request being sent or the key's holder
+#: itself, COMMIT), then the answer stored and the request marked done (two statements,
+#: each its own transaction; on PostgreSQL one: the UPDATE takes the refund's id from the
+#: INSERT).
+REFUND_STATEMENTS = {"sqlite": 7, "postgresql": 6}
+#: A capture's: its request committed (BEGIN, the charge locked, the insert, COMMIT), then
+#: the charge it read stored with the request's success (BEGIN, the rows locked, the write,
+#: the row read back, the success, COMMIT).
+CAPTURE_STATEMENTS = 10
 
 
 def known(fake_gateway: Any, *, capture: bool) -> Charge:
@@ -54,7 +59,8 @@ def test_a_refund_is_one_post_and_at_most_ten_statements(fake_gateway, key):
         refund = services.refund_charge(charge, amount=400, idempotency_key=key)
     made = calls(fake_gateway)[before:]
     assert made == [("POST", f"/stores/{charge.store_id}/charges/{charge.gateway_id}/refunds")]
-    assert len(queries) <= MOST_STATEMENTS, [q["sql"] for q in queries]
+    most = min(MOST_STATEMENTS, REFUND_STATEMENTS[connection.vendor])
+    assert len(queries) <= most, [q["sql"] for q in queries]
     # The answer is the state: stored as the gateway said it, the request linked to it.
     assert refund.status == "pending" and refund.amount == 400
     assert Refund.objects.get().pk == refund.pk

@@ -139,6 +139,18 @@ def test_the_same_key_twice_gives_one_refund(fake_gateway, paid):
         services.refund_charge(paid, amount=401, idempotency_key=key)
 
 
+def test_the_same_key_after_a_full_refund_gives_it_not_a_refusal(fake_gateway, paid):
+    """Nothing is left to refund now: the key's request answers all the same (the
+    caller asks again after a lost answer, say); a new key is refused."""
+    key = "order-17-refund-all"
+    first = services.refund_charge(paid, amount=1000, idempotency_key=key)
+    again = services.refund_charge(paid, amount=1000, idempotency_key=key)
+    assert again.pk == first.pk
+    assert len(refund_posts(fake_gateway)) == 1
+    with pytest.raises(InvalidParametersError, match="at most 0"):
+        services.refund_charge(paid, amount=1000, idempotency_key="order-17-refund-2")
+
+
 def test_a_caller_key_that_is_not_a_uuid_is_kept_as_sent(fake_gateway, paid):
     refund = services.refund_charge(paid, amount=10, idempotency_key="order-17-refund-1")
     [post] = refund_posts(fake_gateway)

@@ -75,6 +75,7 @@ from django_paycharge.models import (
     SyncCheckpoint,
     WebhookDelivery,
 )
+from django_paycharge.services.compiled import Compiled
 from django_paycharge.services.lifecycle import REFUND, refundable_amounts
 from django_paycharge.services.lifecycle.requests import open_request
 from django_paycharge.services.mirror import store_refund
@@ -540,6 +541,8 @@ def _pending_refunds_left_out(monkeypatch: pytest.MonkeyPatch) -> None:
     from django_paycharge.services.lifecycle import refunds
 
     monkeypatch.setattr(refunds, "COUNTED_REFUND_STATUSES", ("successful",))
+    # Its statement is compiled once a connection: compiled anew with the defect.
+    monkeypatch.setattr(refunds, "_TAKEN", Compiled(refunds._taken))
 
 
 @pytest.mark.django_db

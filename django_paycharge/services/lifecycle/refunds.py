@@ -13,7 +13,19 @@ import uuid
 from collections.abc import Collection, Mapping
 from typing import Any
 
-from django.db.models import Case, Exists, OuterRef, QuerySet, Subquery, Sum, When
+from django.db import router
+from django.db.models import (
+    BigIntegerField,
+    Case,
+    Exists,
+    OuterRef,
+    QuerySet,
+    Subquery,
+    Sum,
+    When,
+)
+from django.db.models.fields.json import KT
+from django.db.models.functions import Cast
 from django.utils.translation import gettext
 
 from ...client.lifecycle_params import check_fields, refund_body
@@ -34,6 +46,7 @@ from ...exceptions import (
 )
 from ...models import COUNTED_REFUND_STATUSES, Charge, ChargeActionRequest, Refund
 from ..clients import get_client
+from ..compiled import Compiled
 from ..mirror import store_of, store_refund
 from .request_rows import outcome_unknown
 from .requests import LifecycleKind, act, find_made, send_child
@@ -86,7 +99,9 @@ class RefundKind(LifecycleKind):
         return super().refusal(request, exc)
 
     def send(self, request: ChargeActionRequest) -> Refund:
-        refund: Refund = send_child(self, request, lambda client: client.refunds, store_refund)
+        refund: Refund = send_child(
+            self, request, lambda client: client.refunds, store_refund, linked=True
+        )
         return refund
 
     def find(self, request: ChargeActionRequest) -> Refund | None:
@@ -113,25 +128,26 @@ def _not_refundable() -> UnsupportedPaymentTypeError:
 def refundable_amount(charge: Charge) -> int:
     """What is left to refund, in minor units: the charged amount less refunds pending or
     successful, and less the amounts of refund requests not yet settled (being sent, or
-    abandoned and looked for): those stay reserved until the gateway's outcome is known."""
-    return refundable_amounts({charge.pk: charge.charged_amount})[charge.pk]
+    abandoned and looked for): those stay reserved until the gateway's outcome is known.
+
+    Read where ``charge`` was read from (under its lock, when a request is committed)."""
+    left = refundable_amounts({charge.pk: charge.charged_amount}, using=charge._state.db)
+    return left[charge.pk]
 
 
 def refundable_amounts(
     charged: Mapping[int, int | None], *, using: str | None = None
 ) -> dict[int, int]:
     """:func:`refundable_amount` of many charges, by pk (``charged``: each one's charged
-    amount), in two grouped queries a slice of :data:`AT_ONCE` charges, whatever
+    amount), in one grouped query a slice of :data:`AT_ONCE` charges, whatever
     their refunds: for a list or an export."""
+    alias = using or router.db_for_read(Refund)
     pks = list(charged)
-    counted: dict[int, int] = {}
-    reserved: dict[int, int] = {}
+    taken: dict[int, int] = dict.fromkeys(pks, 0)
     for at in range(0, len(pks), AT_ONCE):
-        part = pks[at : at + AT_ONCE]
-        refunds = counted_refunds().using(using).filter(charge__in=part)
-        counted.update(refunds.values_list("charge").annotate(total=Sum("amount")).order_by())
-        reserved.update(reserved_amounts(part, using=using))
-    return {pk: left_to_refund(charged[pk], counted.get(pk), reserved.get(pk, 0)) for pk in pks}
+        for pk, total in _TAKEN.rows(alias, _padded(pks[at : at + AT_ONCE])):
+            taken[pk] += int(total or 0)
+    return {pk: left_to_refund(charged[pk], taken[pk]) for pk in pks}
 
 
 def left_to_refund(charged: int | None, counted: int | None, reserved: int = 0) -> int:
@@ -142,14 +158,17 @@ def left_to_refund(charged: int | None, counted: int | None, reserved: int = 0) 
 
 
 def reserved_amounts(pks: Collection[int], *, using: str | None = None) -> dict[int, int]:
-    """What refund requests whose outcome is not known yet reserve of the charges ``pks``
-    (a few hundred at most a call), by pk: their amounts stay reserved until the gateway
-    says."""
-    reserved: dict[int, int] = {}
-    requests = unsettled_refund_requests().using(using).filter(charge__in=pks)
-    for pk, params in requests.values_list("charge", "params"):
-        if isinstance(params, dict):
-            reserved[pk] = reserved.get(pk, 0) + int(params.get("amount") or 0)
+    """What refund requests whose outcome is not known yet reserve of the charges ``pks``,
+    by pk: their amounts stay reserved until the gateway says."""
+    keys, reserved = list(pks), dict[int, int]()
+    for at in range(0, len(keys), AT_ONCE):
+        requests = (
+            unsettled_refund_requests().using(using).filter(charge__in=keys[at : at + AT_ONCE])
+        )
+        reserved.update(
+            (pk, int(total or 0))
+            for pk, total in requests.values_list("charge").annotate(total=_asked()).order_by()
+        )
     return reserved
 
 
@@ -166,6 +185,12 @@ def unsettled_refund_requests() -> QuerySet[ChargeActionRequest]:
     )
 
 
+def _asked() -> Sum:
+    """The sum of refund requests' amounts: a whole number each (``refund_body``), summed
+    by the database."""
+    return Sum(Cast(KT("params__amount"), BigIntegerField()))
+
+
 def refund_annotations() -> tuple[Case, Exists]:
     """What :func:`refundable_amounts` asks of each charge, as two annotations of a query of
     charges (read with its rows, not asked a list of charges at a time): the sum of its
@@ -180,8 +205,31 @@ def refund_annotations() -> tuple[Case, Exists]:
     return counted, Exists(unsettled_refund_requests().filter(charge=OuterRef("pk")))
 
 
-#: Charges asked about in one query (below SQLite's old limit of 999 parameters).
-AT_ONCE = 900
+def _padded(pks: list[int]) -> list[int]:
+    """``pks``, its last repeated up to a power of two (or :data:`AT_ONCE`): the query is
+    compiled once a length (:class:`Compiled`), and an id twice in an ``IN`` is once."""
+    size = min(AT_ONCE, 1 << (len(pks) - 1).bit_length())
+    return pks + pks[-1:] * (size - len(pks))
+
+
+def _taken(pks: list[int]) -> Any:
+    """What uses up each of ``pks``: the sum of its refunds that count
+    (:func:`counted_refunds`), and the sum of what its refund requests of unknown outcome
+    reserve (:func:`unsettled_refund_requests`). Two rows a charge at most, in one
+    statement."""
+    refunds = counted_refunds().filter(charge__in=pks)
+    refunded = refunds.values_list("charge").annotate(total=Sum("amount")).order_by()
+    unsettled = unsettled_refund_requests().filter(charge__in=pks)
+    reserved = unsettled.values_list("charge").annotate(total=_asked()).order_by()
+    return refunded.union(reserved, all=True)
+
+
+#: Read with every refund, under the charge's lock: compiled once.
+_TAKEN = Compiled(_taken)
+
+
+#: Charges asked about in one query (each twice: below SQLite's old limit of 999 parameters).
+AT_ONCE = 450
 
 
 def refund_charge(

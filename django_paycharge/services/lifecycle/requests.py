@@ -5,14 +5,17 @@ is theirs is here: :class:`LifecycleKind` (what they share as kinds of that
 machine) and :func:`act`, which commits a request before anything is sent,
 under a lock on the charge row, in one short transaction:
 
-1. the request with the caller's key is found again (the same key and the
-   same arguments give the same result; other arguments are refused), or
-2. a capture, cancel or refund of the same charge still being sent makes this
+1. the kind checks the charge as the mirror holds it (a refund's amount
+   against what is left, every request not known to have failed counted:
+   :func:`.refunds.refundable_amount`), and a new request (kind, charge,
+   parameters, key) is inserted unless, in the same statement, a request is
+   found that holds the caller's key or that is a capture, cancel or refund of
+   the same charge still being sent;
+2. when none was inserted (or the kind refused the charge), the request with
+   the caller's key answers (the same key and the same arguments give the same
+   result; other arguments are refused), and one still being sent makes this
    one wait (:class:`ChargeBusyError`, nothing sent): two processes never both
-   send one; else the kind checks the charge as the mirror holds it (a refund's
-   amount against what is left, every request not known to have failed
-   counted: :func:`.refunds.refundable_amount`) and a new request (kind,
-   charge, parameters, key) is committed.
+   send one.
 
 The gateway is not read first: the mirror already holds what the webhooks, the
 customer's return and earlier answers said, and the gateway refuses what it
@@ -27,10 +30,11 @@ import logging
 import uuid
 from collections.abc import Callable, Iterable
 from datetime import timedelta
-from typing import Any
+from typing import Any, cast
 
 from django.db import IntegrityError, router
-from django.db.models import Q
+from django.db.backends.base.base import BaseDatabaseWrapper
+from django.db.models import Model, Q
 from django.utils import timezone
 from django.utils.translation import gettext
 
@@ -48,10 +52,11 @@ from ...exceptions import (
 )
 from ...models import OPEN_REQUEST_STATES, Charge, ChargeActionRequest, RequestState
 from ..clients import get_client
-from ..mirror import refresh_charge, store_of
+from ..compiled import Compiled
+from ..mirror import Link, as_stored, insert_once, new_id, refresh_charge, store_of
 from ..retry import retry_transient
 from .exactly_once import answer, send
-from .request_rows import request_name, succeed
+from .request_rows import request_name, succeed, succeed_statement
 
 logger = logging.getLogger("django_paycharge.services")
 
@@ -197,26 +202,26 @@ def open_request(
     text_key = str(key) if key is not None else str(uuid.uuid4())
 
     def open_or_join() -> tuple[ChargeActionRequest, bool]:
-        locked = Charge.objects.select_for_update().get(pk=charge.pk)
-        holder = _holder_unless_busy(kind, locked, text_key)
-        if holder is not None:  # never for a key of our own making: it is new
-            related = ChargeActionRequest.objects.select_related("charge", "refund", "cancel")
-            existing = related.get(pk=holder)
-            _refuse_other(existing, kind, charge, given)
-            return existing, False
-        params = kind.prepare(locked, dict(given))  # raises to refuse it
-        made = ChargeActionRequest.objects.create(
-            kind=kind.name,
-            idempotency_key=text_key,
-            account=locked.account,
-            charge=locked,
-            params=params,
-            requested_by=requested_by[:150],
-            state=RequestState.UNKNOWN,
-            attempts=1,
-            sent_at=timezone.now(),
-        )
-        return made, True
+        locked = _locked(charge, alias)
+        try:
+            params = kind.prepare(locked, dict(given))  # raises to refuse it
+        except PayChargeError:  # unless the key's holder answers, or another is being sent
+            joined = join()
+            if joined is None:
+                raise
+            return joined, False
+        made = _insert(kind, locked, text_key, params, requested_by, alias)
+        if made is not None:
+            return made, True
+        # Not inserted: the key is held, or another request is being sent (it may have
+        # ended since the insert looked: it was still being sent then).
+        joined = join()
+        if joined is None:
+            raise ChargeBusyError()
+        return joined, False
+
+    def join() -> ChargeActionRequest | None:
+        return _join(kind, charge, given, text_key, alias)
 
     alias = router.db_for_write(ChargeActionRequest)
     try:
@@ -227,21 +232,123 @@ def open_request(
         return existing, False
 
 
-def _holder_unless_busy(kind: LifecycleKind, locked: Charge, key: str) -> int | None:
-    """The request that holds ``key``, if any; else :class:`ChargeBusyError` while another
-    request of the ``locked`` charge that ``kind`` waits for is being sent.
+def _join(
+    kind: LifecycleKind, charge: Charge, given: dict[str, Any], key: str, alias: str
+) -> ChargeActionRequest | None:
+    """The request that holds ``key`` (another call's, with the same arguments), if any;
+    :class:`ChargeBusyError` while another that ``kind`` waits for is being sent."""
+    holder = _holder_unless_busy(kind, charge, key, alias)
+    if holder is None:
+        return None
+    related = ChargeActionRequest.objects.select_related("charge", "refund", "cancel")
+    existing = related.get(pk=holder)
+    _refuse_other(existing, kind, charge, given)
+    return existing
 
-    One statement, run after the lock's: PostgreSQL's READ COMMITTED reads a statement
-    as of its start, so folded into the locking one it missed a request committed by
+
+def _insert(
+    kind: LifecycleKind,
+    locked: Charge,
+    key: str,
+    params: dict[str, Any],
+    requested_by: str,
+    alias: str,
+) -> ChargeActionRequest | None:
+    """The new request, inserted in one statement built once (as a create's is: see
+    services/mirror/inserts.py), not by the ORM's insert; None, and nothing inserted,
+    while a request holds ``key`` or one that ``kind`` waits for is being sent.
+
+    That look is the insert's own (``INSERT ... SELECT ... WHERE NOT EXISTS``), run
+    after the lock's statement: on PostgreSQL's READ COMMITTED a statement reads as
+    of its start, so folded into the locking one it missed a request committed by
     the lock's holder (two staff refunding at once both sent theirs).
     """
-    sending = Q(charge=locked, kind__in=kind.blocked_by, state__in=OPEN_REQUEST_STATES)
-    found = ChargeActionRequest.objects.filter(sending | Q(idempotency_key=key))
-    seen = list(found.values_list("pk", "idempotency_key"))
+    now = timezone.now()
+    values: dict[str, Any] = {
+        "kind": kind.name,
+        "idempotency_key": key,
+        "account": locked.account,
+        "charge": locked.pk,
+        "params": params,
+        "requested_by": requested_by[:150],
+        "state": RequestState.UNKNOWN,
+        "attempts": 1,
+        "sent_at": now,
+        "created_at": now,
+        "updated_at": now,
+    }
+    holding, holding_values = _holding(kind.blocked_by, locked.pk, key)
+    pk = insert_once(
+        ChargeActionRequest,
+        values,
+        conflict=("idempotency_key",),
+        using=alias,
+        unless=holding.statement(alias, *holding_values),
+    )
+    if pk is None:
+        return None
+    made: ChargeActionRequest = as_stored(
+        ChargeActionRequest, pk, {**values, "charge": locked}, alias
+    )
+    return made
+
+
+def _charge_columns() -> list[str]:
+    return [field.attname for field in Charge._meta.concrete_fields]
+
+
+#: The charge's row under its lock (compiled once: it is read with every request).
+_LOCKING = Compiled(
+    lambda pk: Charge.objects.select_for_update().filter(pk=pk).values_list(*_charge_columns())
+)
+
+
+def _locked(charge: Charge, alias: str) -> Charge:
+    """``charge`` read again under its row's lock (on SQLite, the writer's lock holds it)."""
+    rows = _LOCKING.rows(alias, charge.pk)
+    if not rows:
+        raise Charge.DoesNotExist(f"Charge {charge.pk} does not exist any more.")
+    return Charge.from_db(alias, _charge_columns(), rows[0])
+
+
+def _holder_unless_busy(kind: LifecycleKind, charge: Charge, key: str, alias: str) -> int | None:
+    """The request that holds ``key``, if any; else :class:`ChargeBusyError` while another
+    request of ``charge`` that ``kind`` waits for is being sent.
+
+    Read under the charge's lock, after the lock's statement (see :func:`_insert`):
+    only when a refusal or an insert that did not happen must be explained.
+    """
+    holding, values = _holding(kind.blocked_by, charge.pk, key)
+    seen = holding.rows(alias, *values)
     holder = next((pk for pk, held in seen if held == key), None)
     if holder is None and seen:
         raise ChargeBusyError()
     return holder
+
+
+def _holding(kinds: frozenset[str], pk: int, key: str) -> tuple[Compiled, tuple[Any, ...]]:
+    """The query of the requests that hold ``key`` or, of the charge ``pk`` and of ``kinds``,
+    are being sent (compiled once), and the values to run it with."""
+    if not kinds:
+        return _KEY_HOLDER, (key,)
+    compiled = _HOLDERS.get(kinds)
+    if compiled is None:
+
+        def build(pk: int, key: str) -> Any:
+            sending = Q(charge=pk, kind__in=sorted(kinds), state__in=OPEN_REQUEST_STATES)
+            found = ChargeActionRequest.objects.filter(sending | Q(idempotency_key=key))
+            return found.values_list("pk", "idempotency_key")
+
+        compiled = _HOLDERS[kinds] = Compiled(build)
+    return compiled, (pk, key)
+
+
+_HOLDERS: dict[frozenset[str], Compiled] = {}
+_KEY_HOLDER = Compiled(
+    lambda key: ChargeActionRequest.objects.filter(idempotency_key=key).values_list(
+        "pk", "idempotency_key"
+    )
+)
 
 
 def _refuse_other(
@@ -294,6 +401,7 @@ def send_child(
     store: Callable[..., Any],
     *,
     after_reread: Callable[[], object] | None = None,
+    linked: bool = False,
 ) -> Any:
     """Send a refund or cancel (``resource``: ``client.refunds`` or ``client.cancels``) with
     the request's key, store the answer with ``store(answer, charge=...)`` and link it.
@@ -301,7 +409,8 @@ def send_child(
     The answer is the state: a refund's ``pending`` is stored as it is, and its
     end comes with ``refund_finished`` (or a sync). A cancel, which changes the
     charge too, reads a ``pending`` answer once more: ``after_reread`` runs (the
-    charge read again) before it is stored.
+    charge read again) before it is stored. ``linked``: ``store`` takes the request's
+    :func:`completion` as ``link`` (a refund: on PostgreSQL, one statement with its row).
     """
     charge = request.charge
     operations = resource(get_client(request.account))
@@ -309,7 +418,10 @@ def send_child(
     made = operations.create(
         store_id, charge.gateway_id, **request.params, idempotency_key=request.idempotency_key
     )
-    stored = kind.complete(request, store(made, charge=charge))
+    if linked:  # the store marks the request done itself, with the row where it can
+        stored = store(made, charge=charge, link=completion(kind, request))
+    else:
+        stored = kind.complete(request, store(made, charge=charge))
     if stored.status == "pending" and after_reread is not None:
         try:
             again = operations.retrieve(store_id, charge.gateway_id, made.id)
@@ -318,3 +430,17 @@ def send_child(
         except PayChargeError as exc:
             logger.info("%s %s not re-read: %s", kind.link, made.id, type(exc).__name__)
     return stored
+
+
+def completion(kind: LifecycleKind, request: ChargeActionRequest) -> Link:
+    """``request`` marked done with the row it made (``kind.link``), as :meth:`complete`
+    does, and the same write as a statement that takes the row's id from an insert."""
+    assert kind.link is not None
+    link = kind.link
+    made = cast(type[Model], ChargeActionRequest._meta.get_field(link).related_model)
+
+    def statement(connection: BaseDatabaseWrapper, alias: str) -> tuple[str, list[Any]]:
+        expressions = ((link, new_id(made)),)
+        return succeed_statement(request, {link: None}, connection, alias, expressions=expressions)
+
+    return Link(lambda row: kind.complete(request, row), statement)

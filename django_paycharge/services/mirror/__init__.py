@@ -11,9 +11,9 @@ flows import only the names below.
 
 from __future__ import annotations
 
-from .inserts import as_stored, bound_cursor, insert_once
+from .inserts import Link, as_stored, bound_cursor, insert_once, new_id
 from .lifecycle_store import recount_refunds_total, store_cancel, store_refund
-from .new_charge import NEW_CHARGE_ID, Link, insert_new_charge
+from .new_charge import NEW_CHARGE_ID, insert_new_charge
 from .quarantined import (
     Report,
     dismiss_quarantined,
@@ -56,6 +56,7 @@ __all__ = [
     "insert_new_charge",
     "insert_once",
     "mark_reported",
+    "new_id",
     "prepare_page",
     "quarantine",
     "readable_alone",

@@ -17,10 +17,14 @@ added to a model is written here too; fields not given take their defaults,
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from contextlib import nullcontext
+from dataclasses import dataclass
 from typing import Any
 
 from django.db import IntegrityError, connections, models, router, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
+from django.dispatch import Signal
 from django.utils import timezone
 
 _UNSET = object()
@@ -30,10 +34,12 @@ _NOW = object()
 class _Statement:
     """The SQL of one (model, database, conflict target), and how each value is made."""
 
-    __slots__ = ("defaults", "fields", "plain", "sql")
+    __slots__ = ("defaults", "fields", "plain", "row", "sql")
 
-    def __init__(self, sql: str, fields: list[Any], defaults: list[Any]) -> None:
+    def __init__(self, sql: str, row: str, fields: list[Any], defaults: list[Any]) -> None:
         self.sql = sql
+        #: The statement's ``VALUES (...)`` (an insert ``unless`` a row is found selects them).
+        self.row = row
         #: The fields in the order of the statement's placeholders.
         self.fields = fields
         #: For each field: its default's database value when constant, _NOW, or _UNSET.
@@ -51,23 +57,79 @@ def insert_once(
     *,
     conflict: tuple[str, ...] = (),
     using: str | None = None,
+    unless: tuple[str, list[Any]] | None = None,
 ) -> int | None:
     """Insert a row of ``model``; its id, or None when a unique constraint already holds it.
 
     ``values`` maps field names to values; other fields get their defaults.
     ``conflict``: the fields of the unique constraint that says "already
-    there" (empty: any unique constraint). Inside a transaction the row is part
-    of it; outside one it is committed when this returns.
+    there" (empty: any unique constraint). ``unless``: a query (SQL, parameters)
+    that finds rows: when it does, nothing is inserted either (None), in the
+    same statement. Inside a transaction the row is part of it; outside one it
+    is committed when this returns.
     """
     alias = using or router.db_for_write(model)
     connection = connections[alias]
     if not _has_upsert(connection):
+        if unless is not None and _finds(connection, unless):
+            return None
         return _insert_with_orm(model, values, alias, conflict)
-    sql, params = insert_statement(model, values, connection, conflict=conflict, alias=alias)
+    sql, params = insert_statement(
+        model, values, connection, conflict=conflict, alias=alias, unless=unless
+    )
     with bound_cursor(connection) as cursor:
         cursor.execute(sql, params)
         row = cursor.fetchone()
     return int(row[0]) if row else None
+
+
+@dataclass(frozen=True)
+class Link:
+    """What the flow that asked for a new row (a charge, a refund) writes with it: its
+    request marked done.
+
+    ``write(row)`` runs after the insert; ``statement(connection, alias)`` is the
+    same write as one ``UPDATE ... WHERE ...`` whose link is the new row's id, the
+    SQL :func:`new_id`, with its parameters; ``announces``: the signals ``write``
+    may send (while one has receivers, the two are not one statement).
+    """
+
+    write: Callable[[Any], object]
+    statement: Callable[[BaseDatabaseWrapper, str], tuple[str, list[Any]]]
+    announces: tuple[Signal, ...] = ()
+
+
+def new_id(model: type[models.Model]) -> str:
+    """The SQL of the id :func:`insert_and_link` inserts, for its link's statement."""
+    return f"(SELECT {model._meta.pk.column} FROM new)"  # noqa: S608 - a column name
+
+
+def insert_and_link(
+    model: type[models.Model],
+    values: dict[str, Any],
+    link: Link,
+    connection: BaseDatabaseWrapper,
+    alias: str,
+    *,
+    conflict: tuple[str, ...],
+) -> int | None:
+    """PostgreSQL: the insert of :func:`insert_once` and ``link``'s statement as one
+    (the link's UPDATE reads the inserted id from the INSERT's ``RETURNING``): one round
+    trip in autocommit. The new row's id, or None (nothing written) when it exists.
+    Only when nothing is announced: the caller checks ``link.announces``."""
+    insert, params = insert_statement(model, values, connection, conflict=conflict, alias=alias)
+    update, link_params = link.statement(connection, alias)
+    sql = (
+        f"WITH new AS ({insert}), "  # noqa: S608 - statements built from model names
+        f"linked AS ({update} AND EXISTS (SELECT 1 FROM new) RETURNING 1) "
+        f"SELECT {new_id(model)}"
+    )
+    # Inside a transaction of the caller's, a savepoint keeps a failure from spoiling it.
+    guard = transaction.atomic(using=alias) if connection.in_atomic_block else nullcontext()
+    with guard, bound_cursor(connection) as cursor:
+        cursor.execute(sql, [*params, *link_params])
+        (pk,) = cursor.fetchone()
+    return None if pk is None else int(pk)
 
 
 def bound_cursor(connection: BaseDatabaseWrapper) -> Any:
@@ -110,12 +172,25 @@ def insert_statement(
     *,
     conflict: tuple[str, ...] = (),
     alias: str,
+    unless: tuple[str, list[Any]] | None = None,
 ) -> tuple[str, list[Any]]:
     """The SQL and parameters :func:`insert_once` runs (for a caller that runs more with it).
 
     Only for PostgreSQL and SQLite 3.35+ (``ON CONFLICT ... RETURNING``).
     """
     statement = _statement(model, alias, connection, conflict)
+    sql, params = statement.sql, _params(statement, values, connection)
+    if unless is None:
+        return sql, params
+    query, query_params = unless
+    row = statement.row.removeprefix("VALUES (").removesuffix(") ")
+    sql = sql.replace(statement.row, f"SELECT {row} WHERE NOT EXISTS ({query}) ", 1)
+    return sql, [*params, *query_params]
+
+
+def _params(
+    statement: _Statement, values: dict[str, Any], connection: BaseDatabaseWrapper
+) -> list[Any]:
     now = None
     params: list[Any] = []
     for field, default, plain in zip(
@@ -134,7 +209,7 @@ def insert_statement(
             params.append(default)
             continue
         params.append(field.get_db_prep_save(value, connection))
-    return statement.sql, params
+    return params
 
 
 def as_stored(model: type[models.Model], pk: int, values: dict[str, Any], alias: str) -> Any:
@@ -164,13 +239,14 @@ def _statement(
         quote = connection.ops.quote_name
         columns = {f.name: quote(str(f.column)) for f in meta.concrete_fields}
         target = f"({', '.join(columns[n] for n in conflict)}) "
+        row = f"VALUES ({', '.join(['%s'] * len(fields))}) "
         sql = (
-            f"INSERT INTO {quote(meta.db_table)} "  # noqa: S608 - names, not values
-            f"({', '.join(columns[f.name] for f in fields)}) "
-            f"VALUES ({', '.join(['%s'] * len(fields))}) "
+            f"INSERT INTO {quote(meta.db_table)} "
+            f"({', '.join(columns[f.name] for f in fields)}) {row}"
             f"ON CONFLICT {target if conflict else ''}DO NOTHING RETURNING {columns[meta.pk.name]}"
         )
-        _statements[key] = _Statement(sql, fields, [_default(f, connection) for f in fields])
+        defaults = [_default(f, connection) for f in fields]
+        _statements[key] = _Statement(sql, row, fields, defaults)
     return _statements[key]
 
 
@@ -193,6 +269,12 @@ def _default(field: Any, connection: BaseDatabaseWrapper) -> Any:
     if callable(field.default):
         return _UNSET
     return field.get_db_prep_save(field.get_default(), connection)
+
+
+def _finds(connection: BaseDatabaseWrapper, query: tuple[str, list[Any]]) -> bool:
+    with connection.cursor() as cursor:
+        cursor.execute(*query)
+        return cursor.fetchone() is not None
 
 
 def _insert_with_orm(

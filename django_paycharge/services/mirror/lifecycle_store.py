@@ -30,7 +30,7 @@ from ...client.lifecycle_types import Refund as RemoteRefund
 from ...client.vocabulary import operation_rank
 from ...models import Cancel, Charge, Refund
 from ...models.fit import fit_row, without_nul
-from .inserts import as_stored, insert_once
+from .inserts import Link, as_stored, insert_and_link, insert_once
 
 
 def _values(
@@ -103,13 +103,27 @@ def _upsert(
     return row, before
 
 
-def _insert(model: type[Any], lookup: dict[str, Any], values: dict[str, Any]) -> Any | None:
-    """The new row of ``values``, inserted in one statement; None when the row of ``lookup``
-    (the fields of a unique constraint) is there already."""
+def _insert(
+    model: type[Any], lookup: dict[str, Any], values: dict[str, Any], link: Link | None = None
+) -> Any | None:
+    """The new row of ``values``, inserted in one statement (``link`` written with it);
+    None, and nothing written, when the row of ``lookup`` (the fields of a unique
+    constraint) is there already."""
     new = {**values, **lookup, "first_seen_at": values["synced_at"]}
     keys = {k: v.pk if isinstance(v, models.Model) else v for k, v in new.items()}
+    alias = router.db_for_write(model)
+    connection = connections[alias]
+    heard = link is not None and any(s.has_listeners(model) for s in link.announces)
+    if link is not None and connection.vendor == "postgresql" and not heard:
+        pk = insert_and_link(model, keys, link, connection, alias, conflict=tuple(lookup))
+        return None if pk is None else as_stored(model, pk, new, alias)
     pk = insert_once(model, keys, conflict=tuple(lookup))
-    return None if pk is None else as_stored(model, pk, new, router.db_for_write(model))
+    if pk is None:
+        return None
+    row = as_stored(model, pk, new, alias)
+    if link is not None:
+        link.write(row)
+    return row
 
 
 def _refund_heard() -> bool:
@@ -168,15 +182,29 @@ def recount_refunds_total(charges: QuerySet[Charge] | None = None) -> int:
         return _count_refunds(charges)
 
 
-def store_refund(remote: RemoteRefund, *, charge: Charge) -> Refund:
-    """Insert or move forward the mirror of one refund of ``charge``; signals after commit."""
+def store_refund(remote: RemoteRefund, *, charge: Charge, link: Link | None = None) -> Refund:
+    """Insert or move forward the mirror of one refund of ``charge``; signals after commit.
+
+    ``link``: the request that asked for it, marked done once it is stored (its
+    ``write`` run after the refund's own transaction). A new refund nobody listens to
+    is one statement on PostgreSQL, its link with it (:func:`.inserts.insert_and_link`).
+    """
     alias = router.db_for_write(Refund)
     values = _values(Refund, remote, charge)
     if values["status"] != "successful" and not _refund_heard():
         # Nothing to count and nothing to announce: a new row is its one statement, alone.
-        new = _insert(Refund, {"gateway_id": remote.id}, values)
+        new = _insert(Refund, {"gateway_id": remote.id}, values, link)
         if new is not None:
             return cast(Refund, new)
+    refund = _store_refund(remote, charge, values, alias)
+    if link is not None:
+        link.write(refund)
+    return refund
+
+
+def _store_refund(
+    remote: RemoteRefund, charge: Charge, values: dict[str, Any], alias: str
+) -> Refund:
     with transaction.atomic(using=alias):
         refund, before = _upsert(Refund, remote.id, values)
         created, previous = before is None, getattr(before, "status", None)

@@ -17,43 +17,20 @@ the path the customer waits on.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from contextlib import nullcontext
-from dataclasses import dataclass
-from typing import Any
-
-from django.db import OperationalError, connections, router, transaction
-from django.db.backends.base.base import BaseDatabaseWrapper
-from django.dispatch import Signal
+from django.db import OperationalError, connections, router
 from django.utils import timezone
 
 from ...client.types import Charge as RemoteCharge
 from ...models import Charge
 from ..retry import is_transient, retry_transient
 from .announced import announce_charges, charges_heard
-from .inserts import as_stored, bound_cursor, insert_once, insert_statement
+from .inserts import Link, as_stored, insert_and_link, insert_once, new_id
 from .rows import EncodedJSON, charge_row
 
 #: The unique constraint that says the charge is stored already.
 _STORED = ("gateway_id",)
-_PK = Charge._meta.pk.column
-#: The SQL of the inserted row's id, for a link written in the same statement.
-NEW_CHARGE_ID = f"(SELECT {_PK} FROM new)"  # noqa: S608 - a column name
-
-
-@dataclass(frozen=True)
-class Link:
-    """What the flow that asked for a new charge writes with it, in its transaction.
-
-    ``write(charge)`` runs after the insert; ``statement(connection, alias)`` is the
-    same write as one ``UPDATE ... WHERE ...`` whose charge id is the SQL
-    :data:`NEW_CHARGE_ID`, with its parameters; ``announces``: the signals ``write``
-    may send (while one has receivers, the two are not one statement).
-    """
-
-    write: Callable[[Charge], object]
-    statement: Callable[[BaseDatabaseWrapper, str], tuple[str, list[Any]]]
-    announces: tuple[Signal, ...] = ()
+#: The SQL of the inserted charge's id, for a link written in the same statement.
+NEW_CHARGE_ID = new_id(Charge)
 
 
 def insert_new_charge(
@@ -71,7 +48,11 @@ def insert_new_charge(
     connection = connections[alias]
     if link is not None and connection.vendor == "postgresql" and not _heard(link):
         try:
-            return _insert_and_link(link, values, connection, alias)
+            pk = insert_and_link(Charge, values, link, connection, alias, conflict=_STORED)
+            if pk is None:
+                return None
+            inserted: Charge = as_stored(Charge, pk, values, alias)
+            return inserted
         except OperationalError as exc:
             if not is_transient(exc):
                 raise
@@ -93,25 +74,3 @@ def insert_new_charge(
 def _heard(link: Link) -> bool:
     """Whether a receiver listens to what storing the new charge and its link announce."""
     return charges_heard() or any(signal.has_listeners(Charge) for signal in link.announces)
-
-
-def _insert_and_link(
-    link: Link, values: dict[str, Any], connection: BaseDatabaseWrapper, alias: str
-) -> Charge | None:
-    """PostgreSQL: the insert and the link in one statement (nothing to announce)."""
-    insert, params = insert_statement(Charge, values, connection, conflict=_STORED, alias=alias)
-    update, link_params = link.statement(connection, alias)
-    sql = (
-        f"WITH new AS ({insert}), "  # noqa: S608 - statements built from model names
-        f"linked AS ({update} AND EXISTS (SELECT 1 FROM new) RETURNING 1) "
-        f"SELECT {NEW_CHARGE_ID}"
-    )
-    # Inside a transaction of the caller's, a savepoint keeps a failure from spoiling it.
-    guard = transaction.atomic(using=alias) if connection.in_atomic_block else nullcontext()
-    with guard, bound_cursor(connection) as cursor:
-        cursor.execute(sql, [*params, *link_params])
-        (pk,) = cursor.fetchone()
-    if pk is None:
-        return None
-    charge: Charge = as_stored(Charge, pk, values, alias)
-    return charge

@@ -37,6 +37,7 @@ from ...exceptions import ConfigurationError
 from ...models import Charge
 from ...models.loaded import loaded
 from ...models.payload import PayloadEncoder
+from ..compiled import Compiled
 from . import postgresql as _upsert_postgresql
 from . import sqlite as _upsert_sqlite
 from .announced import announce_charges, charges_heard
@@ -204,9 +205,7 @@ def upsert_prepared(
                 if also is not None:
                     also()
                 if load:
-                    result.charges = Charge.objects.using(prepared.alias).in_bulk(
-                        list(prepared.rows), field_name="gateway_id"
-                    )
+                    result.charges = _load(prepared.alias, list(prepared.rows))
                 # Announced with the page: recorded if and only if the page commits.
                 if announce:
                     loaded = result.charges if load else None
@@ -218,6 +217,28 @@ def upsert_prepared(
         with transaction.atomic(using=prepared.alias):
             also()
     return result
+
+
+def _load(alias: str, gateway_ids: list[Any]) -> dict[Any, Charge]:
+    """The stored charges of ``gateway_ids``, by gateway id (as ``in_bulk`` gives them).
+
+    Read with every charge a caller waits on (a capture's, a refresh's): compiled once.
+    """
+    columns = _charge_columns()
+    padded = gateway_ids + gateway_ids[-1:] * (
+        (1 << (len(gateway_ids) - 1).bit_length()) - len(gateway_ids)
+    )
+    charges = (Charge.from_db(alias, columns, row) for row in _BY_GATEWAY_ID.rows(alias, padded))
+    return {charge.gateway_id: charge for charge in charges}
+
+
+def _charge_columns() -> list[str]:
+    return [f.attname for f in Charge._meta.concrete_fields]
+
+
+_BY_GATEWAY_ID = Compiled(
+    lambda ids: Charge.objects.filter(gateway_id__in=ids).values_list(*_charge_columns())
+)
 
 
 class _LostRace(Exception):
