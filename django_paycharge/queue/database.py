@@ -10,9 +10,11 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
-from django.db import connections, router
+from django.db import router
+from django.db.models import QuerySet
 
 from .. import conf
+from ..models.compiled import Compiled
 from .framework import BackgroundTask, backend_alias, background_enabled, routed
 
 # (task, backend alias, queue) -> the task routed there. Routing a task validates
@@ -42,10 +44,22 @@ def on_database(task: BackgroundTask[..., Any]) -> bool:
     return background_enabled() and database_backend(routed_task(task))
 
 
-# (task path, backend, database alias) -> the SQL and parameters of "is one waiting",
-# compiled once: the webhook receiver asks often, and building the query through the
-# ORM cost it more than the query itself (docs/benchmarks.md, "receipt cost").
-_waiting_sql: dict[tuple[str, str, str], tuple[str, tuple[Any, ...]]] = {}
+def _queued(task_path: str, backend: str) -> QuerySet[Any]:
+    """The tasks of ``task_path`` on ``backend`` queued and not started."""
+    from django_tasks_db.models import DBTaskResult
+
+    ready = DBTaskResult._meta.get_field("status").get_default()  # a queued task's status
+    return DBTaskResult.objects.filter(status=ready, task_path=task_path, backend_name=backend)
+
+
+def _waiting(task_path: str, backend: str) -> QuerySet[Any, Any]:
+    """One of :func:`_queued`, if any."""
+    return _queued(task_path, backend).values_list("pk")[:1]
+
+
+#: Compiled once a connection: the webhook receiver asks often, and building the query
+#: through the ORM cost it more than the query itself (docs/benchmarks.md, "receipt cost").
+_WAITING = Compiled(_waiting)
 
 
 def task_waiting(task: Any, due: datetime | None = None) -> bool:
@@ -57,18 +71,10 @@ def task_waiting(task: Any, due: datetime | None = None) -> bool:
     from django_tasks_db.models import DBTaskResult
 
     alias = router.db_for_write(DBTaskResult)
-    key = (task.module_path, task.backend, alias)
-    if due is not None or key not in _waiting_sql:
-        ready = DBTaskResult._meta.get_field("status").get_default()  # a queued task's status
-        waiting = DBTaskResult.objects.using(alias).filter(
-            status=ready, task_path=task.module_path, backend_name=task.backend
-        )
-        if due is not None:
-            return waiting.filter(run_after__lte=due).exists()
-        _waiting_sql[key] = waiting.query.exists(limit=True).get_compiler(alias).as_sql()
-    with connections[alias].cursor() as cursor:
-        cursor.execute(*_waiting_sql[key])
-        return cursor.fetchone() is not None
+    if due is not None:
+        queued = _queued(task.module_path, task.backend).using(alias)
+        return queued.filter(run_after__lte=due).exists()
+    return bool(_WAITING.rows(alias, task.module_path, task.backend))
 
 
 def ensure_run_after(task: BackgroundTask[[], Any], expiry: datetime) -> None:

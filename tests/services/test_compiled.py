@@ -16,7 +16,7 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from django_paycharge.models import Charge, ChargeActionRequest, Refund
-from django_paycharge.services.compiled import Compiled
+from django_paycharge.models.compiled import Compiled
 
 
 def charge(amount: int) -> Charge:

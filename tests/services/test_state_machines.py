@@ -75,7 +75,7 @@ from django_paycharge.models import (
     SyncCheckpoint,
     WebhookDelivery,
 )
-from django_paycharge.services.compiled import Compiled
+from django_paycharge.models.compiled import Compiled
 from django_paycharge.services.lifecycle import REFUND, refundable_amounts
 from django_paycharge.services.lifecycle.requests import open_request
 from django_paycharge.services.mirror import store_refund

@@ -45,8 +45,8 @@ from ...exceptions import (
     UnsupportedPaymentTypeError,
 )
 from ...models import COUNTED_REFUND_STATUSES, Charge, ChargeActionRequest, Refund
+from ...models.compiled import Compiled
 from ..clients import get_client
-from ..compiled import Compiled
 from ..mirror import store_of, store_refund
 from .request_rows import outcome_unknown
 from .requests import LifecycleKind, act, find_made, send_child

@@ -51,8 +51,8 @@ from ...exceptions import (
     RequestAbandonedError,
 )
 from ...models import OPEN_REQUEST_STATES, Charge, ChargeActionRequest, RequestState
+from ...models.compiled import Compiled
 from ..clients import get_client
-from ..compiled import Compiled
 from ..mirror import Link, as_stored, insert_once, new_id, refresh_charge, store_of
 from ..retry import retry_transient
 from .exactly_once import answer, send

@@ -35,9 +35,9 @@ from ...client.types import Rejected
 from ...client.vocabulary import FINAL_RANK
 from ...exceptions import ConfigurationError
 from ...models import Charge
+from ...models.compiled import Compiled
 from ...models.loaded import loaded
 from ...models.payload import PayloadEncoder
-from ..compiled import Compiled
 from . import postgresql as _upsert_postgresql
 from . import sqlite as _upsert_sqlite
 from .announced import announce_charges, charges_heard
