@@ -221,7 +221,9 @@ def _taken(pks: list[int]) -> Any:
     refunded = refunds.values_list("charge").annotate(total=Sum("amount")).order_by()
     unsettled = unsettled_refund_requests().filter(charge__in=pks)
     reserved = unsettled.values_list("charge").annotate(total=_asked()).order_by()
-    return refunded.union(reserved, all=True)
+    # Unordered: Django 6 gives a union its first model's default ordering (a refund's
+    # date), which no column of the union's select can order by.
+    return refunded.union(reserved, all=True).order_by()
 
 
 #: Read with every refund, under the charge's lock: compiled once.
