@@ -123,3 +123,24 @@ def test_grant_charge_access_remembers_a_bounded_list(rf, fake_gateway):
     remembered = request.session["paycharge_charges"]
     assert remembered[-1] == str(charge.gateway_id)
     assert len(remembered) == 50
+
+
+def test_the_issuer_token_is_written_before_anything_is_read_in_its_transaction(
+    client, fake_gateway
+):
+    """SQLite cannot turn a transaction that has read into a writer once another connection
+    has written since: it answers "database is locked" at once, whatever the busy time-out
+    (a payment page's 500 while webhooks were stored, in a fresh-clone run). So the token's
+    row is written by the transaction's first statement on it, then read; fetched again,
+    the one row is replaced."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    charge = create(fake_gateway, "bank_transfer")
+    grant(client, charge)
+    for _ in range(2):
+        with CaptureQueriesContext(connection) as seen:
+            assert client.get(url(charge)).status_code == 200
+        on_tokens = [q["sql"] for q in seen.captured_queries if "issuertoken" in q["sql"]]
+        assert on_tokens and on_tokens[0].lstrip().upper().startswith("INSERT"), on_tokens[:2]
+    assert IssuerToken.objects.filter(charge=charge).count() == 1

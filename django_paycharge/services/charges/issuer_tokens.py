@@ -83,17 +83,24 @@ def _store(charge: Charge, raw: dict[str, Any], payment_type: str, remote: Any) 
     """The charge's one issuer token row, replaced by what the gateway just sent; announced."""
     text = {name: getattr(remote, name, None) or "" for name in _TEXT_FIELDS}
     alias = router.db_for_write(IssuerToken)
+    values = {
+        **text,
+        "payment_type": payment_type,
+        "payload": remote.payload,
+        "raw": raw,
+        "fetched_at": timezone.now(),
+    }
     with transaction.atomic(using=alias):
-        stored, _created = IssuerToken.objects.using(alias).update_or_create(
-            charge=charge,
-            defaults={
-                **text,
-                "payment_type": payment_type,
-                "payload": remote.payload,
-                "raw": raw,
-                "fetched_at": timezone.now(),
-            },
+        # Written first, in one statement: a read first would leave SQLite's transaction
+        # unable to become a writer when another connection wrote since ("database is
+        # locked" at once, whatever the busy time-out: a payment page's 500 under webhooks).
+        IssuerToken.objects.using(alias).bulk_create(
+            [IssuerToken(charge=charge, **values)],
+            update_conflicts=True,
+            unique_fields=["charge"],
+            update_fields=list(values),
         )
+        stored = IssuerToken.objects.using(alias).get(charge=charge)
         outbox.send(
             signals.issuer_token_fetched,
             sender=Charge,
