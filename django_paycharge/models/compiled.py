@@ -1,9 +1,10 @@
 """A query's SQL compiled once per database connection, run again with other values.
 
-For the few reads of the path someone waits on with every capture and refund
-(the charge under its lock, the request holding a key, what is left to refund):
-there the ORM building and compiling a queryset costs several times the
-database's work (``bench/run client``, docs/benchmarks.md). The queryset stays
+For the few reads someone waits on with every call (a capture's and a refund's:
+the charge under its lock, the request holding a key, what is left to refund;
+the webhook receiver's look for a waiting drain task): there the ORM building
+and compiling a queryset costs more than the database's work (``bench/run
+client``, docs/benchmarks.md). The queryset stays
 the one spelling of the query: it is built once with stand-ins for the values
 that change, compiled by Django for the connection's database, and its SQL
 and its parameters are kept; each run puts the values in the stand-ins' places

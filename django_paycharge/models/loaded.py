@@ -2,8 +2,8 @@
 
 A sync hands each receiver the charge it stored and records an announcement
 per receiver: a page's hundred instances of each. ``Model.__init__`` sets
-every field one by one and sends ``pre_init`` and ``post_init``: about half
-of what building a charge for the receivers cost (``bench/run receivers``).
+every field one by one and sends ``pre_init`` and ``post_init``, much of what
+building them cost (docs/benchmarks.md, receivers).
 :func:`loaded` gives the same instance (a model's own class, its fields as
 attributes, its state as ``from_db`` leaves it) by filling its attributes at
 once; it takes ``Model.from_db``'s path whenever that path could do more: a
